@@ -1,0 +1,92 @@
+//! Command-line arguments (clap derive).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// continuum: edge-cloud inference request dispatcher.
+#[derive(Debug, Parser)]
+#[command(name = "continuum", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate one dispatch policy on a topology and print its success ratio over time.
+    Simulate {
+        /// The policy every scheduler uses.
+        #[arg(long, default_value = "least-impedance")]
+        policy: String,
+        /// Options shared with `compare`.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Simulate every policy on the same workload and seed and compare their success ratios.
+    Compare {
+        /// Comma-separated policies to compare (default: all).
+        #[arg(long)]
+        policies: Option<String>,
+        /// Options shared with `simulate`.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A text table.
+    Table,
+    /// The JSON report.
+    Json,
+    /// CSV rows.
+    Csv,
+}
+
+/// Options of a simulation run.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Topology file (YAML).
+    pub topology: PathBuf,
+    /// Variant profiles file (YAML).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Workload file (YAML).
+    #[arg(long, default_value = "workloads/default.yaml")]
+    pub workload: PathBuf,
+    /// Constant client arrival rate per antenna, clients/min (overrides the workload's λ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub lambda: Option<f64>,
+    /// Simulated duration, s.
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Window T over which success ratios are reported, s.
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    pub window: f64,
+    /// Load publication period Δ (staleness of what schedulers see), ms.
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
+    pub staleness_ms: f64,
+    /// Sliding window over which worker loads are measured, ms.
+    #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
+    pub load_window_ms: f64,
+    /// Worker queue bound: `deadline` (drop what cannot finish in time), `unbounded`, or a
+    /// number of waiting queries.
+    #[arg(long, default_value = "deadline")]
+    pub queue_bound: String,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write results.json, results.csv and the SVG plots into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads for running policies in parallel (default: all cores). Results do not
+    /// depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}

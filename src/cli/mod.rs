@@ -1,0 +1,23 @@
+//! The `continuum` command line: `simulate` (one policy, a time series) and `compare` (every
+//! policy on the same workload and seed).
+
+mod args;
+mod run;
+
+pub use args::{Cli, Command, Format, RunArgs};
+pub use run::{build_report, execute};
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Entry point of the binary: parses arguments, runs, prints errors as `error: …`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

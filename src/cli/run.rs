@@ -1,0 +1,146 @@
+//! Carrying out `simulate` and `compare`: load the scenario, run the policies (in parallel,
+//! each on its own simulation), and write the report.
+
+use super::args::{Cli, Command, Format, RunArgs};
+use crate::policy::{self, Policy};
+use crate::report::{self, PolicyResult, Report, SimSummary};
+use crate::sim::{QueueBound, Scenario, SimConfig, Simulation};
+use crate::workload::Lambda;
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs the parsed command.
+pub fn execute(cli: &Cli) -> Result<()> {
+    let (policies, run, series) = match &cli.command {
+        Command::Simulate { policy, run } => (
+            policy::parse_list(policy).map_err(anyhow::Error::msg)?,
+            run,
+            true,
+        ),
+        Command::Compare { policies, run } => {
+            let list = match policies {
+                Some(p) => policy::parse_list(p).map_err(anyhow::Error::msg)?,
+                None => policy::REGISTRY.to_vec(),
+            };
+            (list, run, false)
+        }
+    };
+    if policies.is_empty() {
+        bail!("--policies: expected at least one policy name");
+    }
+    let report = build_report(run, &policies)?;
+    let text = match run.format {
+        Format::Json => report.to_json(),
+        Format::Csv => report::to_csv(&report),
+        Format::Table if series => format!(
+            "{}\n{}",
+            report::to_time_series_table(&report),
+            report::to_table(&report)
+        ),
+        Format::Table => report::to_table(&report),
+    };
+    println!("{}", text.trim_end());
+    if let Some(dir) = &run.out {
+        write_outputs(&report, dir)?;
+    }
+    Ok(())
+}
+
+fn parse_queue_bound(s: &str) -> Result<QueueBound> {
+    match s {
+        "deadline" => Ok(QueueBound::Deadline),
+        "unbounded" => Ok(QueueBound::Unbounded),
+        n => match n.parse::<u32>() {
+            Ok(n) => Ok(QueueBound::MaxQueries(n)),
+            Err(_) => bail!(
+                "--queue-bound: expected `deadline`, `unbounded` or a number of queries, got `{s}`"
+            ),
+        },
+    }
+}
+
+/// Loads the scenario named by `run` and simulates each policy on it; the report lists them in
+/// the order given. Runs are independent and in parallel; the result does not depend on the
+/// number of threads.
+pub fn build_report(run: &RunArgs, policies: &[&'static dyn Policy]) -> Result<Report> {
+    let cfg = SimConfig {
+        duration_s: run.duration,
+        window_s: run.window,
+        staleness_ms: run.staleness_ms,
+        load_window_ms: run.load_window_ms,
+        queue_bound: parse_queue_bound(&run.queue_bound)?,
+        seed: run.seed,
+    };
+    cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
+    let mut sc = Scenario::load(&run.topology, &run.profiles, &run.workload)?;
+    if let Some(l) = run.lambda {
+        if !(l >= 0.0 && l.is_finite()) {
+            bail!("--lambda: expected clients per minute >= 0, got {l}");
+        }
+        sc = sc.with_lambda(l);
+    }
+    let sc = Arc::new(sc);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(run.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let steps = (run.duration / run.window).ceil() as u64;
+    let bar = ProgressBar::with_draw_target(
+        Some(steps * policies.len() as u64),
+        ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {percent}% simulated ({eta} left)",
+        )
+        .expect("valid template"),
+    );
+    let start = Instant::now();
+    let runs: Vec<(PolicyResult, crate::sim::SimStats)> = pool.install(|| {
+        policies
+            .par_iter()
+            .map(|p| {
+                let mut sim = Simulation::new(sc.clone(), cfg, *p);
+                for k in 1..=steps {
+                    sim.run_until(k as f64 * run.window * 1000.0);
+                    bar.inc(1);
+                }
+                sim.finish();
+                (PolicyResult::from_sim(p.name(), &sim), sim.stats())
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let wall_s = start.elapsed().as_secs_f64();
+    let stats: Vec<_> = runs.iter().map(|r| r.1).collect();
+    let lambda = match &sc.workload.lambda {
+        Lambda::Constant(x) => serde_json::json!(x),
+        other => serde_json::json!(other.describe()),
+    };
+    Ok(Report {
+        topology: sc.topology.name.clone(),
+        seed: run.seed,
+        lambda,
+        duration_s: run.duration,
+        results: runs.into_iter().map(|r| r.0).collect(),
+        sim: SimSummary::new(&stats, run.duration, wall_s, pool.current_num_threads()),
+    })
+}
+
+fn write_outputs(r: &Report, dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let put = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text)
+            .with_context(|| format!("cannot write {}", dir.join(name).display()))
+    };
+    put("results.json", r.to_json())?;
+    put("results.csv", report::to_csv(r))?;
+    report::plot_success_over_time(r, &dir.join("success_over_time.svg"))
+        .map_err(anyhow::Error::msg)?;
+    report::plot_success_per_app(r, &dir.join("success_per_app.svg"))
+        .map_err(anyhow::Error::msg)?;
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! continuum: an edge-cloud inference request dispatcher.
+//!
+//! The crate is a sans-IO core — [`topology`], [`profiles`], [`workload`], [`feasibility`],
+//! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
+//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command.
+
+pub mod cli;
+pub mod config;
+pub mod feasibility;
+pub mod load;
+pub mod metrics;
+pub mod policy;
+pub mod profiles;
+pub mod report;
+pub mod rng;
+pub mod sim;
+pub mod topology;
+pub mod workload;
+
+#[cfg(test)]
+pub(crate) mod fixtures;

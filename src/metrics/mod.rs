@@ -1,0 +1,187 @@
+//! Outcome counters per window × scheduler × app and end-to-end latency histograms (SPEC §7):
+//! every offered query ends as exactly one of success, failure or rejected.
+
+use hdrhistogram::Histogram;
+
+/// The outcome of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Outcome {
+    /// Answered within its deadline.
+    Success = 1,
+    /// Answered, but late.
+    Failure = 2,
+    /// Never processed.
+    Rejected = 3,
+}
+
+/// Offered / success / failure / rejected counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Queries offered.
+    pub offered: u64,
+    /// Answered within the deadline.
+    pub success: u64,
+    /// Answered late.
+    pub failure: u64,
+    /// Never processed.
+    pub rejected: u64,
+}
+
+impl Counts {
+    /// success / offered (0 when nothing was offered).
+    pub fn success_ratio(&self) -> f64 {
+        if self.offered == 0 {
+            0.0
+        } else {
+            self.success as f64 / self.offered as f64
+        }
+    }
+
+    /// Adds `o` to `self`.
+    pub fn add(&mut self, o: &Counts) {
+        self.offered += o.offered;
+        self.success += o.success;
+        self.failure += o.failure;
+        self.rejected += o.rejected;
+    }
+
+    /// Whether every offered query has exactly one outcome.
+    pub fn conserved(&self) -> bool {
+        self.offered == self.success + self.failure + self.rejected
+    }
+}
+
+/// Largest latency the histograms track, µs (one hour); longer ones are clamped.
+const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// The recorder a run fills in. Queries are attributed to the window of their emission.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    window_ms: f64,
+    windows: usize,
+    schedulers: usize,
+    apps: usize,
+    /// `[offered, success, failure, rejected]` at `(window * schedulers + scheduler) * apps + app`.
+    cells: Vec<[u64; 4]>,
+    latency_us: Histogram<u64>,
+    queue_wait_sum_ms: f64,
+    queue_wait_n: u64,
+}
+
+impl Metrics {
+    /// A recorder for a run of `duration_ms` cut into windows of `window_ms`.
+    pub fn new(duration_ms: f64, window_ms: f64, schedulers: usize, apps: usize) -> Self {
+        let windows = ((duration_ms / window_ms).ceil() as usize).max(1);
+        Self {
+            window_ms,
+            windows,
+            schedulers,
+            apps,
+            cells: vec![[0; 4]; windows * schedulers * apps],
+            latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
+                .expect("valid histogram bounds"),
+            queue_wait_sum_ms: 0.0,
+            queue_wait_n: 0,
+        }
+    }
+
+    #[inline]
+    fn cell(&mut self, t_emit_ms: f64, sched: u16, app: u16) -> &mut [u64; 4] {
+        let w = ((t_emit_ms / self.window_ms) as usize).min(self.windows - 1);
+        &mut self.cells[(w * self.schedulers + sched as usize) * self.apps + app as usize]
+    }
+
+    /// A query was offered at `t_emit_ms`.
+    #[inline]
+    pub fn offered(&mut self, t_emit_ms: f64, sched: u16, app: u16) {
+        self.cell(t_emit_ms, sched, app)[0] += 1;
+    }
+
+    /// A query of a stream that found no feasible binding was offered at `t_emit_ms`: it is
+    /// rejected at once.
+    #[inline]
+    pub fn rejected_unbound(&mut self, t_emit_ms: f64, sched: u16, app: u16) {
+        let c = self.cell(t_emit_ms, sched, app);
+        c[0] += 1;
+        c[Outcome::Rejected as usize] += 1;
+    }
+
+    /// The query emitted at `t_emit_ms` ended with `outcome`; answered ones give their latency.
+    #[inline]
+    pub fn outcome(
+        &mut self,
+        t_emit_ms: f64,
+        sched: u16,
+        app: u16,
+        outcome: Outcome,
+        latency_ms: Option<f64>,
+    ) {
+        self.cell(t_emit_ms, sched, app)[outcome as usize] += 1;
+        if let Some(l) = latency_ms {
+            let us = ((l * 1000.0).round() as u64).clamp(1, MAX_LATENCY_US);
+            self.latency_us.record(us).expect("clamped into range");
+        }
+    }
+
+    /// A query waited `ms` in a worker queue before its batch started.
+    #[inline]
+    pub fn queue_wait(&mut self, ms: f64) {
+        self.queue_wait_sum_ms += ms;
+        self.queue_wait_n += 1;
+    }
+
+    /// Number of windows.
+    pub fn windows(&self) -> usize {
+        self.windows
+    }
+
+    /// Window length, ms.
+    pub fn window_ms(&self) -> f64 {
+        self.window_ms
+    }
+
+    /// Counts of one (window, scheduler, app) cell.
+    pub fn get(&self, window: usize, sched: usize, app: usize) -> Counts {
+        let c = self.cells[(window * self.schedulers + sched) * self.apps + app];
+        Counts {
+            offered: c[0],
+            success: c[1],
+            failure: c[2],
+            rejected: c[3],
+        }
+    }
+
+    /// Sum over the cells that `keep(window, scheduler, app)` selects.
+    pub fn sum(&self, keep: impl Fn(usize, usize, usize) -> bool) -> Counts {
+        let mut t = Counts::default();
+        for w in 0..self.windows {
+            for s in 0..self.schedulers {
+                for a in 0..self.apps {
+                    if keep(w, s, a) {
+                        t.add(&self.get(w, s, a));
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// Latency quantile `q` (0..1) of answered queries, ms; 0 when none was answered.
+    pub fn latency_quantile_ms(&self, q: f64) -> f64 {
+        if self.latency_us.is_empty() {
+            0.0
+        } else {
+            self.latency_us.value_at_quantile(q) as f64 / 1000.0
+        }
+    }
+
+    /// Mean time queries waited in worker queues, ms.
+    pub fn mean_queue_wait_ms(&self) -> f64 {
+        if self.queue_wait_n == 0 {
+            0.0
+        } else {
+            self.queue_wait_sum_ms / self.queue_wait_n as f64
+        }
+    }
+}

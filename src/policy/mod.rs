@@ -1,0 +1,70 @@
+//! Dispatch policies (SPEC §6): each picks one binding among the feasible candidates.
+//! A policy is a value implementing [`Policy`]; adding one means adding its file and one line in
+//! [`REGISTRY`].
+
+mod cheaper;
+mod closest;
+mod farthest;
+mod least_impedance;
+mod load_balancing;
+mod random;
+mod random_latency;
+mod random_load;
+mod rank;
+
+use crate::feasibility::Candidate;
+use crate::rng::SimRng;
+
+pub use rank::{pick_max, pick_min, pick_weighted};
+
+/// A dispatch policy: a rule choosing among feasible bindings.
+pub trait Policy: Send + Sync {
+    /// Its registered name (kebab-case).
+    fn name(&self) -> &'static str;
+
+    /// The index in `candidates` (never empty) of the chosen binding. Randomised policies draw
+    /// only from `rng`, the scheduler's own stream.
+    fn choose(&self, candidates: &[Candidate], rng: &mut SimRng) -> usize;
+}
+
+/// Every policy, in the order reports list them.
+pub static REGISTRY: &[&dyn Policy] = &[
+    &closest::Closest,
+    &load_balancing::LoadBalancing,
+    &farthest::Farthest,
+    &cheaper::Cheaper,
+    &random_latency::RandomProportionalLatency,
+    &random_load::RandomProportionalLoad,
+    &least_impedance::LeastImpedance,
+    &random::Random,
+];
+
+/// The policy registered under `name`.
+pub fn by_name(name: &str) -> Option<&'static dyn Policy> {
+    REGISTRY.iter().copied().find(|p| p.name() == name)
+}
+
+/// The names of every registered policy.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|p| p.name()).collect()
+}
+
+/// Parses a comma-separated list of policy names; the error names the unknown one and lists
+/// the known ones.
+pub fn parse_list(list: &str) -> Result<Vec<&'static dyn Policy>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|n| {
+            by_name(n).ok_or_else(|| {
+                format!(
+                    "unknown policy `{n}`; known policies: {}",
+                    names().join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

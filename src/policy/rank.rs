@@ -1,0 +1,59 @@
+//! Shared ranking helpers: arg-min / arg-max with the deterministic tie-break of SPEC §6
+//! (lower load, then lower cluster index, then lower variant index), and weighted draws.
+
+use crate::feasibility::Candidate;
+use crate::rng::SimRng;
+use rand::Rng;
+use std::cmp::Ordering;
+
+fn tie_break(a: &Candidate, b: &Candidate) -> Ordering {
+    a.load_qps
+        .total_cmp(&b.load_qps)
+        .then(a.cluster.cmp(&b.cluster))
+        .then(a.variant.cmp(&b.variant))
+}
+
+/// Index of the candidate with the least `key`, ties broken deterministically.
+pub fn pick_min(c: &[Candidate], key: impl Fn(&Candidate) -> f64) -> usize {
+    let mut best = 0;
+    for i in 1..c.len() {
+        if key(&c[i])
+            .total_cmp(&key(&c[best]))
+            .then_with(|| tie_break(&c[i], &c[best]))
+            == Ordering::Less
+        {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Index of the candidate with the greatest `key`, ties broken deterministically (the same
+/// tie-break as [`pick_min`]: lower load, cluster, variant).
+pub fn pick_max(c: &[Candidate], key: impl Fn(&Candidate) -> f64) -> usize {
+    pick_min(c, |x| -key(x))
+}
+
+/// Index drawn at random with probability proportional to `weight` (finite, ≥ 0). If every
+/// weight is zero, the draw is uniform.
+pub fn pick_weighted(
+    c: &[Candidate],
+    rng: &mut SimRng,
+    weight: impl Fn(&Candidate) -> f64,
+) -> usize {
+    let total: f64 = c.iter().map(&weight).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return rng.random_range(0..c.len());
+    }
+    let mut u = rng.random::<f64>() * total;
+    for (i, x) in c.iter().enumerate() {
+        u -= weight(x);
+        if u < 0.0 {
+            return i;
+        }
+    }
+    // Rounding can leave u at a hair above 0: the last positive-weight candidate.
+    c.iter()
+        .rposition(|x| weight(x) > 0.0)
+        .unwrap_or(c.len() - 1)
+}

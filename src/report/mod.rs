@@ -1,0 +1,179 @@
+//! Results of runs, in the shape every output format shares: JSON (the contract of the
+//! `compare` command), CSV, a text table, and SVG plots.
+
+mod csv;
+mod plot;
+mod table;
+
+pub use csv::to_csv;
+pub use plot::{plot_success_over_time, plot_success_per_app};
+pub use table::{to_table, to_time_series_table};
+
+use crate::metrics::Counts;
+use crate::sim::{SimStats, Simulation};
+use serde::Serialize;
+
+/// Latency percentiles of answered queries, ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// One application class's outcome under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AppResult {
+    /// App name.
+    pub app: String,
+    /// Queries offered.
+    pub offered: u64,
+    /// Answered in time.
+    pub success: u64,
+    /// Answered late.
+    pub failure: u64,
+    /// Never processed.
+    pub rejected: u64,
+    /// success / offered.
+    pub success_ratio: f64,
+}
+
+/// The success ratio of one window (all schedulers and apps).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WindowPoint {
+    /// Start of the window, s.
+    pub t_s: f64,
+    /// success / offered in the window.
+    pub success_ratio: f64,
+}
+
+/// One policy's run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyResult {
+    /// Policy name.
+    pub policy: String,
+    /// Queries offered.
+    pub offered: u64,
+    /// Answered in time.
+    pub success: u64,
+    /// Answered late.
+    pub failure: u64,
+    /// Never processed.
+    pub rejected: u64,
+    /// success / offered.
+    pub success_ratio: f64,
+    /// End-to-end latency of answered queries.
+    pub latency_ms: Latency,
+    /// Per application class.
+    pub per_app: Vec<AppResult>,
+    /// Per window, in time order.
+    pub per_window: Vec<WindowPoint>,
+}
+
+impl PolicyResult {
+    /// Summarises a finished simulation run under the name `policy`.
+    pub fn from_sim(policy: &str, sim: &Simulation) -> Self {
+        let m = sim.metrics();
+        let apps = &sim.scenario().workload.apps;
+        let total = m.sum(|_, _, _| true);
+        let per_app = apps
+            .iter()
+            .enumerate()
+            .map(|(i, a)| app_result(&a.name, &m.sum(|_, _, x| x == i)))
+            .collect();
+        let per_window = (0..m.windows())
+            .map(|w| WindowPoint {
+                t_s: w as f64 * m.window_ms() / 1000.0,
+                success_ratio: m.sum(|x, _, _| x == w).success_ratio(),
+            })
+            .collect();
+        Self {
+            policy: policy.to_string(),
+            offered: total.offered,
+            success: total.success,
+            failure: total.failure,
+            rejected: total.rejected,
+            success_ratio: total.success_ratio(),
+            latency_ms: Latency {
+                p50: m.latency_quantile_ms(0.50),
+                p95: m.latency_quantile_ms(0.95),
+                p99: m.latency_quantile_ms(0.99),
+            },
+            per_app,
+            per_window,
+        }
+    }
+}
+
+fn app_result(name: &str, c: &Counts) -> AppResult {
+    AppResult {
+        app: name.to_string(),
+        offered: c.offered,
+        success: c.success,
+        failure: c.failure,
+        rejected: c.rejected,
+        success_ratio: c.success_ratio(),
+    }
+}
+
+/// What the simulator did and how fast (the only part of a report that varies between runs).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimSummary {
+    /// Queries simulated over all runs.
+    pub queries: u64,
+    /// Events processed over all runs.
+    pub events: u64,
+    /// Wall-clock time of the runs, s.
+    pub wall_s: f64,
+    /// Simulated queries per wall-clock second, per core busy.
+    pub queries_per_core_s: f64,
+    /// Simulated time over wall-clock time, per core busy (one run on one core).
+    pub x_real_time_per_core: f64,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+impl SimSummary {
+    /// Totals over runs of `duration_s` simulated each, which took `wall_s` on `threads`.
+    pub fn new(stats: &[SimStats], duration_s: f64, wall_s: f64, threads: usize) -> Self {
+        let queries: u64 = stats.iter().map(|s| s.queries).sum();
+        let events = stats.iter().map(|s| s.events).sum();
+        let busy = threads.min(stats.len()).max(1) as f64;
+        let core_s = (wall_s * busy).max(1e-9);
+        Self {
+            queries,
+            events,
+            wall_s,
+            queries_per_core_s: queries as f64 / core_s,
+            x_real_time_per_core: duration_s * stats.len() as f64 / core_s,
+            threads,
+        }
+    }
+}
+
+/// The report of a `simulate` or `compare` run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Topology name.
+    pub topology: String,
+    /// Seed.
+    pub seed: u64,
+    /// Client rate per scheduler, clients/min (a number when constant, else a description).
+    pub lambda: serde_json::Value,
+    /// Simulated duration, s.
+    pub duration_s: f64,
+    /// One entry per policy, in the order asked for.
+    pub results: Vec<PolicyResult>,
+    /// Simulator work and speed.
+    pub sim: SimSummary,
+}
+
+impl Report {
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("reports serialise")
+    }
+}

@@ -1,0 +1,92 @@
+//! Plain-text tables for terminals.
+
+use super::Report;
+use std::fmt::Write;
+
+/// One row per policy: success ratio overall and per app, outcome shares, latency percentiles.
+pub fn to_table(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "topology {}  λ {} clients/min/antenna  {} s  seed {}",
+        r.topology, r.lambda, r.duration_s, r.seed
+    );
+    let apps: Vec<&str> = r
+        .results
+        .first()
+        .map(|p| p.per_app.iter().map(|a| a.app.as_str()).collect())
+        .unwrap_or_default();
+    let _ = write!(
+        s,
+        "{:<28} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "policy", "success", "failure", "reject", "p50 ms", "p95 ms", "p99 ms"
+    );
+    for a in &apps {
+        let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
+    }
+    s.push('\n');
+    for p in &r.results {
+        let pct = |x: u64| {
+            if p.offered == 0 {
+                0.0
+            } else {
+                100.0 * x as f64 / p.offered as f64
+            }
+        };
+        let _ = write!(
+            s,
+            "{:<28} {:>7.2}% {:>7.2}% {:>7.2}% {:>8.1} {:>8.1} {:>8.1}",
+            p.policy,
+            100.0 * p.success_ratio,
+            pct(p.failure),
+            pct(p.rejected),
+            p.latency_ms.p50,
+            p.latency_ms.p95,
+            p.latency_ms.p99
+        );
+        for (a, name) in p.per_app.iter().zip(&apps) {
+            let _ = write!(
+                s,
+                " {:>w$.2}%",
+                100.0 * a.success_ratio,
+                w = name.len().max(8) - 1
+            );
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "simulated {} queries ({} events) in {:.2} s on {} thread(s): {:.2} M queries/s and {:.0}× real time per core",
+        r.sim.queries,
+        r.sim.events,
+        r.sim.wall_s,
+        r.sim.threads,
+        r.sim.queries_per_core_s / 1e6,
+        r.sim.x_real_time_per_core
+    );
+    s
+}
+
+/// The success ratio per window, one column per policy (the time series of `simulate`).
+pub fn to_time_series_table(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "{:>8}", "t_s");
+    for p in &r.results {
+        let _ = write!(s, " {:>w$}", p.policy, w = p.policy.len().max(8));
+    }
+    s.push('\n');
+    let n = r.results.first().map_or(0, |p| p.per_window.len());
+    for i in 0..n {
+        let _ = write!(s, "{:>8.1}", r.results[0].per_window[i].t_s);
+        for p in &r.results {
+            let _ = write!(
+                s,
+                " {:>w$.2}%",
+                100.0 * p.per_window[i].success_ratio,
+                w = p.policy.len().max(8) - 1
+            );
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,244 @@
+//! The event handlers: client arrivals and binding, query emission, arrival at a worker
+//! (admission, queueing), batch completion (downlink, outcome), and load publication.
+
+use super::queue::{Event, Kind};
+use super::stream::{Stream, net_delay};
+use super::worker::QueueBound;
+use super::{Query, Simulation};
+use crate::feasibility::{Demand, feasible};
+use crate::metrics::Outcome;
+use crate::rng::{Purpose, stream_rng};
+use rand::Rng;
+use rand_distr::{Distribution, Exp1};
+
+impl Simulation {
+    pub(super) fn dispatch(&mut self, e: Event) {
+        match e.kind() {
+            Kind::ClientArrival => self.on_client_arrival(e.a() as usize),
+            Kind::Emit => self.on_emit(e.a()),
+            Kind::Arrive => self.on_arrive(e.a()),
+            Kind::BatchDone => self.on_batch_done(e.a() as usize, e.b() as usize),
+            Kind::Publish => self.on_publish(),
+        }
+    }
+
+    /// Schedules the next candidate arrival at scheduler `s` after `from` (thinning at the
+    /// peak rate; [`Self::on_client_arrival`] accepts with probability λ(t)/λ_max).
+    pub(super) fn schedule_next_client(&mut self, s: usize, from: f64) {
+        let peak_per_ms = self.sc.workload.lambda.max() / 60_000.0;
+        if peak_per_ms <= 0.0 {
+            return;
+        }
+        let gap: f64 = Exp1.sample(&mut self.scheds[s].arrivals);
+        let t = from + gap / peak_per_ms;
+        if t < self.horizon_ms {
+            self.events.push(t, Kind::ClientArrival, s as u32, 0);
+        }
+    }
+
+    fn on_client_arrival(&mut self, s: usize) {
+        let now = self.now;
+        let sc = self.sc.clone();
+        let wl = &sc.workload;
+        let st = &mut self.scheds[s];
+        let accept = st.arrivals.random::<f64>() * wl.lambda.max() < wl.lambda.at(now);
+        if accept {
+            let p = wl.sample_stream(&mut st.arrivals);
+            let client = st.clients;
+            st.clients += 1;
+            self.open_stream(s, client, &p);
+        }
+        self.schedule_next_client(s, now);
+    }
+
+    pub(super) fn open_stream(&mut self, s: usize, client: u64, p: &crate::workload::StreamParams) {
+        let now = self.now;
+        self.stats.streams += 1;
+        let demand = Demand {
+            task: p.task,
+            rate_qps: p.rate_qps,
+            size_kb: p.size_kb,
+            tx_ms: p.tx_ms,
+            access_ms: p.access_ms,
+            max_delay_ms: p.max_delay_ms,
+            min_accuracy: p.min_accuracy,
+        };
+        let sc = self.sc.clone();
+        let sched = &sc.topology.schedulers[s];
+        feasible(
+            &demand,
+            &sched.reach,
+            &sc.fleet,
+            &self.view,
+            &mut self.scratch,
+        );
+        let mut stream = Stream {
+            rng: stream_rng(self.cfg.seed, Purpose::Stream, s as u64, client),
+            sched: s as u16,
+            app: p.app,
+            worker: u32::MAX,
+            k: 0,
+            t0: now,
+            period_ms: 1000.0 / p.rate_qps,
+            t_end: (now + p.duration_ms).min(self.horizon_ms),
+            last_ms: now,
+            size_kb: p.size_kb,
+            tx_ms: p.tx_ms,
+            access_ms: p.access_ms,
+            max_delay_ms: p.max_delay_ms,
+            d_ms: 0.0,
+            sigma_ms: 0.0,
+            eta: 0.0,
+        };
+        let jitter = sc.workload.jitter;
+        if self.scratch.is_empty() {
+            // No feasible binding: every query it would have sent is rejected.
+            self.stats.streams_rejected += 1;
+            while let Some(t) = stream.next_emission(jitter) {
+                self.stats.queries += 1;
+                self.metrics.rejected_unbound(t, stream.sched, stream.app);
+            }
+            return;
+        }
+        let pick = self.policies[s].choose(&self.scratch, &mut self.scheds[s].policy);
+        let c = self.scratch[pick];
+        let reach = sched
+            .reach
+            .iter()
+            .find(|r| r.worker == c.worker)
+            .expect("candidate comes from reach");
+        let w = &sc.fleet.workers[c.worker as usize];
+        stream.worker = c.worker;
+        stream.d_ms = reach.d_ms;
+        stream.sigma_ms = reach.sigma_ms;
+        stream.eta = p.size_kb / w.ref_kb;
+        self.workers[c.worker as usize].streams += 1;
+        match stream.next_emission(jitter) {
+            Some(t) => {
+                let id = self.streams.insert(stream);
+                self.events.push(t, Kind::Emit, id, 0);
+            }
+            None => self.workers[c.worker as usize].streams -= 1,
+        }
+    }
+
+    fn on_emit(&mut self, id: u32) {
+        let now = self.now;
+        let jitter = self.sc.workload.jitter;
+        let st = self.streams.get_mut(id);
+        let up = st.uplink_ms();
+        let q = Query {
+            t_emit: now,
+            deadline: now + st.max_delay_ms,
+            t_arrive: now + up,
+            size_kb: st.size_kb as f32,
+            access_ms: st.access_ms as f32,
+            d_ms: st.d_ms as f32,
+            sigma_ms: st.sigma_ms as f32,
+            worker: st.worker,
+            sched: st.sched,
+            app: st.app,
+        };
+        let next = st.next_emission(jitter);
+        let worker = st.worker;
+        self.stats.queries += 1;
+        self.metrics.offered(now, q.sched, q.app);
+        let qid = self.queries.insert(q);
+        self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
+        match next {
+            Some(t) => self.events.push(t, Kind::Emit, id, 0),
+            None => {
+                self.workers[worker as usize].streams -= 1;
+                self.streams.remove(id);
+            }
+        }
+    }
+
+    fn on_arrive(&mut self, qid: u32) {
+        let now = self.now;
+        let q = *self.queries.get(qid);
+        let info = self.sc.fleet.workers[q.worker as usize];
+        let w = &mut self.workers[q.worker as usize];
+        w.load.add(f64::from(q.size_kb) / info.ref_kb);
+        let drop = match self.cfg.queue_bound {
+            QueueBound::Unbounded => false,
+            QueueBound::MaxQueries(n) => w.idle_server().is_none() && w.queue.len() >= n as usize,
+            QueueBound::Deadline => {
+                let finish =
+                    w.estimated_finish(now, info.batch, info.delay_ms(f64::from(q.size_kb)));
+                finish + f64::from(q.access_ms) + f64::from(q.d_ms) > q.deadline
+            }
+        };
+        if drop {
+            self.metrics
+                .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
+            self.queries.remove(qid);
+            return;
+        }
+        w.queue.push_back(qid);
+        if let Some(s) = w.idle_server() {
+            self.start_batch(q.worker as usize, s);
+        }
+    }
+
+    fn start_batch(&mut self, w: usize, s: usize) {
+        let now = self.now;
+        let info = self.sc.fleet.workers[w];
+        let ws = &mut self.workers[w];
+        let server = &mut ws.servers[s];
+        let mut max_kb = 0.0f64;
+        while server.batch.len() < info.batch as usize {
+            let Some(qid) = ws.queue.pop_front() else {
+                break;
+            };
+            let q = self.queries.get(qid);
+            max_kb = max_kb.max(f64::from(q.size_kb));
+            self.metrics.queue_wait(now - q.t_arrive);
+            server.batch.push(qid);
+        }
+        let done = now + info.delay_ms(max_kb);
+        server.free_at = done;
+        self.events.push(done, Kind::BatchDone, w as u32, s as u32);
+    }
+
+    fn on_batch_done(&mut self, w: usize, s: usize) {
+        let now = self.now;
+        let mut batch = std::mem::take(&mut self.workers[w].servers[s].batch);
+        for &qid in &batch {
+            let q = *self.queries.get(qid);
+            let rng = &mut self.scheds[q.sched as usize].downlink;
+            let down =
+                f64::from(q.access_ms) + net_delay(rng, f64::from(q.d_ms), f64::from(q.sigma_ms));
+            let answered = now + down;
+            let outcome = if answered <= q.deadline {
+                Outcome::Success
+            } else {
+                Outcome::Failure
+            };
+            self.metrics
+                .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
+            self.queries.remove(qid);
+        }
+        let ws = &mut self.workers[w];
+        ws.done.add(batch.len() as f64);
+        batch.clear();
+        ws.servers[s].batch = batch;
+        if !ws.queue.is_empty() {
+            self.start_batch(w, s);
+        }
+    }
+
+    fn on_publish(&mut self) {
+        let now = self.now;
+        for (ws, seen) in self.workers.iter_mut().zip(self.view.workers.iter_mut()) {
+            seen.load_qps = ws.load.roll();
+            seen.throughput_qps = ws.done.roll();
+            seen.streams = ws.streams;
+        }
+        self.view.published_ms = now;
+        let next = now + self.cfg.staleness_ms;
+        if next < self.horizon_ms {
+            self.events.push(next, Kind::Publish, 0, 0);
+        }
+    }
+}

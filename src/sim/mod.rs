@@ -1,0 +1,254 @@
+//! The discrete-event simulator (SPEC §7–8, §10): virtual time drives the sans-IO core.
+//! Every query is simulated (uplink with jitter, worker queue, batching, processing, downlink);
+//! loads are published every Δ ms; the state is cloneable so a run can be forked.
+
+mod engine;
+mod queue;
+mod scenario;
+mod slab;
+mod stream;
+mod worker;
+
+pub use scenario::Scenario;
+pub use worker::QueueBound;
+
+use crate::feasibility::Candidate;
+use crate::load::LoadView;
+use crate::metrics::Metrics;
+use crate::policy::Policy;
+use crate::rng::{Purpose, SimRng, stream_rng};
+use queue::{EventQueue, Kind};
+use slab::Slab;
+use std::sync::Arc;
+use stream::Stream;
+use worker::WorkerState;
+
+/// Run settings (the scenario's files say what is simulated; these say how).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimConfig {
+    /// Simulated time during which clients arrive and streams emit, s.
+    pub duration_s: f64,
+    /// Metrics (and meta-policy) window T, s.
+    pub window_s: f64,
+    /// Load publication period Δ (staleness), ms.
+    pub staleness_ms: f64,
+    /// Sliding window over which loads and throughputs are measured, ms.
+    pub load_window_ms: f64,
+    /// Worker queue bound.
+    pub queue_bound: QueueBound,
+    /// Seed of every random stream.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            duration_s: 600.0,
+            window_s: 5.0,
+            staleness_ms: 100.0,
+            load_window_ms: 1000.0,
+            queue_bound: QueueBound::Deadline,
+            seed: 1,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Checks the settings; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos = |x: f64, name: &str| {
+            if x > 0.0 && x.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{name} must be a finite number > 0, got {x}"))
+            }
+        };
+        pos(self.duration_s, "duration")?;
+        pos(self.window_s, "window")?;
+        pos(self.staleness_ms, "staleness")?;
+        pos(self.load_window_ms, "load window")?;
+        Ok(())
+    }
+}
+
+/// Per-scheduler dynamic state.
+#[derive(Debug, Clone)]
+struct SchedState {
+    arrivals: SimRng,
+    policy: SimRng,
+    downlink: SimRng,
+    clients: u64,
+}
+
+/// An in-flight query (48 bytes); copies what it needs so its stream may end first.
+#[derive(Debug, Clone, Copy, Default)]
+struct Query {
+    t_emit: f64,
+    deadline: f64,
+    t_arrive: f64,
+    size_kb: f32,
+    access_ms: f32,
+    d_ms: f32,
+    sigma_ms: f32,
+    worker: u32,
+    sched: u16,
+    app: u16,
+}
+
+/// Counters of the work a run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Queries offered (emitted, or counted for unbound streams).
+    pub queries: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Streams opened (bound or not).
+    pub streams: u64,
+    /// Streams that found no feasible binding.
+    pub streams_rejected: u64,
+}
+
+/// A simulation run in progress. Clone it to fork the run.
+#[derive(Clone)]
+pub struct Simulation {
+    sc: Arc<Scenario>,
+    cfg: SimConfig,
+    horizon_ms: f64,
+    now: f64,
+    events: EventQueue,
+    policies: Vec<&'static dyn Policy>,
+    scheds: Vec<SchedState>,
+    streams: Slab<Stream>,
+    queries: Slab<Query>,
+    workers: Vec<WorkerState>,
+    view: LoadView,
+    metrics: Metrics,
+    stats: SimStats,
+    scratch: Vec<Candidate>,
+}
+
+impl Simulation {
+    /// A run of `scenario` under `cfg`, every scheduler using `policy`.
+    pub fn new(sc: Arc<Scenario>, cfg: SimConfig, policy: &'static dyn Policy) -> Self {
+        let n_sched = sc.topology.schedulers.len();
+        let buckets = (cfg.load_window_ms / cfg.staleness_ms).round().max(1.0) as usize;
+        let workers = sc
+            .fleet
+            .workers
+            .iter()
+            .map(|w| WorkerState::new(w.replicas, w.batch, buckets, cfg.staleness_ms))
+            .collect();
+        let scheds = (0..n_sched as u64)
+            .map(|s| SchedState {
+                arrivals: stream_rng(cfg.seed, Purpose::Arrivals, s, 0),
+                policy: stream_rng(cfg.seed, Purpose::Policy, s, 0),
+                downlink: stream_rng(cfg.seed, Purpose::Downlink, s, 0),
+                clients: 0,
+            })
+            .collect();
+        let horizon_ms = cfg.duration_s * 1000.0;
+        let mut sim = Self {
+            metrics: Metrics::new(
+                horizon_ms,
+                cfg.window_s * 1000.0,
+                n_sched,
+                sc.workload.apps.len(),
+            ),
+            view: LoadView::idle(sc.fleet.workers.len()),
+            sc,
+            cfg,
+            horizon_ms,
+            now: 0.0,
+            events: EventQueue::default(),
+            policies: vec![policy; n_sched],
+            scheds,
+            streams: Slab::default(),
+            queries: Slab::default(),
+            workers,
+            stats: SimStats::default(),
+            scratch: Vec::new(),
+        };
+        for s in 0..n_sched {
+            sim.schedule_next_client(s, 0.0);
+        }
+        sim.events.push(cfg.staleness_ms, Kind::Publish, 0, 0);
+        sim
+    }
+
+    /// Sets the policy scheduler `s` uses for its next bindings.
+    pub fn set_policy(&mut self, s: usize, policy: &'static dyn Policy) {
+        self.policies[s] = policy;
+    }
+
+    /// The policy scheduler `s` uses now.
+    pub fn policy(&self, s: usize) -> &'static dyn Policy {
+        self.policies[s]
+    }
+
+    /// Processes every event before `t_ms` and advances the clock to `t_ms`.
+    pub fn run_until(&mut self, t_ms: f64) {
+        while let Some(t) = self.events.peek_time() {
+            if t >= t_ms {
+                break;
+            }
+            let e = self.events.pop().expect("peeked");
+            self.now = t;
+            self.stats.events += 1;
+            self.dispatch(e);
+        }
+        self.now = self.now.max(t_ms.min(self.horizon_ms));
+    }
+
+    /// Runs to the end: no arrival or emission after the horizon; in-flight queries drain.
+    pub fn finish(&mut self) {
+        self.run_until(f64::INFINITY);
+    }
+
+    /// Whether every event has been processed.
+    pub fn is_done(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The current simulated time, ms.
+    pub fn now_ms(&self) -> f64 {
+        self.now
+    }
+
+    /// The horizon (end of arrivals and emissions), ms.
+    pub fn horizon_ms(&self) -> f64 {
+        self.horizon_ms
+    }
+
+    /// The outcome counters and latency histogram so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The load view schedulers currently see.
+    pub fn load_view(&self) -> &LoadView {
+        &self.view
+    }
+
+    /// Work counters.
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    /// The scenario being simulated.
+    pub fn scenario(&self) -> &Arc<Scenario> {
+        &self.sc
+    }
+
+    /// The run settings.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Queries still in flight (in a network leg, a queue or a batch).
+    pub fn in_flight(&self) -> usize {
+        self.queries.live()
+    }
+}
+
+#[cfg(test)]
+mod tests;
