@@ -11,7 +11,7 @@ and prints per topology:
     (SPEC §5 rules 1, 3, 4; load ignored), Monte Carlo over the workload distributions;
 and, for the workload, the expected offered qps per antenna at λ = 60 and λ = 100.
 
-Usage: python3 scripts/check_data.py [--samples N]   (run from the repository root)
+Usage: python3 scripts/check_data.py [--samples N] [--per-variant]   (from any directory)
 Exit status 1 if the topologies' resource totals differ. Needs PyYAML (pip install pyyaml).
 """
 import argparse
@@ -178,6 +178,8 @@ def fmt_res(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=4000, help="Monte Carlo streams per app and scheduler class")
+    ap.add_argument("--per-variant", action="store_true",
+                    help="also print, per app, the feasible fraction of each (place, variant) pair")
     args = ap.parse_args()
 
     models, variants = load_profile(PROFILE)
@@ -301,6 +303,7 @@ def main():
             for a in apps:
                 feas = 0
                 where = defaultdict(int)
+                pair_ok = defaultdict(int)
                 for _ in range(args.samples):
                     delta = dist_sample(a.get("access_delay_ms", wl["access_delay_ms"]), rng)
                     kb = dist_sample(a["frame_kb"], rng)
@@ -309,6 +312,7 @@ def main():
                     acc = dist_sample(a["min_accuracy"], rng)
                     tx = kb * 8 / up
                     ok_at = set()
+                    ok_pairs = set()
                     for net, place, v in key:
                         var = variants[v]
                         if var["accuracy"] < acc:
@@ -316,11 +320,19 @@ def main():
                         dv = var["delay"]["base_ms"] + var["delay"].get("per_kb_ms", 0) * kb
                         if 2 * (delta + net) + tx + dv <= dl:
                             ok_at.add(place)
+                            ok_pairs.add((place, v))
                     feas += bool(ok_at)
+                    for pv in ok_pairs:
+                        pair_ok[pv] += 1
                     for p in ok_at:
                         where[p] += 1
                 print(f"    {a['name']:22} {feas / args.samples:7.1%}" + "".join(
                     f"{where[p] / args.samples:15.1%}" for p in places))
+                if args.per_variant:
+                    for p in places:
+                        here = sorted({v for _, pl, v in key if pl == p}, key=list(variants).index)
+                        if here:
+                            print(f"      {p:15} " + "  ".join(f"{v} {pair_ok[(p, v)] / args.samples:.0%}" for v in here))
 
     print("\n== resource totals across topologies ==")
     ref = None

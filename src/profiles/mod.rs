@@ -114,3 +114,6 @@ impl Profiles {
         self.variants.iter().any(|v| v.task == task)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -119,3 +119,6 @@ impl Topology {
         self.workers.iter().map(|w| w.capacity_qps).sum()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -149,3 +149,6 @@ impl Workload {
             / 60.0
     }
 }
+
+#[cfg(test)]
+mod tests;
