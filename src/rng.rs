@@ -15,12 +15,14 @@ pub enum Purpose {
     Arrivals = 1,
     /// A dispatch policy's draws at one scheduler.
     Policy = 2,
-    /// Query emission jitter and uplink delay of one stream.
+    /// Query emission times of one stream.
     Stream = 3,
     /// Downlink delays of responses to one scheduler.
     Downlink = 4,
     /// Anything else a caller needs (tests, training).
     Other = 5,
+    /// Uplink delays of one stream's queries.
+    Uplink = 6,
 }
 
 /// SplitMix64 finaliser: a good 64-bit mixer.

@@ -4,7 +4,7 @@
 use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::QueueBound;
-use super::{Query, Simulation};
+use super::{NO_STREAM, Query, Simulation};
 use crate::feasibility::{Demand, feasible};
 use crate::metrics::Outcome;
 use crate::rng::{Purpose, stream_rng};
@@ -15,10 +15,11 @@ impl Simulation {
     pub(super) fn dispatch(&mut self, e: Event) {
         match e.kind() {
             Kind::ClientArrival => self.on_client_arrival(e.a() as usize),
-            Kind::Emit => self.on_emit(e.a()),
+            Kind::Emit => self.emit(e.a()),
             Kind::Arrive => self.on_arrive(e.a()),
             Kind::BatchDone => self.on_batch_done(e.a() as usize, e.b() as usize),
             Kind::Publish => self.on_publish(),
+            Kind::StreamEnd => self.workers[e.a() as usize].streams -= 1,
         }
     }
 
@@ -73,7 +74,8 @@ impl Simulation {
             &mut self.scratch,
         );
         let mut stream = Stream {
-            rng: stream_rng(self.cfg.seed, Purpose::Stream, s as u64, client),
+            emit_rng: stream_rng(self.cfg.seed, Purpose::Stream, s as u64, client),
+            net_rng: stream_rng(self.cfg.seed, Purpose::Uplink, s as u64, client),
             sched: s as u16,
             app: p.app,
             worker: u32::MAX,
@@ -82,6 +84,7 @@ impl Simulation {
             period_ms: 1000.0 / p.rate_qps,
             t_end: (now + p.duration_ms).min(self.horizon_ms),
             last_ms: now,
+            pending_ms: now,
             size_kb: p.size_kb,
             tx_ms: p.tx_ms,
             access_ms: p.access_ms,
@@ -112,25 +115,30 @@ impl Simulation {
         stream.d_ms = reach.d_ms;
         stream.sigma_ms = reach.sigma_ms;
         stream.eta = p.size_kb / w.ref_kb;
-        self.workers[c.worker as usize].streams += 1;
-        match stream.next_emission(jitter) {
-            Some(t) => {
-                let id = self.streams.insert(stream);
-                self.events.push(t, Kind::Emit, id, 0);
-            }
-            None => self.workers[c.worker as usize].streams -= 1,
+        if let Some(t) = stream.next_emission(jitter) {
+            stream.pending_ms = t;
+            self.workers[c.worker as usize].streams += 1;
+            self.events.push(stream.t_end, Kind::StreamEnd, c.worker, 0);
+            let id = self.streams.insert(stream);
+            self.events.push(t, Kind::Emit, id, 0);
         }
     }
 
-    fn on_emit(&mut self, id: u32) {
-        let now = self.now;
+    /// Processes the pending emission of stream `id` (at its time `pending_ms`, or earlier: an
+    /// emission touches only the stream's own state and schedules a future arrival, so it may
+    /// run ahead of time). The next emission rides on this query's arrival event when it comes
+    /// no earlier than that arrival; otherwise it gets an event of its own. This saves about
+    /// one event per query.
+    fn emit(&mut self, id: u32) {
         let jitter = self.sc.workload.jitter;
         let st = self.streams.get_mut(id);
+        let t = st.pending_ms;
         let up = st.uplink_ms();
-        let q = Query {
-            t_emit: now,
-            deadline: now + st.max_delay_ms,
-            t_arrive: now + up,
+        let mut q = Query {
+            chain: NO_STREAM,
+            t_emit: t,
+            deadline: t + st.max_delay_ms,
+            t_arrive: t + up,
             size_kb: st.size_kb as f32,
             access_ms: st.access_ms as f32,
             d_ms: st.d_ms as f32,
@@ -140,29 +148,35 @@ impl Simulation {
             app: st.app,
         };
         let next = st.next_emission(jitter);
-        let worker = st.worker;
+        match next {
+            Some(tn) => {
+                st.pending_ms = tn;
+                if tn >= q.t_arrive {
+                    q.chain = id;
+                } else {
+                    self.events.push(tn, Kind::Emit, id, 0);
+                }
+            }
+            None => self.streams.remove(id),
+        }
         self.stats.queries += 1;
-        self.metrics.offered(now, q.sched, q.app);
+        self.metrics.offered(t, q.sched, q.app);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
-        match next {
-            Some(t) => self.events.push(t, Kind::Emit, id, 0),
-            None => {
-                self.workers[worker as usize].streams -= 1;
-                self.streams.remove(id);
-            }
-        }
     }
 
     fn on_arrive(&mut self, qid: u32) {
         let now = self.now;
         let q = *self.queries.get(qid);
+        if q.chain != NO_STREAM {
+            self.emit(q.chain);
+        }
         let info = self.sc.fleet.workers[q.worker as usize];
         let w = &mut self.workers[q.worker as usize];
         w.load.add(f64::from(q.size_kb) / info.ref_kb);
         let drop = match self.cfg.queue_bound {
             QueueBound::Unbounded => false,
-            QueueBound::MaxQueries(n) => w.idle_server().is_none() && w.queue.len() >= n as usize,
+            QueueBound::MaxQueries(n) => !w.has_idle_server() && w.queue.len() >= n as usize,
             QueueBound::Deadline => {
                 let finish =
                     w.estimated_finish(now, info.batch, info.delay_ms(f64::from(q.size_kb)));
@@ -176,8 +190,8 @@ impl Simulation {
             return;
         }
         w.queue.push_back(qid);
-        if let Some(s) = w.idle_server() {
-            self.start_batch(q.worker as usize, s);
+        if let Some(s) = w.idle.pop() {
+            self.start_batch(q.worker as usize, s as usize);
         }
     }
 
@@ -223,7 +237,9 @@ impl Simulation {
         ws.done.add(batch.len() as f64);
         batch.clear();
         ws.servers[s].batch = batch;
-        if !ws.queue.is_empty() {
+        if ws.queue.is_empty() {
+            ws.idle.push(s as u32);
+        } else {
             self.start_batch(w, s);
         }
     }

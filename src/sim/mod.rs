@@ -83,6 +83,8 @@ struct SchedState {
 /// An in-flight query (48 bytes); copies what it needs so its stream may end first.
 #[derive(Debug, Clone, Copy, Default)]
 struct Query {
+    /// The stream whose next emission is processed when this query arrives, or `NO_STREAM`.
+    chain: u32,
     t_emit: f64,
     deadline: f64,
     t_arrive: f64,
@@ -94,6 +96,9 @@ struct Query {
     sched: u16,
     app: u16,
 }
+
+/// No stream: a query that does not carry its stream's next emission.
+const NO_STREAM: u32 = u32::MAX;
 
 /// Counters of the work a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,8 +9,10 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 /// the queries they would have sent.
 #[derive(Debug, Clone)]
 pub struct Stream {
-    /// The stream's own random source (emission jitter, uplink delay).
-    pub rng: SimRng,
+    /// The stream's own random source for emission times (the same whatever the binding).
+    pub emit_rng: SimRng,
+    /// The stream's own random source for uplink delays.
+    pub net_rng: SimRng,
     /// Scheduler index.
     pub sched: u16,
     /// Application class index.
@@ -27,6 +29,8 @@ pub struct Stream {
     pub t_end: f64,
     /// Time of the previous emission, ms (Poisson gaps build on it).
     pub last_ms: f64,
+    /// Time of the next emission, not yet processed, ms.
+    pub pending_ms: f64,
     /// Query size ζ_i, KB.
     pub size_kb: f64,
     /// Transmission time t_i, ms.
@@ -53,7 +57,7 @@ impl Stream {
                 // Offsets stay below one period so emissions keep their order.
                 let j = j.min(self.period_ms * 0.999);
                 let off = if j > 0.0 {
-                    self.rng.random::<f64>() * j
+                    self.emit_rng.random::<f64>() * j
                 } else {
                     0.0
                 };
@@ -63,7 +67,7 @@ impl Stream {
                 if self.k == 0 {
                     self.t0
                 } else {
-                    let e: f64 = Exp1.sample(&mut self.rng);
+                    let e: f64 = Exp1.sample(&mut self.emit_rng);
                     self.last_ms + e * self.period_ms
                 }
             }
@@ -76,7 +80,7 @@ impl Stream {
     /// One uplink delay: δ_i + max(0, N(d, σ)) + t_i.
     #[inline]
     pub fn uplink_ms(&mut self) -> f64 {
-        self.access_ms + net_delay(&mut self.rng, self.d_ms, self.sigma_ms) + self.tx_ms
+        self.access_ms + net_delay(&mut self.net_rng, self.d_ms, self.sigma_ms) + self.tx_ms
     }
 }
 

@@ -149,3 +149,23 @@ clusters:
         "mean wait {got:.3} ms vs M/D/1 {expected:.3} ms"
     );
 }
+
+#[test]
+fn every_policy_is_offered_the_same_queries() {
+    // Poisson emissions and a jittery path to the cloud: emission times must not depend on
+    // which worker a stream was bound to.
+    let sc = Arc::new(fixtures::scenario(
+        fixtures::TOPOLOGY,
+        &fixtures::workload(90.0, "poisson", 200.0, 0.0),
+    ));
+    let offered = |policy: &str| {
+        let sim = run(&sc, cfg(60.0, 21), policy);
+        (0..sim.metrics().windows())
+            .map(|w| sim.metrics().sum(|x, _, _| x == w).offered)
+            .collect::<Vec<_>>()
+    };
+    let reference = offered("closest");
+    for p in crate::policy::names() {
+        assert_eq!(offered(p), reference, "{p}");
+    }
+}

@@ -33,6 +33,8 @@ pub struct WorkerState {
     pub servers: Vec<Server>,
     /// Open streams bound here.
     pub streams: u32,
+    /// Servers with no batch in progress (a stack of indices).
+    pub idle: Vec<u32>,
     /// Incoming normalised load.
     pub load: RateMeter,
     /// Answered queries.
@@ -51,21 +53,22 @@ impl WorkerState {
                 })
                 .collect(),
             streams: 0,
+            idle: (0..replicas).rev().collect(),
             load: RateMeter::new(buckets, bucket_ms),
             done: RateMeter::new(buckets, bucket_ms),
         }
     }
 
-    /// An idle server, if any.
+    /// Whether some server is idle.
     #[inline]
-    pub fn idle_server(&self) -> Option<usize> {
-        self.servers.iter().position(|s| s.batch.is_empty())
+    pub fn has_idle_server(&self) -> bool {
+        !self.idle.is_empty()
     }
 
     /// Estimated time at which a query arriving now would finish, given the queue and the
     /// batches in progress, when one batch takes `batch_ms` (used by [`QueueBound::Deadline`]).
     pub fn estimated_finish(&self, now: f64, batch: u32, batch_ms: f64) -> f64 {
-        if self.idle_server().is_some() {
+        if self.has_idle_server() {
             return now + batch_ms;
         }
         let earliest = self
@@ -87,9 +90,8 @@ mod tests {
     fn estimate_counts_full_batches_ahead_per_replica() {
         let mut w = WorkerState::new(2, 4, 1, 100.0);
         assert_eq!(w.estimated_finish(10.0, 4, 5.0), 15.0);
-        w.servers[0].batch.push(0);
+        w.idle.clear();
         w.servers[0].free_at = 12.0;
-        w.servers[1].batch.push(1);
         w.servers[1].free_at = 14.0;
         // 9 queued = 2 full batches ahead, 2 replicas => 1 round before ours starts at 12.
         w.queue.extend(0..9);

@@ -1,0 +1,507 @@
+//! End-to-end tests of the `continuum` binary: `compare`, `simulate`, the output files,
+//! determinism, and the error messages for bad input (`error: file:line:col: field: message`).
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const FIX: &str = "tests/fixtures";
+
+const POLICIES: [&str; 8] = [
+    "closest",
+    "load-balancing",
+    "farthest",
+    "cheaper",
+    "random-proportional-latency",
+    "random-proportional-load",
+    "least-impedance",
+    "random",
+];
+
+/// The binary, run from the crate root so that the default `--profiles` / `--workload`
+/// paths resolve.
+fn continuum(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs and requires success; returns the standard output.
+fn ok(args: &[&str]) -> String {
+    let o = continuum(args);
+    assert!(
+        o.status.success(),
+        "`continuum {}` failed ({}):\n{}",
+        args.join(" "),
+        o.status,
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Runs with `--format json` and returns the parsed report.
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let text = ok(&a);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+fn fixture(name: &str) -> String {
+    format!("{FIX}/{name}")
+}
+
+/// Runs and requires a clean failure (exit 1, `error: …` on stderr, no panic); returns stderr.
+fn fails(args: &[&str]) -> String {
+    let o = continuum(args);
+    let err = stderr(&o);
+    assert!(
+        !o.status.success(),
+        "`continuum {}` must fail, but succeeded:\n{}",
+        args.join(" "),
+        stdout(&o)
+    );
+    assert_eq!(o.status.code(), Some(1), "exit status: {}\n{err}", o.status);
+    assert!(!err.contains("panicked"), "panicked:\n{err}");
+    assert!(err.contains("error: "), "no `error: ` line:\n{err}");
+    err
+}
+
+/// A broken topology (loaded with the tiny profiles and workload): the error names
+/// `file:line:col` followed by everything in `expect`.
+fn bad_topology(file: &str, place: &str, expect: &[&str]) {
+    let topo = fixture(file);
+    let (p, w) = (fixture("tiny-profiles.yaml"), fixture("tiny-workload.yaml"));
+    let err = fails(&[
+        "simulate",
+        &topo,
+        "--profiles",
+        &p,
+        "--workload",
+        &w,
+        "--duration",
+        "5",
+    ]);
+    assert_place(&err, file, place, expect);
+}
+
+fn assert_place(err: &str, file: &str, place: &str, expect: &[&str]) {
+    let prefix = format!("{file}:{place}");
+    assert!(err.contains(&prefix), "expected `{prefix}` in:\n{err}");
+    for e in expect {
+        assert!(err.contains(e), "expected `{e}` in:\n{err}");
+    }
+}
+
+fn results(v: &Value) -> &Vec<Value> {
+    v["results"].as_array().expect("results is an array")
+}
+
+/// Arguments for a run on the tiny fixtures, `--duration 20` unless `extra` sets one.
+fn tiny(cmd: &str, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        cmd.to_string(),
+        fixture("tiny-topology.yaml"),
+        "--profiles".into(),
+        fixture("tiny-profiles.yaml"),
+        "--workload".into(),
+        fixture("tiny-workload.yaml"),
+    ];
+    if !extra.contains(&"--duration") {
+        a.extend(["--duration".into(), "20".into()]);
+    }
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+fn refs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+// ---- compare ---------------------------------------------------------------------------------
+
+#[test]
+fn compare_full_edge_reports_every_policy_in_order() {
+    let v = json(&["compare", "topologies/full-edge.yaml", "--duration", "20"]);
+    assert_eq!(v["topology"], "full-edge");
+    assert_eq!(v["seed"], 1);
+    assert_eq!(v["duration_s"], 20.0);
+    assert!(v["sim"].is_object(), "{v}");
+    let rs = results(&v);
+    let names: Vec<_> = rs.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(names, POLICIES);
+    let mut ratios = Vec::new();
+    for r in rs {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        assert!(n("offered") > 0, "{r}");
+        assert_eq!(
+            n("offered"),
+            n("success") + n("failure") + n("rejected"),
+            "{}",
+            r["policy"]
+        );
+        let s = r["success_ratio"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&s), "{}: {s}", r["policy"]);
+        assert!((s - n("success") as f64 / n("offered") as f64).abs() < 1e-12);
+        ratios.push(s);
+        for k in ["p50", "p95", "p99"] {
+            assert!(r["latency_ms"][k].is_number(), "{k} in {r}");
+        }
+        let apps = r["per_app"].as_array().unwrap();
+        assert!(!apps.is_empty(), "{}", r["policy"]);
+        for a in apps {
+            let n = |k: &str| a[k].as_u64().unwrap();
+            assert_eq!(n("offered"), n("success") + n("failure") + n("rejected"));
+        }
+        assert_eq!(
+            apps.iter()
+                .map(|a| a["offered"].as_u64().unwrap())
+                .sum::<u64>(),
+            n("offered")
+        );
+        let win = r["per_window"].as_array().unwrap();
+        assert!(!win.is_empty(), "{}", r["policy"]);
+        for w in win {
+            assert!(w["t_s"].is_number());
+            let s = w["success_ratio"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&s));
+        }
+    }
+    assert!(
+        ratios.iter().any(|&r| r != ratios[0]),
+        "every policy has the same success ratio: {ratios:?}"
+    );
+}
+
+#[test]
+fn compare_subset_keeps_the_given_order() {
+    let a = tiny("compare", &["--policies", "random,closest"]);
+    let a = refs(&a);
+    let v = json(&a);
+    let names: Vec<_> = results(&v)
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["random", "closest"]);
+}
+
+// ---- determinism -----------------------------------------------------------------------------
+
+const DET: [&str; 4] = ["compare", "topologies/full-edge.yaml", "--duration", "10"];
+
+fn det(extra: &[&str]) -> Value {
+    let mut a = DET.to_vec();
+    a.extend(extra);
+    json(&a)["results"].clone()
+}
+
+#[test]
+fn same_arguments_give_identical_results() {
+    let a = det(&["--seed", "7"]);
+    let b = det(&["--seed", "7"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_threads() {
+    let a = det(&["--seed", "3", "--threads", "1"]);
+    let b = det(&["--seed", "3", "--threads", "2"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_different_seed_gives_different_results() {
+    let a = det(&["--seed", "1"]);
+    let b = det(&["--seed", "2"]);
+    assert_ne!(a, b);
+}
+
+// ---- simulate --------------------------------------------------------------------------------
+
+#[test]
+fn simulate_prints_a_table() {
+    let out = ok(&[
+        "simulate",
+        "topologies/full-edge.yaml",
+        "--policy",
+        "closest",
+        "--duration",
+        "10",
+    ]);
+    assert!(out.contains("closest"), "{out}");
+    assert!(out.contains("full-edge"), "{out}");
+    assert!(out.contains('%'), "{out}");
+}
+
+#[test]
+fn simulate_prints_json_for_one_policy() {
+    let v = json(&[
+        "simulate",
+        "topologies/full-edge.yaml",
+        "--policy",
+        "closest",
+        "--duration",
+        "10",
+    ]);
+    let rs = results(&v);
+    assert_eq!(rs.len(), 1);
+    assert_eq!(rs[0]["policy"], "closest");
+    assert!(rs[0]["offered"].as_u64().unwrap() > 0);
+    assert_eq!(rs[0]["per_window"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn simulate_prints_csv() {
+    let a = tiny("simulate", &["--policy", "closest", "--format", "csv"]);
+    let a = refs(&a);
+    let out = ok(&a);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(first.starts_with("policy,"), "{out}");
+    assert!(
+        out.lines().skip(1).any(|l| l.starts_with("closest,")),
+        "{out}"
+    );
+}
+
+#[test]
+fn simulate_writes_the_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nested").join("out");
+    let out_s = out.to_str().unwrap();
+    let a = tiny("simulate", &["--policy", "closest", "--out", out_s]);
+    let a = refs(&a);
+    ok(&a);
+    for f in [
+        "results.json",
+        "results.csv",
+        "success_over_time.svg",
+        "success_per_app.svg",
+    ] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(!text.trim().is_empty(), "{f} is empty");
+        if f.ends_with(".svg") {
+            let t = text.trim_start();
+            assert!(
+                t.starts_with("<svg") || t.starts_with("<?xml"),
+                "{f}: {t:.80}"
+            );
+        }
+    }
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results(&v)[0]["policy"], "closest");
+    assert_eq!(v["topology"], "tiny");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().starts_with("policy,"), "{csv}");
+}
+
+#[test]
+fn simulate_on_full_edge_writes_the_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_s = dir.path().to_str().unwrap();
+    ok(&[
+        "simulate",
+        "topologies/full-edge.yaml",
+        "--policy",
+        "closest",
+        "--duration",
+        "10",
+        "--out",
+        out_s,
+    ]);
+    for f in [
+        "results.json",
+        "results.csv",
+        "success_over_time.svg",
+        "success_per_app.svg",
+    ] {
+        let len = std::fs::metadata(dir.path().join(f)).map(|m| m.len());
+        assert!(matches!(len, Ok(n) if n > 0), "{f}: {len:?}");
+    }
+}
+
+// ---- bad topologies --------------------------------------------------------------------------
+
+#[test]
+fn unknown_parent_is_refused() {
+    bad_topology(
+        "bad-unknown-parent.yaml",
+        "3:36:",
+        &["clusters[1].parent", "zz"],
+    );
+}
+
+#[test]
+fn cycle_is_refused() {
+    bad_topology("bad-cycle.yaml", "2:36:", &["clusters[0].parent", "cycle"]);
+}
+
+#[test]
+fn scheduler_on_a_non_access_cluster_is_refused() {
+    bad_topology(
+        "bad-scheduler-not-access.yaml",
+        "4:17:",
+        &["schedulers[1]", "access"],
+    );
+}
+
+#[test]
+fn negative_capacity_is_refused() {
+    bad_topology(
+        "bad-negative-capacity.yaml",
+        "2:38:",
+        &["clusters[0].capacity.cpu", "> 0"],
+    );
+}
+
+#[test]
+fn zero_capacity_is_refused() {
+    bad_topology(
+        "bad-zero-capacity.yaml",
+        "2:38:",
+        &["clusters[0].capacity.cpu", "> 0"],
+    );
+}
+
+#[test]
+fn deployment_exceeding_its_cluster_is_refused() {
+    bad_topology(
+        "bad-deploy-exceeds.yaml",
+        "2:56:",
+        &["clusters[0].deploy", "exceed"],
+    );
+}
+
+#[test]
+fn unknown_variant_in_deployment_is_refused() {
+    bad_topology(
+        "bad-unknown-variant.yaml",
+        "2:56:",
+        &["clusters[0].deploy", "huge"],
+    );
+}
+
+#[test]
+fn malformed_yaml_is_refused() {
+    bad_topology("bad-malformed.yaml", "2:", &["bracket"]);
+}
+
+#[test]
+fn unknown_field_is_refused() {
+    bad_topology("bad-unknown-field.yaml", "2:28:", &["colour"]);
+}
+
+// ---- bad workloads and profiles --------------------------------------------------------------
+
+fn bad_workload(file: &str, place: &str, expect: &[&str]) {
+    let (t, p, w) = (
+        fixture("tiny-topology.yaml"),
+        fixture("tiny-profiles.yaml"),
+        fixture(file),
+    );
+    let err = fails(&[
+        "compare",
+        &t,
+        "--profiles",
+        &p,
+        "--workload",
+        &w,
+        "--duration",
+        "5",
+    ]);
+    assert_place(&err, file, place, expect);
+}
+
+#[test]
+fn workload_with_a_negative_duration_is_refused() {
+    bad_workload(
+        "bad-workload-negative-duration.yaml",
+        "4:134:",
+        &["apps[0].duration_s"],
+    );
+}
+
+#[test]
+fn workload_with_an_unknown_task_is_refused() {
+    bad_workload(
+        "bad-workload-unknown-task.yaml",
+        "4:31:",
+        &["apps[0].task", "dance"],
+    );
+}
+
+#[test]
+fn profile_with_a_task_no_model_serves_is_refused() {
+    let file = "bad-profile-unserved-task.yaml";
+    let (t, p, w) = (
+        fixture("tiny-topology.yaml"),
+        fixture(file),
+        fixture("tiny-workload.yaml"),
+    );
+    let err = fails(&[
+        "simulate",
+        &t,
+        "--profiles",
+        &p,
+        "--workload",
+        &w,
+        "--duration",
+        "5",
+    ]);
+    assert_place(&err, file, "3:12:", &["tasks[1].name", "lonely"]);
+}
+
+// ---- bad command-line arguments --------------------------------------------------------------
+
+#[test]
+fn unknown_policy_is_named() {
+    let a = tiny("compare", &["--policies", "closest,nearest"]);
+    let a = refs(&a);
+    let err = fails(&a);
+    assert!(err.contains("nearest"), "{err}");
+    let a = tiny("simulate", &["--policy", "nearest"]);
+    let a = refs(&a);
+    let err = fails(&a);
+    assert!(err.contains("nearest"), "{err}");
+}
+
+#[test]
+fn negative_duration_is_refused() {
+    let a = tiny("compare", &["--duration", "-5"]);
+    let a = refs(&a);
+    let err = fails(&a);
+    assert!(err.contains("duration"), "{err}");
+}
+
+#[test]
+fn other_bad_numbers_are_refused() {
+    for (flag, value, word) in [
+        ("--window", "0", "window"),
+        ("--lambda", "-1", "lambda"),
+        ("--queue-bound", "lots", "queue-bound"),
+        ("--staleness-ms", "-3", "staleness"),
+    ] {
+        let a = tiny("compare", &[flag, value]);
+        let a = refs(&a);
+        let err = fails(&a);
+        assert!(err.contains(word), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
+fn missing_topology_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-topology.yaml");
+    let m = missing.to_str().unwrap();
+    let err = fails(&["compare", m, "--duration", "5"]);
+    assert!(err.contains(m), "{err}");
+}
