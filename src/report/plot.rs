@@ -61,8 +61,10 @@ pub fn plot_success_over_time(r: &Report, path: &Path) -> Result<(), String> {
 
 /// Writes a grouped bar chart: for each app, one bar per policy with its success ratio.
 pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
+    let root = SVGBackend::new(path, (1200, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
+    // Bars on the left, the legend in a panel of its own on the right (bars reach 1.0).
+    let (area, side) = root.split_horizontally(960);
     let apps: Vec<String> = r
         .results
         .first()
@@ -70,7 +72,7 @@ pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
         .unwrap_or_default();
     let n = apps.len().max(1) as f64;
     let labels = apps.clone();
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&area)
         .caption(
             format!(
                 "Success ratio per application: {} (λ = {})",
@@ -111,16 +113,16 @@ pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
                     color.filled(),
                 )
             }))
-            .map_err(err)?
-            .label(p.policy.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
+            .map_err(err)?;
+        let y = 60 + 24 * j as i32;
+        side.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
+            .map_err(err)?;
+        side.draw(&Text::new(
+            p.policy.clone(),
+            (30, y - 7),
+            ("sans-serif", 14),
+        ))
         .map_err(err)?;
+    }
     root.present().map_err(err)
 }

@@ -196,7 +196,7 @@ fn lambda(src: &Source, spec: &Spanned<LambdaSpec>) -> Result<Lambda, ConfigErro
             amplitude,
             period_s,
         }) => {
-            if !ok(*mean) || !amplitude.is_finite() || !(*period_s > 0.0 && period_s.is_finite()) {
+            if !(ok(*mean) && amplitude.is_finite() && *period_s > 0.0 && period_s.is_finite()) {
                 return Err(bad(
                     "sine: expected mean >= 0, a finite amplitude and period_s > 0".into(),
                 ));
