@@ -9,6 +9,7 @@ pub mod config;
 pub mod feasibility;
 pub mod load;
 pub mod metrics;
+pub mod observe;
 pub mod policy;
 pub mod profiles;
 pub mod report;

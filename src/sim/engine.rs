@@ -92,11 +92,18 @@ impl Simulation {
             d_ms: 0.0,
             sigma_ms: 0.0,
             eta: 0.0,
+            bucket: 0,
         };
+        if let Some(o) = &self.observer {
+            stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
+        }
         let jitter = sc.workload.jitter;
         if self.scratch.is_empty() {
             // No feasible binding: every query it would have sent is rejected.
             self.stats.streams_rejected += 1;
+            if let Some(o) = &mut self.observer {
+                o.incoming_unbound(s, usize::from(stream.bucket), now, stream.t_end, p.rate_qps);
+            }
             while let Some(t) = stream.next_emission(jitter) {
                 self.stats.queries += 1;
                 self.metrics.rejected_unbound(t, stream.sched, stream.app);
@@ -147,6 +154,7 @@ impl Simulation {
             sched: st.sched,
             app: st.app,
         };
+        let bucket = st.bucket;
         let next = st.next_emission(jitter);
         match next {
             Some(tn) => {
@@ -160,6 +168,9 @@ impl Simulation {
             None => self.streams.remove(id),
         }
         self.stats.queries += 1;
+        if let Some(o) = &mut self.observer {
+            o.incoming_query(usize::from(q.sched), usize::from(bucket));
+        }
         self.metrics.offered(t, q.sched, q.app);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
@@ -252,6 +263,9 @@ impl Simulation {
             seen.streams = ws.streams;
         }
         self.view.published_ms = now;
+        if let Some(o) = &mut self.observer {
+            o.load_published(&self.view);
+        }
         let next = now + self.cfg.staleness_ms;
         if next < self.horizon_ms {
             self.events.push(next, Kind::Publish, 0, 0);

@@ -15,6 +15,7 @@ pub use worker::QueueBound;
 use crate::feasibility::Candidate;
 use crate::load::LoadView;
 use crate::metrics::Metrics;
+use crate::observe::{DemandBuckets, WindowObservation, WindowObserver};
 use crate::policy::Policy;
 use crate::rng::{Purpose, SimRng, stream_rng};
 use queue::{EventQueue, Kind};
@@ -130,6 +131,7 @@ pub struct Simulation {
     metrics: Metrics,
     stats: SimStats,
     scratch: Vec<Candidate>,
+    observer: Option<WindowObserver>,
 }
 
 impl Simulation {
@@ -172,6 +174,7 @@ impl Simulation {
             workers,
             stats: SimStats::default(),
             scratch: Vec::new(),
+            observer: None,
         };
         for s in 0..n_sched {
             sim.schedule_next_client(s, 0.0);
@@ -183,6 +186,26 @@ impl Simulation {
     /// Sets the policy scheduler `s` uses for its next bindings.
     pub fn set_policy(&mut self, s: usize, policy: &'static dyn Policy) {
         self.policies[s] = policy;
+    }
+
+    /// Starts observing windows (for a meta-policy): from now on, incoming queries are counted
+    /// by demand bucket and published loads are averaged, until [`Self::close_window`].
+    pub fn observe(&mut self, buckets: DemandBuckets) {
+        let n = self.sc.topology.schedulers.len();
+        self.observer = Some(WindowObserver::new(
+            buckets,
+            self.workers.len(),
+            n,
+            self.now,
+        ));
+    }
+
+    /// Ends the current observation window at the current time and starts the next; `None`
+    /// when the run is not observed.
+    pub fn close_window(&mut self) -> Option<WindowObservation> {
+        let now = self.now;
+        let view = &self.view;
+        self.observer.as_mut().map(|o| o.close(now, view))
     }
 
     /// The policy scheduler `s` uses now.

@@ -45,6 +45,8 @@ pub struct Stream {
     pub sigma_ms: f64,
     /// Load per query η on the bound worker.
     pub eta: f64,
+    /// Demand bucket of the stream, when the run is observed.
+    pub bucket: u8,
 }
 
 impl Stream {
