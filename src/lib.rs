@@ -4,18 +4,24 @@
 //! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
 //! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod feasibility;
+pub mod inference;
 pub mod load;
+pub mod meta;
 pub mod metrics;
 pub mod observe;
 pub mod policy;
+pub mod profiler;
 pub mod profiles;
 pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod topology;
+pub mod train;
+pub mod worker;
 pub mod workload;
 
 #[cfg(test)]

@@ -29,9 +29,38 @@ pub enum Command {
         /// Comma-separated policies to compare (default: all).
         #[arg(long)]
         policies: Option<String>,
+        /// Add a `dqn` row: a meta-policy checkpoint written by `continuum train`.
+        #[arg(long)]
+        agent: Option<PathBuf>,
+        /// Add an `oracle` row: at every window, the best policy in hindsight (SPEC §10).
+        #[arg(long)]
+        oracle: bool,
         /// Options shared with `simulate`.
         #[command(flatten)]
         run: RunArgs,
+    },
+    /// Train the DQN meta-policy on a topology and write its checkpoint.
+    Train(TrainArgs),
+    /// Serve ONNX model variants over HTTP (Open Inference Protocol v2) and QUIC.
+    Worker {
+        /// Worker settings (YAML; `CONTINUUM_*` variables override them).
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Measure the ONNX models of a directory and write a profile the simulator accepts.
+    Profile {
+        /// Directory with `models.yaml` and the ONNX files.
+        #[arg(long, default_value = "models")]
+        models: PathBuf,
+        /// Profile file to write.
+        #[arg(long, default_value = "profiles/local.yaml")]
+        out: PathBuf,
+        /// Least timed runs per variant.
+        #[arg(long, default_value_t = 30)]
+        reps: usize,
+        /// Least timed duration per variant, ms.
+        #[arg(long, default_value_t = 1000)]
+        min_time_ms: u64,
     },
 }
 
@@ -87,6 +116,36 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// Worker threads for running policies in parallel (default: all cores). Results do not
     /// depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `continuum train`.
+#[derive(Debug, Clone, Args)]
+pub struct TrainArgs {
+    /// Topology file (YAML).
+    pub topology: PathBuf,
+    /// Variant profiles file (YAML).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Workload file (YAML); its λ is replaced by the config's `lambda_range`.
+    #[arg(long, default_value = "workloads/default.yaml")]
+    pub workload: PathBuf,
+    /// Hyper-parameters (YAML); absent fields take their defaults.
+    #[arg(long, default_value = "config/dqn.yaml")]
+    pub config: PathBuf,
+    /// Training episodes (overrides the config).
+    #[arg(long)]
+    pub episodes: Option<usize>,
+    /// Seed of the network initialisation, exploration and episode workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Checkpoint file to write; `training.csv` and `training_curve.svg` go beside it
+    /// (prefixed with the checkpoint's name).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Worker threads (default: all cores). Training is reproducible for a given seed and
+    /// thread count.
     #[arg(long)]
     pub threads: Option<usize>,
 }

@@ -3,9 +3,12 @@
 
 mod args;
 mod run;
+mod runner;
+mod train;
 
-pub use args::{Cli, Command, Format, RunArgs};
+pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
 pub use run::{build_report, execute};
+pub use runner::Runner;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -2,9 +2,10 @@
 //! each on its own simulation), and write the report.
 
 use super::args::{Cli, Command, Format, RunArgs};
-use crate::policy::{self, Policy};
+use super::runner::Runner;
+use crate::policy;
 use crate::report::{self, PolicyResult, Report, SimSummary};
-use crate::sim::{QueueBound, Scenario, SimConfig, Simulation};
+use crate::sim::{QueueBound, Scenario, SimConfig};
 use crate::workload::Lambda;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -14,24 +15,59 @@ use std::time::Instant;
 
 /// Runs the parsed command.
 pub fn execute(cli: &Cli) -> Result<()> {
-    let (policies, run, series) = match &cli.command {
+    let (runners, run, series): (Vec<Runner>, _, _) = match &cli.command {
         Command::Simulate { policy, run } => (
-            policy::parse_list(policy).map_err(anyhow::Error::msg)?,
+            policy::parse_list(policy)
+                .map_err(anyhow::Error::msg)?
+                .into_iter()
+                .map(Runner::Static)
+                .collect(),
             run,
             true,
         ),
-        Command::Compare { policies, run } => {
+        Command::Compare {
+            policies,
+            run,
+            agent,
+            oracle,
+        } => {
             let list = match policies {
                 Some(p) => policy::parse_list(p).map_err(anyhow::Error::msg)?,
                 None => policy::REGISTRY.to_vec(),
             };
-            (list, run, false)
+            let mut runners: Vec<Runner> = list.into_iter().map(Runner::Static).collect();
+            if let Some(path) = agent {
+                runners.push(Runner::dqn(path)?);
+            }
+            if *oracle {
+                let candidates = match runners.iter().find_map(Runner::agent_actions) {
+                    Some(a) => a,
+                    None => crate::meta::default_oracle_policies(),
+                };
+                runners.push(Runner::Oracle(candidates));
+            }
+            (runners, run, false)
+        }
+        Command::Train(args) => return super::train::execute(args),
+        Command::Worker { config } => return crate::worker::run_from_file(config),
+        Command::Profile {
+            models,
+            out,
+            reps,
+            min_time_ms,
+        } => {
+            let opts = crate::profiler::ProfileOptions {
+                reps: *reps,
+                min_time: std::time::Duration::from_millis(*min_time_ms),
+                ..Default::default()
+            };
+            return crate::profiler::run_cli(models, out, &opts);
         }
     };
-    if policies.is_empty() {
+    if runners.is_empty() {
         bail!("--policies: expected at least one policy name");
     }
-    let report = build_report(run, &policies)?;
+    let report = build_report(run, &runners)?;
     let text = match run.format {
         Format::Json => report.to_json(),
         Format::Csv => report::to_csv(&report),
@@ -65,7 +101,7 @@ fn parse_queue_bound(s: &str) -> Result<QueueBound> {
 /// Loads the scenario named by `run` and simulates each policy on it; the report lists them in
 /// the order given. Runs are independent and in parallel; the result does not depend on the
 /// number of threads.
-pub fn build_report(run: &RunArgs, policies: &[&'static dyn Policy]) -> Result<Report> {
+pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
     let cfg = SimConfig {
         duration_s: run.duration,
         window_s: run.window,
@@ -89,7 +125,7 @@ pub fn build_report(run: &RunArgs, policies: &[&'static dyn Policy]) -> Result<R
         .context("cannot start worker threads")?;
     let steps = (run.duration / run.window).ceil() as u64;
     let bar = ProgressBar::with_draw_target(
-        Some(steps * policies.len() as u64),
+        Some(steps * runners.len() as u64),
         ProgressDrawTarget::stderr(),
     );
     bar.set_style(
@@ -100,19 +136,11 @@ pub fn build_report(run: &RunArgs, policies: &[&'static dyn Policy]) -> Result<R
     );
     let start = Instant::now();
     let runs: Vec<(PolicyResult, crate::sim::SimStats)> = pool.install(|| {
-        policies
+        runners
             .par_iter()
-            .map(|p| {
-                let mut sim = Simulation::new(sc.clone(), cfg, *p);
-                for k in 1..=steps {
-                    sim.run_until(k as f64 * run.window * 1000.0);
-                    bar.inc(1);
-                }
-                sim.finish();
-                (PolicyResult::from_sim(p.name(), &sim), sim.stats())
-            })
-            .collect()
-    });
+            .map(|r| r.run(&sc, cfg, run.window, &bar))
+            .collect::<Result<Vec<_>>>()
+    })?;
     bar.finish_and_clear();
     let wall_s = start.elapsed().as_secs_f64();
     let stats: Vec<_> = runs.iter().map(|r| r.1).collect();

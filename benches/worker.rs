@@ -1,0 +1,198 @@
+//! Worker overhead per query: the latency of one query through the worker, over QUIC and over
+//! HTTP (OIP JSON and OIP binary tensors), against a direct in-process `Model::run` of the same
+//! batch and against the worker's in-process queue (`Variant::infer`), at batch 1 and at the
+//! variant's max batch (one request of B items, so the batch runs at once). Loopback only.
+//!
+//! Run: `cargo bench --bench worker` (backend from CONTINUUM_BACKEND, default auto).
+//! Queries are sent one at a time; figures are medians over at least `REPS` queries or
+//! `MIN_TIME`, after `WARMUP`.
+
+use bytes::Bytes;
+use continuum::inference::{Model, Tensor, backend, reference_input};
+use continuum::worker::frame::{InferFrame, Response};
+use continuum::worker::{InferRequest, QuicClient, Worker, WorkerConfig};
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// assumption: 20 warm-up queries reach steady state; 200 queries or 2 s give a stable median.
+const WARMUP: usize = 20;
+const REPS: usize = 200;
+const MIN_TIME: Duration = Duration::from_secs(2);
+const ITEM: [usize; 3] = [3, 64, 64];
+
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[(v.len() * 9 / 10).min(v.len() - 1)])
+}
+
+async fn time<F, Fut>(mut f: F) -> (f64, f64)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for _ in 0..WARMUP {
+        f().await;
+    }
+    let mut v = Vec::new();
+    let start = Instant::now();
+    while v.len() < REPS || (start.elapsed() < MIN_TIME && v.len() < 20 * REPS) {
+        let t = Instant::now();
+        f().await;
+        v.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    stats(v)
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run());
+}
+
+async fn run() {
+    let models = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models");
+    let variants = [("cnn-s", 8usize), ("cnn-m", 8), ("cnn-l", 4)];
+    let mut vs = Vec::new();
+    for (m, b) in variants {
+        vs.push(json!({"name": format!("{m}-b{b}"), "model": m, "max_batch": b, "max_queue_delay_ms": 0.0}));
+    }
+    let cfg: WorkerConfig = serde_json::from_value(json!({
+        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
+        "models_dir": models, "http": {"listen": "127.0.0.1:0"}, "quic": {"listen": "127.0.0.1:0"},
+        "variants": vs}))
+    .unwrap();
+    let w = Worker::start(cfg).await.unwrap();
+    let q = QuicClient::connect(w.quic_addr(), std::slice::from_ref(w.certificate()))
+        .await
+        .unwrap();
+    let tcp = tokio::net::TcpStream::connect(w.http_addr()).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let (mut h, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let addr = w.http_addr();
+    println!("backend: {}", backend::current().unwrap());
+    println!(
+        "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
+        "variant",
+        "n",
+        "direct ms",
+        "in-proc queue ms",
+        "QUIC ms",
+        "HTTP JSON ms",
+        "HTTP binary ms"
+    );
+    for (m, b) in variants {
+        let name = format!("{m}-b{b}");
+        let mut model = Model::load(&models.join(format!("{m}.onnx")), 1, &ITEM).unwrap();
+        let variant = w.inner().variants[&name].clone();
+        for n in [1, b] {
+            let x = reference_input(n, &ITEM);
+            let shape = vec![n, 3, 64, 64];
+            let direct = time(|| {
+                model.run(n, &x).unwrap();
+                async {}
+            })
+            .await;
+            let queue = time(|| {
+                let (v, req) = (
+                    variant.clone(),
+                    InferRequest {
+                        shape: shape.clone(),
+                        data: x.clone(),
+                        deadline: None,
+                        stream: None,
+                    },
+                );
+                async move {
+                    v.infer(req).await.unwrap();
+                }
+            })
+            .await;
+            let frame = InferFrame {
+                stream_id: 1,
+                deadline_us: 0,
+                model: name.clone(),
+                input: Tensor {
+                    shape: shape.clone(),
+                    data: x.clone(),
+                },
+            };
+            let quic = time(|| async {
+                match q.infer(&frame).await.unwrap() {
+                    Response::Ok { .. } => {}
+                    Response::Error { message, .. } => panic!("{message}"),
+                }
+            })
+            .await;
+            let body_json = Bytes::from(serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape, "datatype": "FP32", "data": x}]})).unwrap());
+            let path = format!("http://{addr}/v2/models/{name}/infer");
+            let json_t = time(|| {
+                let req = Request::post(&path)
+                    .header("host", "localhost")
+                    .body(Full::new(body_json.clone()))
+                    .unwrap();
+                let fut = h.send_request(req);
+                async move {
+                    let r = fut.await.unwrap();
+                    assert!(r.status().is_success());
+                    r.into_body().collect().await.unwrap();
+                }
+            })
+            .await;
+            let header = serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape, "datatype": "FP32",
+                "parameters": {"binary_data_size": x.len() * 4}}], "parameters": {"binary_data_output": true}})).unwrap();
+            let hlen = header.len();
+            let mut bin = header;
+            bin.extend(x.iter().flat_map(|f| f.to_le_bytes()));
+            let bin = Bytes::from(bin);
+            let bin_t = time(|| {
+                let req = Request::post(&path)
+                    .header("host", "localhost")
+                    .header("inference-header-content-length", hlen)
+                    .body(Full::new(bin.clone()))
+                    .unwrap();
+                let fut = h.send_request(req);
+                async move {
+                    let r = fut.await.unwrap();
+                    assert!(r.status().is_success());
+                    r.into_body().collect().await.unwrap();
+                }
+            })
+            .await;
+            let cell = |(med, p90): (f64, f64)| format!("{med:.3} (p90 {p90:.3})");
+            let over = |(med, _): (f64, f64)| format!("+{:.3}", med - direct.0);
+            println!(
+                "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
+                name,
+                n,
+                cell(direct),
+                cell(queue),
+                cell(quic),
+                cell(json_t),
+                cell(bin_t)
+            );
+            println!(
+                "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
+                "  overhead",
+                "",
+                "",
+                over(queue),
+                over(quic),
+                over(json_t),
+                over(bin_t)
+            );
+        }
+    }
+    q.close().await;
+    w.shutdown().await;
+}

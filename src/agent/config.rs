@@ -1,0 +1,216 @@
+//! Hyper-parameters of the DQN meta-policy, read from one YAML file (`config/dqn.yaml`); every
+//! field has a documented default.
+
+use crate::config::{ConfigError, Source};
+use crate::observe::DemandBuckets;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How a window's outcome becomes a reward.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RewardSpec {
+    /// The window's success ratio at the scheduler (default).
+    SuccessRatio,
+    /// `base + failed · failed_fraction + rejected · rejected_fraction`.
+    Linear {
+        /// Constant term.
+        base: f64,
+        /// Weight of the fraction answered late.
+        failed: f64,
+        /// Weight of the fraction never processed.
+        rejected: f64,
+    },
+}
+
+/// Every hyper-parameter of training and of the network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DqnConfig {
+    /// Policies the agent chooses among (default: the seven of SPEC §6).
+    pub actions: Vec<String>,
+    /// Window T, s (SPEC §9 default 5 s).
+    pub window_s: f64,
+    /// Windows stacked along time in the state, k.
+    pub history: usize,
+    /// Demand buckets of the state's incoming-query part.
+    pub buckets: DemandBuckets,
+    /// Incoming qps that maps to 1.0 in the state (≈ one antenna's load at λ = 60).
+    pub incoming_scale_qps: f64,
+    /// Stream rate that maps a stream count to capacity units in the state.
+    pub stream_rate_ref_qps: f64,
+    /// Output channels of the time convolution.
+    pub conv_channels: usize,
+    /// Kernel size of the time convolution (≤ history).
+    pub conv_kernel: usize,
+    /// Width of the two hidden dense layers.
+    pub hidden: usize,
+    /// Discount factor γ.
+    pub gamma: f64,
+    /// Adam learning rate.
+    pub learning_rate: f64,
+    /// Global gradient-norm clip.
+    pub max_grad_norm: f64,
+    /// Replay buffer capacity, transitions.
+    pub buffer_size: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+    /// Transitions collected before learning starts.
+    pub learning_starts: usize,
+    /// Gradient steps per collection round (one window of every environment).
+    pub gradient_steps: usize,
+    /// Gradient steps between target-network syncs.
+    pub target_update_interval: u64,
+    /// Initial exploration rate ε.
+    pub eps_start: f64,
+    /// Final exploration rate ε.
+    pub eps_end: f64,
+    /// Fraction of all training transitions over which ε decays linearly.
+    pub eps_fraction: f64,
+    /// Training episodes.
+    pub episodes: usize,
+    /// Environments stepped in parallel.
+    pub parallel_envs: usize,
+    /// Episode horizon H, s of simulated time.
+    pub horizon_s: f64,
+    /// An episode ends early when a window's success ratio drops below θ.
+    pub theta: f64,
+    /// Client rate λ per episode is drawn uniformly from this range, clients/min/antenna.
+    pub lambda_range: [f64; 2],
+    /// Windows of warm-up at the start of an episode (no transitions recorded), so the
+    /// topology fills with streams first.
+    pub warmup_windows: usize,
+    /// Reward definition.
+    pub reward: RewardSpec,
+}
+
+impl Default for DqnConfig {
+    fn default() -> Self {
+        Self {
+            actions: [
+                "closest",
+                "load-balancing",
+                "farthest",
+                "cheaper",
+                "random-proportional-latency",
+                "random-proportional-load",
+                "least-impedance",
+            ]
+            .map(String::from)
+            .to_vec(),
+            window_s: 5.0,
+            history: 4,
+            buckets: DemandBuckets::default(),
+            incoming_scale_qps: 1000.0,
+            stream_rate_ref_qps: 15.0,
+            conv_channels: 16,
+            conv_kernel: 2,
+            hidden: 128,
+            gamma: 0.9,
+            learning_rate: 5e-4,
+            max_grad_norm: 10.0,
+            buffer_size: 50_000,
+            batch_size: 128,
+            learning_starts: 2_000,
+            gradient_steps: 4,
+            target_update_interval: 250,
+            eps_start: 1.0,
+            eps_end: 0.02,
+            eps_fraction: 0.5,
+            episodes: 64,
+            parallel_envs: 4,
+            horizon_s: 300.0,
+            theta: 0.2,
+            lambda_range: [40.0, 80.0],
+            warmup_windows: 6,
+            reward: RewardSpec::SuccessRatio,
+        }
+    }
+}
+
+impl DqnConfig {
+    /// Loads a config file; absent fields take their defaults.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let src = Source::read(path)?;
+        let c: Self = src.parse()?;
+        c.validate()
+            .map_err(|(field, m)| src.error_file(field, m))?;
+        Ok(c)
+    }
+
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let pos = |x: f64| x > 0.0 && x.is_finite();
+        let bad = |f: &'static str, m: &str| Err((f, m.to_string()));
+        if self.actions.is_empty() {
+            return bad("actions", "expected at least one policy");
+        }
+        for a in &self.actions {
+            if crate::policy::by_name(a).is_none() {
+                return Err((
+                    "actions",
+                    format!(
+                        "unknown policy `{a}`; known: {}",
+                        crate::policy::names().join(", ")
+                    ),
+                ));
+            }
+        }
+        if self.actions.len() > 255 {
+            return bad("actions", "at most 255 actions");
+        }
+        if !pos(self.window_s) {
+            return bad("window_s", "expected a number > 0");
+        }
+        if self.history == 0 || self.conv_kernel == 0 || self.conv_kernel > self.history {
+            return bad("conv_kernel", "expected 1 <= conv_kernel <= history");
+        }
+        self.buckets.validate().map_err(|m| ("buckets", m))?;
+        if !(0.0..1.0).contains(&self.gamma) {
+            return bad("gamma", "expected 0 <= gamma < 1");
+        }
+        if !pos(self.learning_rate)
+            || !pos(self.max_grad_norm)
+            || !pos(self.incoming_scale_qps)
+            || !pos(self.stream_rate_ref_qps)
+        {
+            return bad(
+                "learning_rate",
+                "learning_rate, max_grad_norm, incoming_scale_qps and stream_rate_ref_qps must be > 0",
+            );
+        }
+        if self.batch_size == 0
+            || self.buffer_size < self.batch_size
+            || self.conv_channels == 0
+            || self.hidden == 0
+            || self.parallel_envs == 0
+        {
+            return bad(
+                "batch_size",
+                "expected batch_size, conv_channels, hidden, parallel_envs >= 1 and buffer_size >= batch_size",
+            );
+        }
+        if !(0.0..=1.0).contains(&self.eps_start)
+            || !(0.0..=1.0).contains(&self.eps_end)
+            || !(0.0..=1.0).contains(&self.eps_fraction)
+        {
+            return bad(
+                "eps_start",
+                "eps_start, eps_end and eps_fraction must be in [0, 1]",
+            );
+        }
+        if !pos(self.horizon_s)
+            || self.horizon_s < self.window_s * (self.warmup_windows as f64 + 3.0)
+        {
+            return bad(
+                "horizon_s",
+                "expected a horizon of at least warmup_windows + 3 windows",
+            );
+        }
+        let [lo, hi] = self.lambda_range;
+        if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+            return bad("lambda_range", "expected [low, high] with 0 <= low <= high");
+        }
+        Ok(())
+    }
+}

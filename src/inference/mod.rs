@@ -1,0 +1,48 @@
+//! Real inference on ONNX models: the backend chosen at start-up ([`backend`]), the model
+//! manifest of `models/` ([`manifest`]) and one loaded model ([`Model`]).
+//!
+//! Every model here takes one `FP32` input tensor `[N, …]` (dynamic batch N) and returns one
+//! `FP32` output tensor `[N, …]`; the worker and the profiler rely on that.
+
+pub mod backend;
+pub mod manifest;
+mod model;
+
+pub use backend::{Backend, BackendChoice};
+pub use manifest::{Manifest, ModelEntry};
+pub use model::{Model, Tensor};
+
+/// Errors of the inference layer.
+#[derive(Debug, thiserror::Error)]
+pub enum InferenceError {
+    /// No backend could be initialised.
+    #[error("inference backend: {0}")]
+    Backend(String),
+    /// A model file could not be loaded or has an unsupported signature.
+    #[error("model {path}: {msg}")]
+    Load {
+        /// The model file.
+        path: String,
+        /// What is wrong.
+        msg: String,
+    },
+    /// The input does not fit the model.
+    #[error("{0}")]
+    BadInput(String),
+    /// The runtime failed while running the model.
+    #[error("inference failed: {0}")]
+    Run(String),
+    /// The manifest could not be read or is invalid.
+    #[error("{0}")]
+    Manifest(String),
+}
+
+/// A deterministic test input of `n` items of shape `item`: element k of the flattened tensor is
+/// `((k · 7919) mod 251) / 251 − 0.5`. `scripts/make_models.py` uses the same formula to write
+/// `models/reference.json`.
+pub fn reference_input(n: usize, item: &[usize]) -> Vec<f32> {
+    let len = n * item.iter().product::<usize>();
+    (0..len)
+        .map(|k| ((k as u64 * 7919) % 251) as f32 / 251.0 - 0.5)
+        .collect()
+}

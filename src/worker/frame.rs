@@ -1,0 +1,363 @@
+//! The QUIC framing: one bidirectional stream per query, one request frame from the client
+//! (then it finishes its send side), one response frame from the worker. All integers are
+//! little-endian; tensors are FP32 little-endian, row-major.
+//!
+//! Request frame (client → worker):
+//!
+//! ```text
+//! u8   version = 1
+//! u8   kind: 1 = INFER, 2 = SUBSCRIBE
+//! INFER:
+//!   u64  stream id (0 = none)           the client stream, for the open-streams count
+//!   u32  deadline, µs (0 = none)        time budget from arrival at the worker
+//!   u16  name length, then the variant name (UTF-8)
+//!   u8   datatype: 1 = FP32
+//!   u8   rank, then rank × u32 dimensions
+//!   u32  data length in bytes, then the data; nothing may follow
+//! SUBSCRIBE:
+//!   u32  period, ms (0 = the worker's load_report_ms)
+//! ```
+//!
+//! Response frame to INFER (worker → client):
+//!
+//! ```text
+//! u8   status: 0 OK, 1 REJECTED, 2 BAD_REQUEST, 3 NOT_FOUND, 4 TOO_LARGE, 5 INTERNAL, 6 UNAVAILABLE
+//! OK:    u32 queue µs, u32 compute µs, u16 batch items, then a tensor as in the request
+//!        (u8 datatype, u8 rank, dims, u32 data length, data)
+//! other: u16 message length, then the message (UTF-8)
+//! ```
+//!
+//! On a SUBSCRIBE stream the worker writes load reports until either side closes: each is a
+//! u32 length followed by that many bytes of JSON ([`super::load::LoadReport`]).
+
+use super::variant::QueryError;
+use crate::inference::Tensor;
+
+/// Protocol version byte.
+pub const VERSION: u8 = 1;
+/// Request kind: one inference.
+pub const KIND_INFER: u8 = 1;
+/// Request kind: subscribe to load reports.
+pub const KIND_SUBSCRIBE: u8 = 2;
+/// Datatype code of FP32.
+pub const DTYPE_FP32: u8 = 1;
+/// Largest tensor rank accepted. assumption: 8 covers image and sequence models.
+pub const MAX_RANK: usize = 8;
+
+/// A decoded request frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// One inference.
+    Infer(InferFrame),
+    /// Subscribe to load reports every `period_ms` (0: the worker's default).
+    Subscribe {
+        /// Report period, ms.
+        period_ms: u32,
+    },
+}
+
+/// The INFER request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InferFrame {
+    /// Client stream id (0 = none).
+    pub stream_id: u64,
+    /// Deadline budget, µs (0 = none).
+    pub deadline_us: u32,
+    /// Variant name.
+    pub model: String,
+    /// Input tensor.
+    pub input: Tensor,
+}
+
+/// A decoded response frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// The answer.
+    Ok {
+        /// Queue wait, µs.
+        queue_us: u32,
+        /// Batch compute time, µs.
+        compute_us: u32,
+        /// Items in the batch.
+        batch_items: u16,
+        /// Output tensor.
+        output: Tensor,
+    },
+    /// An error with its status code (1..=6) and message.
+    Error {
+        /// Status code.
+        status: u8,
+        /// Message.
+        message: String,
+    },
+}
+
+/// The status code of an error.
+pub fn status_of(e: &QueryError) -> u8 {
+    match e {
+        QueryError::Rejected(_) => 1,
+        QueryError::BadInput(_) => 2,
+        QueryError::NotFound(_) => 3,
+        QueryError::TooLarge(_) => 4,
+        QueryError::Internal(_) => 5,
+        QueryError::Unavailable => 6,
+    }
+}
+
+/// Status code of a refused query.
+pub const STATUS_REJECTED: u8 = 1;
+/// Status code of a malformed or unfit request.
+pub const STATUS_BAD_REQUEST: u8 = 2;
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.buf.len() - self.pos < n {
+            return Err(format!(
+                "truncated frame: {what} needs {n} bytes at offset {}, {} left",
+                self.pos,
+                self.buf.len() - self.pos
+            ));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self, what: &str) -> Result<u8, String> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u16(&mut self, what: &str) -> Result<u16, String> {
+        Ok(u16::from_le_bytes(
+            self.take(2, what)?.try_into().expect("2 bytes"),
+        ))
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8, what)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn tensor(&mut self) -> Result<Tensor, String> {
+        let dtype = self.u8("datatype")?;
+        if dtype != DTYPE_FP32 {
+            return Err(format!(
+                "unsupported datatype code {dtype}: expected 1 (FP32)"
+            ));
+        }
+        let rank = self.u8("rank")? as usize;
+        if rank == 0 || rank > MAX_RANK {
+            return Err(format!("rank {rank}: expected 1..={MAX_RANK}"));
+        }
+        let mut shape = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            shape.push(self.u32("dimension")? as usize);
+        }
+        let len = self.u32("data length")? as usize;
+        let elems = shape
+            .iter()
+            .try_fold(1usize, |a, d| a.checked_mul(*d))
+            .filter(|n| n.checked_mul(4) == Some(len));
+        if elems.is_none() {
+            return Err(format!(
+                "data length {len} bytes does not match shape {shape:?} of FP32"
+            ));
+        }
+        let bytes = self.take(len, "tensor data")?;
+        let data = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        Ok(Tensor { shape, data })
+    }
+    fn end(&self) -> Result<(), String> {
+        if self.pos == self.buf.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} unexpected bytes after the frame",
+                self.buf.len() - self.pos
+            ))
+        }
+    }
+}
+
+fn put_tensor(out: &mut Vec<u8>, t: &Tensor) {
+    out.push(DTYPE_FP32);
+    out.push(t.shape.len() as u8);
+    for d in &t.shape {
+        out.extend_from_slice(&(*d as u32).to_le_bytes());
+    }
+    out.extend_from_slice(&((t.data.len() * 4) as u32).to_le_bytes());
+    for x in &t.data {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Encodes an INFER request.
+pub fn encode_infer(f: &InferFrame) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32 + f.model.len() + f.input.data.len() * 4);
+    out.extend_from_slice(&[VERSION, KIND_INFER]);
+    out.extend_from_slice(&f.stream_id.to_le_bytes());
+    out.extend_from_slice(&f.deadline_us.to_le_bytes());
+    out.extend_from_slice(&(f.model.len() as u16).to_le_bytes());
+    out.extend_from_slice(f.model.as_bytes());
+    put_tensor(&mut out, &f.input);
+    out
+}
+
+/// Encodes a SUBSCRIBE request.
+pub fn encode_subscribe(period_ms: u32) -> Vec<u8> {
+    let mut out = vec![VERSION, KIND_SUBSCRIBE];
+    out.extend_from_slice(&period_ms.to_le_bytes());
+    out
+}
+
+/// Decodes a request frame; the error says what is wrong.
+pub fn decode_request(buf: &[u8]) -> Result<Request, String> {
+    let mut r = Reader { buf, pos: 0 };
+    let v = r.u8("version")?;
+    if v != VERSION {
+        return Err(format!("unsupported frame version {v}: expected {VERSION}"));
+    }
+    let req = match r.u8("kind")? {
+        KIND_INFER => {
+            let stream_id = r.u64("stream id")?;
+            let deadline_us = r.u32("deadline")?;
+            let n = r.u16("name length")? as usize;
+            let model = std::str::from_utf8(r.take(n, "name")?)
+                .map_err(|_| "model name is not UTF-8".to_string())?
+                .to_string();
+            let input = r.tensor()?;
+            Request::Infer(InferFrame {
+                stream_id,
+                deadline_us,
+                model,
+                input,
+            })
+        }
+        KIND_SUBSCRIBE => Request::Subscribe {
+            period_ms: r.u32("period")?,
+        },
+        k => return Err(format!("unknown request kind {k}: expected 1 or 2")),
+    };
+    r.end()?;
+    Ok(req)
+}
+
+/// Encodes a response frame.
+pub fn encode_response(r: &Response) -> Vec<u8> {
+    let mut out = Vec::new();
+    match r {
+        Response::Ok {
+            queue_us,
+            compute_us,
+            batch_items,
+            output,
+        } => {
+            out.push(0);
+            out.extend_from_slice(&queue_us.to_le_bytes());
+            out.extend_from_slice(&compute_us.to_le_bytes());
+            out.extend_from_slice(&batch_items.to_le_bytes());
+            put_tensor(&mut out, output);
+        }
+        Response::Error { status, message } => {
+            out.push(*status);
+            let m = &message.as_bytes()[..message.len().min(u16::MAX as usize)];
+            out.extend_from_slice(&(m.len() as u16).to_le_bytes());
+            out.extend_from_slice(m);
+        }
+    }
+    out
+}
+
+/// Decodes a response frame.
+pub fn decode_response(buf: &[u8]) -> Result<Response, String> {
+    let mut r = Reader { buf, pos: 0 };
+    let status = r.u8("status")?;
+    let resp = if status == 0 {
+        Response::Ok {
+            queue_us: r.u32("queue time")?,
+            compute_us: r.u32("compute time")?,
+            batch_items: r.u16("batch items")?,
+            output: r.tensor()?,
+        }
+    } else {
+        let n = r.u16("message length")? as usize;
+        Response::Error {
+            status,
+            message: String::from_utf8_lossy(r.take(n, "message")?).into_owned(),
+        }
+    };
+    r.end()?;
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame() -> InferFrame {
+        InferFrame {
+            stream_id: 7,
+            deadline_us: 50_000,
+            model: "cnn-s-b4".into(),
+            input: Tensor {
+                shape: vec![1, 2],
+                data: vec![1.5, -2.0],
+            },
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let f = frame();
+        assert_eq!(decode_request(&encode_infer(&f)), Ok(Request::Infer(f)));
+        assert_eq!(
+            decode_request(&encode_subscribe(50)),
+            Ok(Request::Subscribe { period_ms: 50 })
+        );
+        let r = Response::Error {
+            status: 1,
+            message: "rejected: x".into(),
+        };
+        assert_eq!(decode_response(&encode_response(&r)), Ok(r));
+    }
+
+    #[test]
+    fn malformed_frames_are_errors() {
+        let good = encode_infer(&frame());
+        for cut in 0..good.len() {
+            assert!(
+                decode_request(&good[..cut]).is_err(),
+                "prefix of {cut} bytes"
+            );
+        }
+        let mut extra = good.clone();
+        extra.push(0);
+        assert!(
+            decode_request(&extra)
+                .unwrap_err()
+                .contains("unexpected bytes")
+        );
+        let mut bad = good.clone();
+        bad[0] = 9;
+        assert!(decode_request(&bad).unwrap_err().contains("version"));
+        let mut huge_dims = good;
+        // name "cnn-s-b4" is 8 bytes: dims start at 2+8+4+2+8+2 = 26.
+        huge_dims[26..30].copy_from_slice(&u32::MAX.to_le_bytes());
+        huge_dims[30..34].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(
+            decode_request(&huge_dims)
+                .unwrap_err()
+                .contains("does not match")
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! The inference worker (`continuum worker --config worker.yaml`): one process on one cluster
+//! serving model variants with real inference, over the Open Inference Protocol v2 on HTTP
+//! ([`http`], [`oip`]) and over QUIC ([`quic`], framing in [`frame`]).
+//!
+//! Each variant has its own FIFO queue and batching thread ([`variant`]); admission refuses
+//! what cannot meet its deadline ([`admission`]); load is measured per variant ([`load`]),
+//! pushed to subscribed gateways over QUIC every Δ ms and exposed on `/metrics` ([`metrics`]).
+//! Shutdown stops taking queries, answers those in flight, then closes.
+
+pub mod admission;
+pub mod client;
+pub mod config;
+pub mod frame;
+pub mod http;
+pub mod load;
+pub mod metrics;
+pub mod oip;
+pub mod quic;
+pub mod tls;
+pub mod variant;
+
+pub use client::QuicClient;
+pub use config::{VariantConfig, WorkerConfig};
+pub use load::{LoadReport, VariantLoad};
+pub use variant::{Answer, InferRequest, QueryError, Variant};
+
+use crate::inference::{Manifest, Model, backend};
+use anyhow::{Context, Result};
+use metrics::Metrics;
+use rustls::pki_types::CertificateDer;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+/// State shared by the HTTP and QUIC front ends.
+pub struct Inner {
+    /// The worker's settings.
+    pub cfg: WorkerConfig,
+    /// Served variants by name.
+    pub variants: BTreeMap<String, Arc<Variant>>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
+    started: Instant,
+    shutting_down: AtomicBool,
+    in_flight: AtomicUsize,
+    idle: Notify,
+    seq: AtomicU64,
+}
+
+/// Counts a query in flight for as long as it lives.
+pub struct InFlight<'a>(&'a Inner);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl Inner {
+    /// Marks a query in flight until the guard drops.
+    pub fn in_flight(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(self)
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// The variant of this name.
+    pub fn variant(&self, name: &str) -> Result<&Arc<Variant>, QueryError> {
+        self.variants
+            .get(name)
+            .ok_or_else(|| QueryError::NotFound(name.to_string()))
+    }
+
+    /// Runs one query on the named variant.
+    pub async fn infer(&self, model: &str, req: InferRequest) -> Result<Answer, QueryError> {
+        let v = self.variant(model)?;
+        if self.is_shutting_down() {
+            return Err(QueryError::Unavailable);
+        }
+        let _guard = self.in_flight();
+        v.infer(req).await
+    }
+
+    /// The load of every variant now (also refreshes the gauges of `/metrics`).
+    pub fn report(&self) -> LoadReport {
+        let now = Instant::now();
+        LoadReport {
+            worker: self.cfg.name.clone(),
+            seq: self.seq.fetch_add(1, Ordering::Relaxed),
+            uptime_ms: now.duration_since(self.started).as_millis() as u64,
+            window_ms: self.cfg.load_window_ms,
+            variants: self.variants.values().map(|v| v.load(now)).collect(),
+        }
+    }
+}
+
+/// A running worker.
+pub struct Worker {
+    inner: Arc<Inner>,
+    http_addr: SocketAddr,
+    quic_addr: SocketAddr,
+    certificate: CertificateDer<'static>,
+    endpoint: quinn::Endpoint,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Loads the models of `cfg` on the process backend (chosen here if not yet chosen).
+pub fn load_variants(cfg: &WorkerConfig, metrics: &Arc<Metrics>) -> Result<Vec<Variant>> {
+    let b = backend::init(cfg.backend)?;
+    tracing::info!(backend = %b, "inference backend");
+    let manifest = Manifest::load(&cfg.models_dir)?;
+    let window = Duration::from_millis(cfg.load_window_ms);
+    cfg.variants
+        .iter()
+        .map(|v| {
+            let entry = manifest.model(&v.model).with_context(|| {
+                format!(
+                    "variant `{}`: unknown model `{}` in {}",
+                    v.name,
+                    v.model,
+                    cfg.models_dir.display()
+                )
+            })?;
+            let model = Model::load(&manifest.path_of(entry), v.threads, &entry.input)?;
+            Variant::start(v, model, window, metrics.clone())
+                .map_err(|e| anyhow::anyhow!("variant `{}`: {e}", v.name))
+        })
+        .collect()
+}
+
+impl Worker {
+    /// Loads the variants, binds both endpoints and starts serving.
+    pub async fn start(cfg: WorkerConfig) -> Result<Self> {
+        cfg.validate().map_err(anyhow::Error::msg)?;
+        let metrics = Arc::new(Metrics::new());
+        let (c, m) = (cfg.clone(), metrics.clone());
+        let variants = tokio::task::spawn_blocking(move || load_variants(&c, &m))
+            .await
+            .context("model loading panicked")??;
+        let tls = match (&cfg.quic.cert, &cfg.quic.key) {
+            (Some(c), Some(k)) => tls::TlsMaterial::from_pem(c, k)?,
+            _ => tls::TlsMaterial::self_signed()?,
+        };
+        let certificate = tls.chain[0].clone();
+        if let Some(p) = &cfg.quic.dev_cert_out {
+            std::fs::write(p, certificate.as_ref())
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        let endpoint = quinn::Endpoint::server(tls.server_config()?, cfg.quic.listen)
+            .with_context(|| format!("cannot bind QUIC on {}", cfg.quic.listen))?;
+        let listener = tokio::net::TcpListener::bind(cfg.http.listen)
+            .await
+            .with_context(|| format!("cannot bind HTTP on {}", cfg.http.listen))?;
+        let http_addr = listener.local_addr()?;
+        let quic_addr = endpoint.local_addr()?;
+        let inner = Arc::new(Inner {
+            variants: variants
+                .into_iter()
+                .map(|v| (v.name.clone(), Arc::new(v)))
+                .collect(),
+            cfg,
+            metrics,
+            started: Instant::now(),
+            shutting_down: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            idle: Notify::new(),
+            seq: AtomicU64::new(0),
+        });
+        let (stop, stop_rx) = watch::channel(false);
+        let tasks = vec![
+            tokio::spawn(http::serve(listener, inner.clone(), stop_rx.clone())),
+            tokio::spawn(quic::serve(endpoint.clone(), inner.clone(), stop_rx)),
+        ];
+        tracing::info!(worker = %inner.cfg.name, %http_addr, %quic_addr,
+            variants = ?inner.variants.keys().collect::<Vec<_>>(), "worker serving");
+        Ok(Self {
+            inner,
+            http_addr,
+            quic_addr,
+            certificate,
+            endpoint,
+            stop,
+            tasks,
+        })
+    }
+
+    /// Address of the HTTP endpoint.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    /// Address of the QUIC endpoint.
+    pub fn quic_addr(&self) -> SocketAddr {
+        self.quic_addr
+    }
+
+    /// The leaf certificate the QUIC endpoint presents (trust it in development clients).
+    pub fn certificate(&self) -> &CertificateDer<'static> {
+        &self.certificate
+    }
+
+    /// Shared state: variants, metrics, load.
+    pub fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
+    /// Stops taking queries, waits (up to `shutdown_grace_ms`) for those in flight, then closes
+    /// both endpoints.
+    pub async fn shutdown(self) {
+        let inner = &self.inner;
+        inner.shutting_down.store(true, Ordering::Release);
+        let _ = self.stop.send(true);
+        let grace = Duration::from_millis(inner.cfg.shutdown_grace_ms);
+        let wait_idle = async {
+            loop {
+                let notified = inner.idle.notified();
+                if inner.in_flight.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                notified.await;
+            }
+        };
+        if tokio::time::timeout(grace, wait_idle).await.is_err() {
+            tracing::warn!(
+                left = inner.in_flight.load(Ordering::Acquire),
+                "shutdown grace elapsed with queries in flight"
+            );
+        }
+        for v in inner.variants.values() {
+            v.close();
+        }
+        self.endpoint.close(0u32.into(), b"shutdown");
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.endpoint.wait_idle()).await;
+        for t in self.tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(1), t).await;
+        }
+        tracing::info!("worker stopped");
+    }
+}
+
+/// `continuum worker --config <path>`: serves until Ctrl-C or SIGTERM, then shuts down
+/// gracefully.
+pub fn run_from_file(path: &Path) -> Result<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let cfg = WorkerConfig::load(path)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let worker = Worker::start(cfg).await?;
+        wait_for_signal().await;
+        tracing::info!("shutting down: finishing queries in flight");
+        worker.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

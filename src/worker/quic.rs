@@ -1,0 +1,131 @@
+//! The QUIC front end (quinn): one bidirectional stream per query, framed as in
+//! [`super::frame`]. A malformed or refused request gets an error frame on its own stream; the
+//! connection and its other streams go on.
+
+use super::Inner;
+use super::frame::{self, Request, Response};
+use super::variant::{InferRequest, QueryError};
+use quinn::{Endpoint, RecvStream, SendStream};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Accepts connections until `stop` turns true.
+pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
+    loop {
+        let incoming = tokio::select! {
+            i = endpoint.accept() => match i {
+                Some(i) => i,
+                None => break,
+            },
+            _ = stop.changed() => break,
+        };
+        let (inner, stop) = (inner.clone(), stop.clone());
+        tokio::spawn(async move {
+            let conn = match incoming.await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::debug!(error = %e, "QUIC handshake failed");
+                    return;
+                }
+            };
+            while let Ok((send, recv)) = conn.accept_bi().await {
+                tokio::spawn(stream(send, recv, inner.clone(), stop.clone()));
+            }
+        });
+    }
+}
+
+async fn reply(mut send: SendStream, r: &Response) {
+    let _ = send.write_all(&frame::encode_response(r)).await;
+    let _ = send.finish();
+    // Let the peer read the frame before the stream is dropped.
+    let _ = tokio::time::timeout(Duration::from_secs(5), send.stopped()).await;
+}
+
+fn error_frame(e: &QueryError) -> Response {
+    Response::Error {
+        status: frame::status_of(e),
+        message: e.to_string(),
+    }
+}
+
+async fn stream(
+    send: SendStream,
+    mut recv: RecvStream,
+    inner: Arc<Inner>,
+    stop: watch::Receiver<bool>,
+) {
+    // Counted in flight until the answer is delivered, so that shutdown waits for it.
+    let _guard = inner.in_flight();
+    let limit = inner.cfg.quic.max_frame_bytes;
+    let buf = match recv.read_to_end(limit).await {
+        Ok(b) => b,
+        Err(quinn::ReadToEndError::TooLong) => {
+            let _ = recv.stop(0u32.into());
+            let e = QueryError::TooLarge(format!("request frame over the limit of {limit} bytes"));
+            return reply(send, &error_frame(&e)).await;
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "QUIC stream read failed");
+            return;
+        }
+    };
+    match frame::decode_request(&buf) {
+        Err(msg) => {
+            let e = QueryError::BadInput(format!("malformed frame: {msg}"));
+            reply(send, &error_frame(&e)).await
+        }
+        Ok(Request::Infer(f)) => {
+            let req = InferRequest {
+                shape: f.input.shape,
+                data: f.input.data,
+                deadline: (f.deadline_us > 0)
+                    .then(|| Duration::from_micros(u64::from(f.deadline_us))),
+                stream: (f.stream_id > 0).then_some(f.stream_id),
+            };
+            let r = match inner.infer(&f.model, req).await {
+                Ok(a) => Response::Ok {
+                    queue_us: a.queue_us.min(u32::MAX as u64) as u32,
+                    compute_us: a.compute_us.min(u32::MAX as u64) as u32,
+                    batch_items: a.batch_items.min(u16::MAX as usize) as u16,
+                    output: a.output,
+                },
+                Err(e) => error_frame(&e),
+            };
+            reply(send, &r).await
+        }
+        Ok(Request::Subscribe { period_ms }) => {
+            drop(_guard);
+            subscribe(send, inner.clone(), stop, period_ms).await
+        }
+    }
+}
+
+async fn subscribe(
+    mut send: SendStream,
+    inner: Arc<Inner>,
+    mut stop: watch::Receiver<bool>,
+    period_ms: u32,
+) {
+    let period = if period_ms == 0 {
+        inner.cfg.load_report_ms
+    } else {
+        u64::from(period_ms)
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(period));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.changed() => break,
+        }
+        let json = serde_json::to_vec(&inner.report()).expect("reports serialise");
+        let mut msg = (json.len() as u32).to_le_bytes().to_vec();
+        msg.extend_from_slice(&json);
+        if send.write_all(&msg).await.is_err() {
+            return;
+        }
+    }
+    let _ = send.finish();
+}

@@ -1,0 +1,128 @@
+//! Helpers shared by the worker tests: a worker on loopback with free ports, direct inference,
+//! a small HTTP client.
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use continuum::inference::{Model, Tensor, reference_input};
+use continuum::worker::{QuicClient, Worker, WorkerConfig};
+use http_body_util::{BodyExt, Full};
+use hyper::{HeaderMap, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Shape of one input item of every model in models/.
+pub const ITEM: [usize; 3] = [3, 64, 64];
+
+/// The models directory of the repository.
+pub fn models_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models")
+}
+
+/// A worker config on 127.0.0.1 port 0 serving `variants` (name, model, max_batch, queue delay
+/// ms), with `extra` JSON merged at the top level.
+pub fn config(variants: &[(&str, &str, usize, f64)], extra: serde_json::Value) -> WorkerConfig {
+    let vs: Vec<_> = variants
+        .iter()
+        .map(|(n, m, b, d)| json!({"name": n, "model": m, "max_batch": b, "max_queue_delay_ms": d}))
+        .collect();
+    let mut v = json!({
+        "name": "test-worker",
+        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
+        "models_dir": models_dir(),
+        "http": {"listen": "127.0.0.1:0"},
+        "quic": {"listen": "127.0.0.1:0"},
+        "load_report_ms": 50,
+        "variants": vs,
+    });
+    if let serde_json::Value::Object(m) = extra {
+        for (k, x) in m {
+            match (v.get_mut(&k), x) {
+                (Some(serde_json::Value::Object(dst)), serde_json::Value::Object(src)) => {
+                    dst.extend(src);
+                }
+                (_, x) => v[k] = x,
+            }
+        }
+    }
+    serde_json::from_value(v).expect("valid test config")
+}
+
+/// Starts a worker, bounded in time.
+pub async fn start(cfg: WorkerConfig) -> Worker {
+    tokio::time::timeout(Duration::from_secs(60), Worker::start(cfg))
+        .await
+        .expect("worker started in time")
+        .expect("worker started")
+}
+
+/// A QUIC client of `w`.
+pub async fn quic(w: &Worker) -> QuicClient {
+    QuicClient::connect(w.quic_addr(), std::slice::from_ref(w.certificate()))
+        .await
+        .expect("QUIC connect")
+}
+
+/// Direct in-process inference of `n` reference items on `model`.
+pub fn direct(model: &str, n: usize) -> Tensor {
+    let mut m = Model::load(&models_dir().join(format!("{model}.onnx")), 1, &ITEM).unwrap();
+    m.run(n, &reference_input(n, &ITEM)).unwrap()
+}
+
+/// Asserts two tensors agree (same shape, values within `tol`).
+pub fn assert_close(a: &Tensor, b: &Tensor, tol: f32) {
+    assert_eq!(a.shape, b.shape);
+    for (i, (x, y)) in a.data.iter().zip(&b.data).enumerate() {
+        assert!((x - y).abs() <= tol, "element {i}: {x} vs {y}");
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection; returns status, headers and body.
+pub async fn http(addr: SocketAddr, req: Request<Full<Bytes>>) -> (StatusCode, HeaderMap, Bytes) {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let resp = tokio::time::timeout(Duration::from_secs(30), sender.send_request(req))
+        .await
+        .expect("HTTP answer in time")
+        .unwrap();
+    let (parts, body) = resp.into_parts();
+    (
+        parts.status,
+        parts.headers,
+        body.collect().await.unwrap().to_bytes(),
+    )
+}
+
+/// A GET request.
+pub fn get(addr: SocketAddr, path: &str) -> Request<Full<Bytes>> {
+    Request::get(format!("http://{addr}{path}"))
+        .header("host", "localhost")
+        .body(Full::default())
+        .unwrap()
+}
+
+/// A POST request with a JSON body.
+pub fn post_json(addr: SocketAddr, path: &str, body: &serde_json::Value) -> Request<Full<Bytes>> {
+    Request::post(format!("http://{addr}{path}"))
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap())))
+        .unwrap()
+}
+
+/// An OIP JSON infer body of `n` reference items.
+pub fn infer_json(n: usize) -> serde_json::Value {
+    json!({"id": "q1", "inputs": [{"name": "input", "shape": [n, 3, 64, 64], "datatype": "FP32",
+        "data": reference_input(n, &ITEM)}]})
+}
+
+/// The `error` field of a JSON error body.
+pub fn error_of(body: &[u8]) -> String {
+    let v: serde_json::Value = serde_json::from_slice(body).expect("error body is JSON");
+    v["error"].as_str().expect("an `error` string").to_string()
+}
