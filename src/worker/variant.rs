@@ -8,7 +8,7 @@ use super::load::{Meter, VariantLoad};
 use super::metrics::{Metrics, ModelLabel};
 use crate::inference::{Model, Tensor};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -344,10 +344,8 @@ fn batch_loop(
             let next = if left.is_zero() {
                 rx.try_recv().ok()
             } else {
-                match rx.recv_timeout(left) {
-                    Ok(j) => Some(j),
-                    Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-                }
+                // Timeout or a closed queue: run what we have.
+                rx.recv_timeout(left).ok()
             };
             let Some(j) = next else { break };
             if items + j.items > max_batch {
