@@ -55,7 +55,10 @@ fn child_print_outputs() {
     println!("OUTPUTS={}", serde_json::to_string(&outs).unwrap());
 }
 
-fn child(backend: &str) -> Option<(String, Vec<(String, Vec<f32>)>)> {
+/// Named output tensors of one run.
+type Outputs = Vec<(String, Vec<f32>)>;
+
+fn child(backend: &str) -> Option<(String, Outputs)> {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",

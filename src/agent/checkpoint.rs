@@ -18,6 +18,9 @@ use std::path::Path;
 /// Format tag written in every checkpoint.
 const FORMAT: &str = "continuum-dqn/1";
 
+/// The header metadata key under which a checkpoint's fields are stored (as a JSON object).
+const META_KEY: &str = "continuum";
+
 /// Why a checkpoint cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -103,7 +106,9 @@ impl Checkpoint {
             path: path.display().to_string(),
             message: m,
         };
-        let meta: HashMap<String, String> = [
+        // One metadata entry holding an ordered JSON object: the header's map is a hash map,
+        // so several entries would be written in a different order every time.
+        let fields: std::collections::BTreeMap<String, String> = [
             ("format", FORMAT.to_string()),
             ("actions", config.actions.join(",")),
             ("topology", topology.to_string()),
@@ -120,6 +125,12 @@ impl Checkpoint {
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let meta: HashMap<String, String> = [(
+            META_KEY.to_string(),
+            serde_json::to_string(&fields).map_err(|e| io(e.to_string()))?,
+        )]
+        .into_iter()
         .collect();
         let data = vars.data().lock().expect("var map lock");
         let tensors: Vec<(String, Tensor)> = data
@@ -145,10 +156,13 @@ impl Checkpoint {
         };
         let (_, header) =
             safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| fmt(e.to_string()))?;
-        let meta = header
+        let raw = header
             .metadata()
-            .clone()
-            .ok_or_else(|| fmt("no metadata".into()))?;
+            .as_ref()
+            .and_then(|m| m.get(META_KEY))
+            .ok_or_else(|| fmt("no continuum metadata".into()))?;
+        let meta: HashMap<String, String> =
+            serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         let get = |k: &str| {
             meta.get(k)
                 .cloned()

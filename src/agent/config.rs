@@ -82,6 +82,19 @@ pub struct DqnConfig {
     pub warmup_windows: usize,
     /// Reward definition.
     pub reward: RewardSpec,
+    /// Whose window outcome the reward measures.
+    pub reward_scope: RewardScope,
+}
+
+/// Whose outcome a scheduler's reward measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardScope {
+    /// The scheduler's own queries in the window (SPEC §9's default).
+    Scheduler,
+    /// Every scheduler's queries in the window: each agent is credited with the outcome of the
+    /// whole system, which its bindings share with the others through common workers.
+    System,
 }
 
 impl Default for DqnConfig {
@@ -124,6 +137,7 @@ impl Default for DqnConfig {
             lambda_range: [40.0, 80.0],
             warmup_windows: 6,
             reward: RewardSpec::SuccessRatio,
+            reward_scope: RewardScope::Scheduler,
         }
     }
 }

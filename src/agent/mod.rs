@@ -11,7 +11,7 @@ mod schedule;
 mod state;
 
 pub use checkpoint::{Agent, Checkpoint, CheckpointError, argmax, topology_fingerprint};
-pub use config::{DqnConfig, RewardSpec};
+pub use config::{DqnConfig, RewardScope, RewardSpec};
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber};
 pub use net::{NetShape, QNet, build, copy_weights, init_weights};
 pub use replay::{Batch, ReplayBuffer};

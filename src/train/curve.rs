@@ -49,7 +49,8 @@ pub fn plot_training_curve(logs: &[EpisodeLog], title: &str, path: &Path) -> Res
         .y_desc("ratio")
         .draw()
         .map_err(|e| err(&e))?;
-    let series: [(&str, RGBColor, fn(&EpisodeLog) -> f64); 3] = [
+    type Series = (&'static str, RGBColor, fn(&EpisodeLog) -> f64);
+    let series: [Series; 3] = [
         ("episode success ratio", BLUE, |l| l.success_ratio),
         ("mean reward", GREEN, |l| l.mean_reward),
         ("epsilon", RED, |l| l.epsilon),

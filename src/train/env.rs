@@ -3,7 +3,7 @@
 //! for its new bindings in the window. A window's reward is complete only once its queries
 //! have been answered, so each transition is emitted one window later, when its reward is final.
 
-use crate::agent::{DqnConfig, RewardSpec, StateEncoder};
+use crate::agent::{DqnConfig, RewardScope, RewardSpec, StateEncoder};
 use crate::metrics::Counts;
 use crate::policy::Policy;
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -51,6 +51,7 @@ pub struct MetaEnv {
     encoder: StateEncoder,
     actions: Vec<&'static dyn Policy>,
     reward: RewardSpec,
+    scope: RewardScope,
     theta: f64,
     warmup: usize,
     window_ms: f64,
@@ -91,6 +92,7 @@ impl MetaEnv {
             encoder,
             actions,
             reward: cfg.reward,
+            scope: cfg.reward_scope,
             theta: cfg.theta,
             warmup: cfg.warmup_windows,
             window_ms: cfg.window_s * 1000.0,
@@ -224,7 +226,10 @@ impl MetaEnv {
                 let next_state = self.pending[s]
                     .front()
                     .map_or_else(|| self.states[s].clone(), |n| n.state.clone());
-                let c = self.window_counts(p.window, Some(s));
+                let c = match self.scope {
+                    RewardScope::Scheduler => self.window_counts(p.window, Some(s)),
+                    RewardScope::System => self.window_counts(p.window, None),
+                };
                 out.push(Transition {
                     state: p.state,
                     action: p.action,

@@ -45,12 +45,13 @@ fn target_network_follows_only_on_sync() {
     let mut l = Learner::new(bandit_shape(), settings(), 3).unwrap();
     let states = [1.0f32, 0.0, 0.0, 1.0];
     assert_eq!(q_of(l.online(), &states, 2), q_of(l.target(), &states, 2));
-    let mut b = Batch::default();
-    b.states = vec![1.0, 0.0];
-    b.next_states = vec![0.0, 1.0];
-    b.actions = vec![1];
-    b.rewards = vec![1.0];
-    b.dones = vec![1.0];
+    let b = Batch {
+        states: vec![1.0, 0.0],
+        next_states: vec![0.0, 1.0],
+        actions: vec![1],
+        rewards: vec![1.0],
+        dones: vec![1.0],
+    };
     l.train_step(&b).unwrap();
     assert_ne!(q_of(l.online(), &states, 2), q_of(l.target(), &states, 2));
     l.sync_target().unwrap();
