@@ -84,6 +84,9 @@ pub struct DqnConfig {
     pub reward: RewardSpec,
     /// Whose window outcome the reward measures.
     pub reward_scope: RewardScope,
+    /// With `reward_scope: bound_streams`, windows over which the streams' outcomes are
+    /// counted before the reward is final.
+    pub reward_windows: usize,
 }
 
 /// Whose outcome a scheduler's reward measures.
@@ -95,6 +98,9 @@ pub enum RewardScope {
     /// Every scheduler's queries in the window: each agent is credited with the outcome of the
     /// whole system, which its bindings share with the others through common workers.
     System,
+    /// The queries of the streams the scheduler opened in the window, over the next
+    /// `reward_windows` windows: the consequence of exactly the bindings the action made.
+    BoundStreams,
 }
 
 impl Default for DqnConfig {
@@ -138,6 +144,7 @@ impl Default for DqnConfig {
             warmup_windows: 6,
             reward: RewardSpec::SuccessRatio,
             reward_scope: RewardScope::Scheduler,
+            reward_windows: 6,
         }
     }
 }
@@ -226,5 +233,40 @@ impl DqnConfig {
             return bad("lambda_range", "expected [low, high] with 0 <= low <= high");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_config_loads_and_defaults_validate() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/dqn.yaml");
+        let c = DqnConfig::load(&path).expect("config/dqn.yaml is valid");
+        assert_eq!(c.actions.len(), 4);
+        assert_eq!(c.lambda_range, [60.0, 60.0]);
+        assert!(DqnConfig::default().validate().is_ok());
+        assert_eq!(DqnConfig::default().actions.len(), 7);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let bad = DqnConfig {
+            gamma: 1.5,
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "gamma");
+        let bad = DqnConfig {
+            actions: vec!["nearest".into()],
+            ..DqnConfig::default()
+        };
+        let (f, m) = bad.validate().unwrap_err();
+        assert_eq!(f, "actions");
+        assert!(m.contains("unknown policy `nearest`"), "{m}");
+        let src = Source::inline("d.yaml", "gama: 0.9\n");
+        let e = src.parse::<DqnConfig>().unwrap_err();
+        assert_eq!((e.line, e.column), (1, 1));
+        assert!(e.message.contains("unknown field `gama`"), "{e}");
     }
 }

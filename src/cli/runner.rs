@@ -73,12 +73,7 @@ impl Runner {
                 return Ok((PolicyResult::from_sim(p.name(), &sim), sim.stats()));
             }
             Runner::Dqn(ck, path) => {
-                let names: Vec<String> = sc
-                    .profiles
-                    .variants
-                    .iter()
-                    .map(|v| v.name.clone())
-                    .collect();
+                let names = sc.profiles.variant_names();
                 let mut agent = Agent::new(ck, path, &sc.topology, &sc.fleet, &names)?;
                 meta::run_agent(
                     sc.clone(),

@@ -109,6 +109,11 @@ impl Profiles {
         self.variant_index.get(name).copied()
     }
 
+    /// Every variant's name, in index order.
+    pub fn variant_names(&self) -> Vec<String> {
+        self.variants.iter().map(|v| v.name.clone()).collect()
+    }
+
     /// Whether some variant serves this task.
     pub fn task_is_served(&self, task: TaskId) -> bool {
         self.variants.iter().any(|v| v.task == task)

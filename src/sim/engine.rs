@@ -5,7 +5,7 @@ use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::QueueBound;
 use super::{NO_STREAM, Query, Simulation};
-use crate::feasibility::{Demand, feasible};
+use crate::feasibility::feasible;
 use crate::metrics::Outcome;
 use crate::rng::{Purpose, stream_rng};
 use rand::Rng;
@@ -55,15 +55,7 @@ impl Simulation {
     pub(super) fn open_stream(&mut self, s: usize, client: u64, p: &crate::workload::StreamParams) {
         let now = self.now;
         self.stats.streams += 1;
-        let demand = Demand {
-            task: p.task,
-            rate_qps: p.rate_qps,
-            size_kb: p.size_kb,
-            tx_ms: p.tx_ms,
-            access_ms: p.access_ms,
-            max_delay_ms: p.max_delay_ms,
-            min_accuracy: p.min_accuracy,
-        };
+        let demand = p.demand();
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
         feasible(
@@ -93,6 +85,7 @@ impl Simulation {
             sigma_ms: 0.0,
             eta: 0.0,
             bucket: 0,
+            bind_window: self.by_bind.window_of(now),
         };
         if let Some(o) = &self.observer {
             stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
@@ -107,6 +100,9 @@ impl Simulation {
             while let Some(t) = stream.next_emission(jitter) {
                 self.stats.queries += 1;
                 self.metrics.rejected_unbound(t, stream.sched, stream.app);
+                self.by_bind.count(stream.bind_window, stream.sched, 0);
+                self.by_bind
+                    .count(stream.bind_window, stream.sched, Outcome::Rejected as usize);
             }
             return;
         }
@@ -153,6 +149,7 @@ impl Simulation {
             worker: st.worker,
             sched: st.sched,
             app: st.app,
+            bind_window: st.bind_window,
         };
         let bucket = st.bucket;
         let next = st.next_emission(jitter);
@@ -172,6 +169,7 @@ impl Simulation {
             o.incoming_query(usize::from(q.sched), usize::from(bucket));
         }
         self.metrics.offered(t, q.sched, q.app);
+        self.by_bind.count(q.bind_window, q.sched, 0);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
     }
@@ -197,6 +195,8 @@ impl Simulation {
         if drop {
             self.metrics
                 .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
+            self.by_bind
+                .count(q.bind_window, q.sched, Outcome::Rejected as usize);
             self.queries.remove(qid);
             return;
         }
@@ -242,6 +242,7 @@ impl Simulation {
             };
             self.metrics
                 .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
+            self.by_bind.count(q.bind_window, q.sched, outcome as usize);
             self.queries.remove(qid);
         }
         let ws = &mut self.workers[w];

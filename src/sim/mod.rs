@@ -2,6 +2,7 @@
 //! Every query is simulated (uplink with jitter, worker queue, batching, processing, downlink);
 //! loads are published every Δ ms; the state is cloneable so a run can be forked.
 
+mod bind;
 mod engine;
 mod queue;
 mod scenario;
@@ -18,6 +19,7 @@ use crate::metrics::Metrics;
 use crate::observe::{DemandBuckets, WindowObservation, WindowObserver};
 use crate::policy::Policy;
 use crate::rng::{Purpose, SimRng, stream_rng};
+use bind::BindCounts;
 use queue::{EventQueue, Kind};
 use slab::Slab;
 use std::sync::Arc;
@@ -96,6 +98,7 @@ struct Query {
     worker: u32,
     sched: u16,
     app: u16,
+    bind_window: u16,
 }
 
 /// No stream: a query that does not carry its stream's next emission.
@@ -132,6 +135,7 @@ pub struct Simulation {
     stats: SimStats,
     scratch: Vec<Candidate>,
     observer: Option<WindowObserver>,
+    by_bind: BindCounts,
 }
 
 impl Simulation {
@@ -175,6 +179,7 @@ impl Simulation {
             stats: SimStats::default(),
             scratch: Vec::new(),
             observer: None,
+            by_bind: BindCounts::new(n_sched, cfg.window_s * 1000.0, horizon_ms),
         };
         for s in 0..n_sched {
             sim.schedule_next_client(s, 0.0);
@@ -206,6 +211,12 @@ impl Simulation {
         let now = self.now;
         let view = &self.view;
         self.observer.as_mut().map(|o| o.close(now, view))
+    }
+
+    /// Outcomes so far of the queries of streams opened at scheduler `s` during window `w`:
+    /// the consequence of the bindings made there and then.
+    pub fn bound_counts(&self, w: usize, s: usize) -> crate::metrics::Counts {
+        self.by_bind.get(w, s)
     }
 
     /// The policy scheduler `s` uses now.

@@ -47,6 +47,8 @@ pub struct Stream {
     pub eta: f64,
     /// Demand bucket of the stream, when the run is observed.
     pub bucket: u8,
+    /// Window in which the stream was opened (bound, or found no binding).
+    pub bind_window: u16,
 }
 
 impl Stream {

@@ -169,3 +169,22 @@ fn every_policy_is_offered_the_same_queries() {
         assert_eq!(offered(p), reference, "{p}");
     }
 }
+
+#[test]
+fn outcomes_by_opening_window_add_up_to_the_totals() {
+    let sc = Arc::new(fixtures::scenario(
+        fixtures::TOPOLOGY,
+        &fixtures::workload(120.0, "poisson", 60.0, 0.0),
+    ));
+    let sim = run(&sc, cfg(60.0, 8), "closest");
+    let windows = sim.metrics().windows();
+    for s in 0..2 {
+        let mut by_bind = crate::metrics::Counts::default();
+        for w in 0..windows {
+            let c = sim.bound_counts(w, s);
+            assert!(c.conserved(), "window {w}: {c:?}");
+            by_bind.add(&c);
+        }
+        assert_eq!(by_bind, sim.metrics().sum(|_, x, _| x == s));
+    }
+}

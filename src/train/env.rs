@@ -52,6 +52,7 @@ pub struct MetaEnv {
     actions: Vec<&'static dyn Policy>,
     reward: RewardSpec,
     scope: RewardScope,
+    lag: usize,
     theta: f64,
     warmup: usize,
     window_ms: f64,
@@ -93,6 +94,10 @@ impl MetaEnv {
             actions,
             reward: cfg.reward,
             scope: cfg.reward_scope,
+            lag: match cfg.reward_scope {
+                RewardScope::BoundStreams => 1 + cfg.reward_windows,
+                _ => 1,
+            },
             theta: cfg.theta,
             warmup: cfg.warmup_windows,
             window_ms: cfg.window_s * 1000.0,
@@ -207,7 +212,10 @@ impl MetaEnv {
                 self.emit(done_window, true, &mut out);
                 return out;
             }
-            self.emit(done_window, false, &mut out);
+        }
+        // A window's reward is final `lag` windows after it ends.
+        if self.window > self.lag {
+            self.emit(self.window - 1 - self.lag, false, &mut out);
         }
         if self.window >= self.windows {
             self.sim.finish();
@@ -229,6 +237,7 @@ impl MetaEnv {
                 let c = match self.scope {
                     RewardScope::Scheduler => self.window_counts(p.window, Some(s)),
                     RewardScope::System => self.window_counts(p.window, None),
+                    RewardScope::BoundStreams => self.sim.bound_counts(p.window, s),
                 };
                 out.push(Transition {
                     state: p.state,

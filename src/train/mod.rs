@@ -219,15 +219,7 @@ pub fn train(
             }
         }
     }
-    let fp = topology_fingerprint(
-        &scenario.topology,
-        &scenario
-            .profiles
-            .variants
-            .iter()
-            .map(|v| v.name.clone())
-            .collect::<Vec<_>>(),
-    );
+    let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
     Checkpoint::save(
         out,
         learner.online_vars(),

@@ -71,6 +71,21 @@ pub struct StreamParams {
     pub duration_ms: f64,
 }
 
+impl StreamParams {
+    /// What the stream asks of a binding (SPEC §5's inputs).
+    pub fn demand(&self) -> crate::feasibility::Demand {
+        crate::feasibility::Demand {
+            task: self.task,
+            rate_qps: self.rate_qps,
+            size_kb: self.size_kb,
+            tx_ms: self.tx_ms,
+            access_ms: self.access_ms,
+            max_delay_ms: self.max_delay_ms,
+            min_accuracy: self.min_accuracy,
+        }
+    }
+}
+
 /// A validated workload.
 #[derive(Debug, Clone)]
 pub struct Workload {

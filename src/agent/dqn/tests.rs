@@ -120,12 +120,7 @@ fn checkpoint_round_trip_gives_the_same_q_values() {
         actions: cfg.actions.len(),
     };
     let l = Learner::new(shape, settings(), 9).unwrap();
-    let names: Vec<String> = sc
-        .profiles
-        .variants
-        .iter()
-        .map(|v| v.name.clone())
-        .collect();
+    let names = sc.profiles.variant_names();
     let fp = topology_fingerprint(&sc.topology, &names);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.dqn");

@@ -1,0 +1,51 @@
+//! Outcomes grouped by the window in which each query's stream was opened, per scheduler: what
+//! the bindings made in one window at one scheduler led to (a meta-policy's credit for them).
+
+use crate::metrics::Counts;
+
+/// `[offered, success, failure, rejected]` per (opening window, scheduler).
+#[derive(Debug, Clone)]
+pub struct BindCounts {
+    schedulers: usize,
+    window_ms: f64,
+    cells: Vec<[u64; 4]>,
+}
+
+impl BindCounts {
+    /// Counters for `schedulers` over a run of `horizon_ms` in windows of `window_ms`.
+    pub fn new(schedulers: usize, window_ms: f64, horizon_ms: f64) -> Self {
+        let windows = ((horizon_ms / window_ms).ceil() as usize).clamp(1, usize::from(u16::MAX));
+        Self {
+            schedulers,
+            window_ms,
+            cells: vec![[0; 4]; windows * schedulers],
+        }
+    }
+
+    /// The window of time `t_ms`.
+    pub fn window_of(&self, t_ms: f64) -> u16 {
+        let last = self.cells.len() / self.schedulers - 1;
+        ((t_ms / self.window_ms) as usize).min(last) as u16
+    }
+
+    /// Adds one to counter `k` (0 offered, then the outcome index) of (`window`, `sched`).
+    #[inline]
+    pub fn count(&mut self, window: u16, sched: u16, k: usize) {
+        self.cells[usize::from(window) * self.schedulers + usize::from(sched)][k] += 1;
+    }
+
+    /// Counts of (`window`, `sched`).
+    pub fn get(&self, window: usize, sched: usize) -> Counts {
+        let c = self
+            .cells
+            .get(window * self.schedulers + sched)
+            .copied()
+            .unwrap_or_default();
+        Counts {
+            offered: c[0],
+            success: c[1],
+            failure: c[2],
+            rejected: c[3],
+        }
+    }
+}
