@@ -106,17 +106,12 @@ pub enum RewardScope {
 impl Default for DqnConfig {
     fn default() -> Self {
         Self {
-            actions: [
-                "closest",
-                "load-balancing",
-                "farthest",
-                "cheaper",
-                "random-proportional-latency",
-                "random-proportional-load",
-                "least-impedance",
-            ]
-            .map(String::from)
-            .to_vec(),
+            // SPEC §6's seven: every registered policy but the `random` baseline.
+            actions: crate::policy::names()
+                .into_iter()
+                .filter(|n| *n != "random")
+                .map(String::from)
+                .collect(),
             window_s: 5.0,
             history: 4,
             buckets: DemandBuckets::default(),
