@@ -47,6 +47,15 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Bind client streams to workers and forward their queries (one process per antenna or
+    /// central office).
+    Gateway {
+        /// Gateway settings (YAML; `CONTINUUM_*` variables override them).
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
+    Loadgen(crate::loadgen::LoadgenArgs),
     /// Measure the ONNX models of a directory and write a profile the simulator accepts.
     Profile {
         /// Directory with `models.yaml` and the ONNX files.

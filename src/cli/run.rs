@@ -50,6 +50,8 @@ pub fn execute(cli: &Cli) -> Result<()> {
         }
         Command::Train(args) => return super::train::execute(args),
         Command::Worker { config } => return crate::worker::run_from_file(config),
+        Command::Gateway { config } => return crate::gateway::run_from_file(config),
+        Command::Loadgen(args) => return crate::loadgen::execute(args),
         Command::Profile {
             models,
             out,

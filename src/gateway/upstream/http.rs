@@ -1,0 +1,1 @@
+//! Plain HTTP upstream to an Open Inference Protocol v2 server.
