@@ -1,21 +1,264 @@
 //! The load generator (`continuum loadgen`): opens streams against a gateway with a workload's
 //! app classes and λ, sends frames at each stream's rate and reports outcomes.
+//!
+//! Clients and their emission times are drawn exactly as the simulator draws those of one
+//! scheduler ([`crate::workload::emission`]), so with the same seed, λ, duration and scheduler
+//! index a live run offers the same streams and queries as `continuum simulate`. Sending is
+//! open loop: every query leaves at its time whatever happened to earlier ones. A stream the
+//! gateway refuses (503, 429, or the load generator's own `--max-streams` cap) has every query
+//! it would have sent counted as rejected, as in the simulator.
+//!
+//! Each query is judged from the load generator's clock (send → end of response): `success`
+//! when answered with 200 within the stream's deadline, `failure` when answered later,
+//! `rejected` otherwise (any other status, a timeout, a transport error).
 
-use clap::Args;
+mod body;
+mod driver;
+mod report;
+
+pub use body::{BodyFormat, HEADER_LEN, InferBody, ModelSignature};
+pub use driver::{run, run_until};
+pub use report::{
+    AppReport, LatencySummary, LoadReport, QueryCounts, Recorder, RunConfig, StreamCounts, classify,
+};
+
+use crate::profiles::Profiles;
+use crate::workload::{Lambda, Workload};
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// Output formats of the report on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A text table.
+    Table,
+    /// The JSON report.
+    Json,
+}
 
 /// Options of `continuum loadgen`.
 #[derive(Debug, Clone, Args)]
 pub struct LoadgenArgs {
-    /// Gateway base URL.
+    /// Gateway base URL (http://host:port).
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub gateway: String,
     /// Workload file (YAML).
     #[arg(long, default_value = "workloads/default.yaml")]
     pub workload: PathBuf,
+    /// Variant profiles file (YAML): names the workload's tasks.
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Constant client arrival rate, clients/min (overrides the workload's λ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub lambda: Option<f64>,
+    /// Duration of client arrivals, s. Emissions stop then too (as in the simulator, unless
+    /// --full-streams); queries in flight are awaited.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seed of every random stream (the simulator's --seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Which scheduler's random streams to draw clients from (to match a simulation's
+    /// scheduler of that index).
+    #[arg(long, default_value_t = 0)]
+    pub scheduler: u64,
+    /// Inference body encoding: OIP v2 binary tensor extension, or JSON.
+    #[arg(long, value_enum, default_value_t = BodyFormat::Binary)]
+    pub body: BodyFormat,
+    /// Timeout of each request (open, infer, close), ms; an infer that times out is rejected.
+    // assumption: 10 s is far beyond any deadline of the shipped workloads (at most 1 s), so a
+    // timeout means the gateway is stuck rather than slow.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+    /// Also write the JSON report to this file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Cap on concurrently open streams; clients beyond it are refused (reason `max-streams`)
+    /// and their queries counted as rejected.
+    #[arg(long)]
+    pub max_streams: Option<usize>,
+    /// Let streams run their full drawn duration instead of stopping at the end of arrivals.
+    #[arg(long)]
+    pub full_streams: bool,
+    /// Judge each latency with the stream's radio part added (2·δ_i + t_i: access both ways and
+    /// transmission), which the simulator includes and a local network does not.
+    #[arg(long)]
+    pub add_radio_delay: bool,
+    /// Speak HTTP/2 (prior knowledge) instead of HTTP/1.1.
+    #[arg(long)]
+    pub http2: bool,
+    /// Runtime worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Period of progress lines on standard error, s (0: none).
+    // assumption: a line every 5 s shows progress without flooding the terminal.
+    #[arg(long, default_value_t = 5.0)]
+    pub progress: f64,
+}
+
+/// Everything a load run needs, loaded and checked.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Gateway base URL, without a trailing slash.
+    pub gateway: String,
+    /// The workload (λ already overridden where asked).
+    pub workload: Workload,
+    /// Task names, indexed by [`crate::profiles::TaskId`].
+    pub task_names: Vec<String>,
+    /// Duration of client arrivals, s.
+    pub duration_s: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Scheduler index whose random streams are drawn.
+    pub scheduler: u64,
+    /// Body encoding.
+    pub body: BodyFormat,
+    /// Timeout of each request.
+    pub timeout: Duration,
+    /// Cap on concurrently open streams.
+    pub max_streams: Option<usize>,
+    /// Streams run their full duration.
+    pub full_streams: bool,
+    /// Add 2·δ_i + t_i to latencies before judging them.
+    pub add_radio_delay: bool,
+    /// HTTP/2 with prior knowledge.
+    pub http2: bool,
+    /// Period of progress lines on standard error.
+    pub progress: Option<Duration>,
+}
+
+impl LoadOptions {
+    /// Options with defaults for `workload` against `gateway`: 60 s, seed 1, scheduler 0,
+    /// binary bodies, 10 s timeout, no stream cap, no progress lines.
+    pub fn new(gateway: &str, workload: Workload, profiles: &Profiles) -> anyhow::Result<Self> {
+        Ok(Self {
+            gateway: check_gateway(gateway)?,
+            workload,
+            task_names: profiles.tasks.iter().map(|t| t.name.clone()).collect(),
+            // As the `--duration` and `--seed` defaults.
+            duration_s: 60.0,
+            seed: 1,
+            scheduler: 0,
+            body: BodyFormat::Binary,
+            // assumption: as the `--timeout-ms` default.
+            timeout: Duration::from_secs(10),
+            max_streams: None,
+            full_streams: false,
+            add_radio_delay: false,
+            http2: false,
+            progress: None,
+        })
+    }
+
+    /// Loads the files `args` name and checks its values.
+    pub fn from_args(args: &LoadgenArgs) -> anyhow::Result<Self> {
+        let profiles = Profiles::load(&args.profiles)
+            .with_context(|| format!("--profiles {}", args.profiles.display()))?;
+        let mut workload = Workload::load(&args.workload, &profiles)
+            .with_context(|| format!("--workload {}", args.workload.display()))?;
+        if let Some(l) = args.lambda {
+            if !(l.is_finite() && l >= 0.0) {
+                bail!("--lambda: expected clients per minute >= 0, got {l}");
+            }
+            workload.lambda = Lambda::Constant(l);
+        }
+        if !(args.duration.is_finite() && args.duration > 0.0) {
+            bail!("--duration: expected seconds > 0, got {}", args.duration);
+        }
+        if args.timeout_ms == 0 {
+            bail!("--timeout-ms: expected a timeout > 0");
+        }
+        if args.max_streams == Some(0) {
+            bail!("--max-streams: expected at least 1");
+        }
+        if args.threads == Some(0) {
+            bail!("--threads: expected at least 1");
+        }
+        if !(args.progress.is_finite() && args.progress >= 0.0) {
+            bail!("--progress: expected seconds >= 0, got {}", args.progress);
+        }
+        let mut o = Self::new(&args.gateway, workload, &profiles)?;
+        o.duration_s = args.duration;
+        o.seed = args.seed;
+        o.scheduler = args.scheduler;
+        o.body = args.body;
+        o.timeout = Duration::from_millis(args.timeout_ms);
+        o.max_streams = args.max_streams;
+        o.full_streams = args.full_streams;
+        o.add_radio_delay = args.add_radio_delay;
+        o.http2 = args.http2;
+        o.progress = (args.progress > 0.0).then(|| Duration::from_secs_f64(args.progress));
+        Ok(o)
+    }
+
+    /// What the report echoes of these options.
+    pub fn run_config(&self) -> RunConfig {
+        RunConfig {
+            gateway: self.gateway.clone(),
+            lambda: self.workload.lambda.describe(),
+            duration_s: self.duration_s,
+            seed: self.seed,
+            scheduler: self.scheduler,
+            body: format!("{:?}", self.body).to_lowercase(),
+            timeout_ms: self.timeout.as_millis() as u64,
+            max_streams: self.max_streams,
+            full_streams: self.full_streams,
+            add_radio_delay: self.add_radio_delay,
+        }
+    }
+}
+
+/// Checks a gateway URL (`http://host[:port]`, no path) and drops a trailing slash.
+fn check_gateway(url: &str) -> anyhow::Result<String> {
+    let base = url.trim_end_matches('/');
+    let uri: hyper::Uri = base
+        .parse()
+        .with_context(|| format!("--gateway {url}: not a URL"))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some(s) => bail!("--gateway {url}: scheme {s} is not supported, use http://"),
+        None => bail!("--gateway {url}: expected http://host:port"),
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        bail!("--gateway {url}: no host");
+    }
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        bail!("--gateway {url}: expected a base URL without a path");
+    }
+    Ok(base.to_string())
 }
 
 /// Runs `continuum loadgen`.
-pub fn execute(_args: &LoadgenArgs) -> anyhow::Result<()> {
-    anyhow::bail!("loadgen: not built yet")
+pub fn execute(args: &LoadgenArgs) -> anyhow::Result<()> {
+    let opts = LoadOptions::from_args(args)?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all();
+    if let Some(n) = args.threads {
+        rt.worker_threads(n);
+    }
+    let rt = rt.build().context("starting the async runtime")?;
+    let report = rt.block_on(run_until(&opts, async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: no new queries; waiting for those in flight");
+        } else {
+            std::future::pending::<()>().await;
+        }
+    }))?;
+    let json = report.to_json();
+    if let Some(path) = &args.out {
+        std::fs::write(path, &json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    match args.format {
+        ReportFormat::Table => print!("{}", report.to_table()),
+        ReportFormat::Json => println!("{json}"),
+    }
+    Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,8 +8,7 @@ use super::{NO_STREAM, Query, Simulation};
 use crate::feasibility::feasible;
 use crate::metrics::Outcome;
 use crate::rng::{Purpose, stream_rng};
-use rand::Rng;
-use rand_distr::{Distribution, Exp1};
+use crate::workload::emission::{Client, accept_candidate, next_candidate_ms};
 
 impl Simulation {
     pub(super) fn dispatch(&mut self, e: Event) {
@@ -26,13 +25,9 @@ impl Simulation {
     /// Schedules the next candidate arrival at scheduler `s` after `from` (thinning at the
     /// peak rate; [`Self::on_client_arrival`] accepts with probability λ(t)/λ_max).
     pub(super) fn schedule_next_client(&mut self, s: usize, from: f64) {
-        let peak_per_ms = self.sc.workload.lambda.max() / 60_000.0;
-        if peak_per_ms <= 0.0 {
-            return;
-        }
-        let gap: f64 = Exp1.sample(&mut self.scheds[s].arrivals);
-        let t = from + gap / peak_per_ms;
-        if t < self.horizon_ms {
+        let lambda = &self.sc.workload.lambda;
+        let next = next_candidate_ms(&mut self.scheds[s].arrivals, lambda, from);
+        if let Some(t) = next.filter(|t| *t < self.horizon_ms) {
             self.events.push(t, Kind::ClientArrival, s as u32, 0);
         }
     }
@@ -42,8 +37,7 @@ impl Simulation {
         let sc = self.sc.clone();
         let wl = &sc.workload;
         let st = &mut self.scheds[s];
-        let accept = st.arrivals.random::<f64>() * wl.lambda.max() < wl.lambda.at(now);
-        if accept {
+        if accept_candidate(&mut st.arrivals, &wl.lambda, now) {
             let p = wl.sample_stream(&mut st.arrivals);
             let client = st.clients;
             st.clients += 1;
@@ -66,16 +60,16 @@ impl Simulation {
             &mut self.scratch,
         );
         let mut stream = Stream {
-            emit_rng: stream_rng(self.cfg.seed, Purpose::Stream, s as u64, client),
+            emission: Client {
+                t_ms: now,
+                index: client,
+                params: *p,
+            }
+            .emission(self.cfg.seed, s as u64, self.horizon_ms),
             net_rng: stream_rng(self.cfg.seed, Purpose::Uplink, s as u64, client),
             sched: s as u16,
             app: p.app,
             worker: u32::MAX,
-            k: 0,
-            t0: now,
-            period_ms: 1000.0 / p.rate_qps,
-            t_end: (now + p.duration_ms).min(self.horizon_ms),
-            last_ms: now,
             pending_ms: now,
             size_kb: p.size_kb,
             tx_ms: p.tx_ms,
@@ -95,7 +89,13 @@ impl Simulation {
             // No feasible binding: every query it would have sent is rejected.
             self.stats.streams_rejected += 1;
             if let Some(o) = &mut self.observer {
-                o.incoming_unbound(s, usize::from(stream.bucket), now, stream.t_end, p.rate_qps);
+                o.incoming_unbound(
+                    s,
+                    usize::from(stream.bucket),
+                    now,
+                    stream.emission.t_end,
+                    p.rate_qps,
+                );
             }
             while let Some(t) = stream.next_emission(jitter) {
                 self.stats.queries += 1;
@@ -121,7 +121,8 @@ impl Simulation {
         if let Some(t) = stream.next_emission(jitter) {
             stream.pending_ms = t;
             self.workers[c.worker as usize].streams += 1;
-            self.events.push(stream.t_end, Kind::StreamEnd, c.worker, 0);
+            self.events
+                .push(stream.emission.t_end, Kind::StreamEnd, c.worker, 0);
             let id = self.streams.insert(stream);
             self.events.push(t, Kind::Emit, id, 0);
         }

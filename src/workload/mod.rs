@@ -2,6 +2,7 @@
 //! and application classes whose streams have random rate, frame size, bandwidth, deadline,
 //! accuracy floor and duration.
 
+pub mod emission;
 mod lambda;
 mod schema;
 

@@ -1,0 +1,482 @@
+//! Outcome classification, the recorder a run fills in, and the report it produces (JSON and a
+//! text table).
+
+use crate::metrics::Outcome;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Largest latency the histograms track, µs; longer ones are clamped. assumption: one hour,
+/// as the simulator's histograms (`metrics::MAX_LATENCY_US`).
+const MAX_LATENCY_US: u64 = 3_600_000_000;
+/// Significant digits of the histograms. assumption: 3 digits (0.1 % relative error) is finer
+/// than any timing the network gives.
+const SIG_DIGITS: u8 = 3;
+/// How many error messages a report keeps. assumption: a handful show the cause without
+/// flooding the output.
+const MAX_ERRORS: usize = 10;
+
+/// The outcome of one query from what the load generator saw: `status` is the HTTP status of a
+/// fully read response (`None`: no response, e.g. a timeout or a transport error), and
+/// `latency_ms` the time from send to the end of the response, as judged against the stream's
+/// deadline `max_delay_ms`.
+pub fn classify(status: Option<u16>, latency_ms: f64, max_delay_ms: f64) -> Outcome {
+    match status {
+        Some(200) if latency_ms <= max_delay_ms => Outcome::Success,
+        Some(200) => Outcome::Failure,
+        _ => Outcome::Rejected,
+    }
+}
+
+/// Offered / success / failure / rejected query counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct QueryCounts {
+    /// Queries offered: sent, or counted for streams that were refused.
+    pub offered: u64,
+    /// Answered with 200 within the stream's deadline.
+    pub success: u64,
+    /// Answered with 200 after the deadline.
+    pub failure: u64,
+    /// Not answered with 200 (refused, failed, timed out, or of a refused stream).
+    pub rejected: u64,
+    /// success / offered (0 when nothing was offered).
+    pub success_ratio: f64,
+}
+
+impl QueryCounts {
+    fn count(&mut self, o: Outcome, n: u64) {
+        self.offered += n;
+        match o {
+            Outcome::Success => self.success += n,
+            Outcome::Failure => self.failure += n,
+            Outcome::Rejected => self.rejected += n,
+        }
+        self.success_ratio = if self.offered == 0 {
+            0.0
+        } else {
+            self.success as f64 / self.offered as f64
+        };
+    }
+
+    /// Whether every offered query has exactly one outcome.
+    pub fn conserved(&self) -> bool {
+        self.offered == self.success + self.failure + self.rejected
+    }
+}
+
+/// Percentiles of a latency distribution, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl LatencySummary {
+    fn of(h: &Histogram<u64>) -> Self {
+        let ms = |us: u64| us as f64 / 1000.0;
+        Self {
+            count: h.len(),
+            mean: if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
+            p50: ms(h.value_at_quantile(0.5)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// Streams of one app class (or of all).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StreamCounts {
+    /// Clients that arrived (each opens one stream).
+    pub arrived: u64,
+    /// Streams the gateway bound (201).
+    pub opened: u64,
+    /// Streams refused, by reason: the gateway's `constraint` of a 503, `rate-limited` (429),
+    /// `max-streams` (the load generator's own cap), `http-<status>` for errors, `timeout`,
+    /// `transport`.
+    pub refused: BTreeMap<String, u64>,
+}
+
+/// Results of one app class.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppReport {
+    /// App class name.
+    pub app: String,
+    /// Its streams.
+    pub streams: StreamCounts,
+    /// Its queries.
+    pub queries: QueryCounts,
+    /// Latency of its answered (200) queries, send to end of response.
+    pub latency_ms: LatencySummary,
+}
+
+/// What a load run was asked to do, echoed in its report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunConfig {
+    /// Gateway base URL.
+    pub gateway: String,
+    /// Client arrival rate λ, clients/min (description).
+    pub lambda: String,
+    /// Duration of client arrivals, s.
+    pub duration_s: f64,
+    /// Seed of the random streams.
+    pub seed: u64,
+    /// The scheduler whose random streams were drawn.
+    pub scheduler: u64,
+    /// Body format.
+    pub body: String,
+    /// Request timeout, ms.
+    pub timeout_ms: u64,
+    /// Cap on concurrently open streams.
+    pub max_streams: Option<usize>,
+    /// Whether streams ran to their full duration rather than stopping at the end of arrivals.
+    pub full_streams: bool,
+    /// Whether 2·δ_i + t_i (radio access both ways, transmission) was added to each measured
+    /// latency before judging it.
+    pub add_radio_delay: bool,
+}
+
+/// The report of a load run.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadReport {
+    /// What was asked.
+    pub config: RunConfig,
+    /// Whether the run was interrupted (no further arrivals or emissions after that).
+    pub interrupted: bool,
+    /// Wall-clock time from the first arrival to the last answer, s.
+    pub elapsed_s: f64,
+    /// Streams of all apps.
+    pub streams: StreamCounts,
+    /// Queries of all apps.
+    pub queries: QueryCounts,
+    /// Queries actually sent to the gateway (offered minus those of refused streams).
+    pub sent: u64,
+    /// Offered queries per second of the arrival window.
+    pub offered_qps: f64,
+    /// Sent queries per second of the arrival window.
+    pub sent_qps: f64,
+    /// Latency of answered (200) queries, send to end of response.
+    pub latency_ms: LatencySummary,
+    /// How late the load generator sent queries after their scheduled time (its own overhead).
+    pub send_lag_ms: LatencySummary,
+    /// HTTP statuses of stream opens (`timeout`, `transport` when there was no response).
+    pub open_status: BTreeMap<String, u64>,
+    /// HTTP statuses of inference requests (`timeout`, `transport` when there was none).
+    pub infer_status: BTreeMap<String, u64>,
+    /// HTTP statuses of stream closes.
+    pub close_status: BTreeMap<String, u64>,
+    /// The gateway's own judgement of answered queries (`x-continuum-outcome`).
+    pub gateway_outcome: BTreeMap<String, u64>,
+    /// Per app class.
+    pub per_app: Vec<AppReport>,
+    /// The first few unexpected answers and errors.
+    pub errors: Vec<String>,
+}
+
+struct AppState {
+    streams: StreamCounts,
+    queries: QueryCounts,
+    latency: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, SIG_DIGITS).expect("valid histogram bounds")
+}
+
+/// Collects the outcomes of a run as they happen.
+pub struct Recorder {
+    apps: Vec<(String, AppState)>,
+    lag: Histogram<u64>,
+    sent: u64,
+    open_status: BTreeMap<String, u64>,
+    infer_status: BTreeMap<String, u64>,
+    close_status: BTreeMap<String, u64>,
+    gateway_outcome: BTreeMap<String, u64>,
+    errors: Vec<String>,
+}
+
+fn bump(m: &mut BTreeMap<String, u64>, key: &str, n: u64) {
+    match m.get_mut(key) {
+        Some(v) => *v += n,
+        None => {
+            m.insert(key.to_string(), n);
+        }
+    }
+}
+
+impl Recorder {
+    /// A recorder for these app classes (indexed as in the workload).
+    pub fn new(apps: &[String]) -> Self {
+        Self {
+            apps: apps
+                .iter()
+                .map(|a| {
+                    let s = AppState {
+                        streams: StreamCounts::default(),
+                        queries: QueryCounts::default(),
+                        latency: histogram(),
+                    };
+                    (a.clone(), s)
+                })
+                .collect(),
+            lag: histogram(),
+            sent: 0,
+            open_status: BTreeMap::new(),
+            infer_status: BTreeMap::new(),
+            close_status: BTreeMap::new(),
+            gateway_outcome: BTreeMap::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// A client of app `app` arrived and asks to open a stream.
+    pub fn arrived(&mut self, app: u16) {
+        self.apps[usize::from(app)].1.streams.arrived += 1;
+    }
+
+    /// The answer to a stream open: `status` is the HTTP status or `timeout` / `transport`.
+    pub fn open_status(&mut self, status: &str) {
+        bump(&mut self.open_status, status, 1);
+    }
+
+    /// A stream of app `app` was bound.
+    pub fn opened(&mut self, app: u16) {
+        self.apps[usize::from(app)].1.streams.opened += 1;
+    }
+
+    /// A stream of app `app` was refused for `reason`; the `queries` it would have sent are
+    /// offered and rejected.
+    pub fn refused(&mut self, app: u16, reason: &str, queries: u64) {
+        let a = &mut self.apps[usize::from(app)].1;
+        bump(&mut a.streams.refused, reason, 1);
+        a.queries.count(Outcome::Rejected, queries);
+    }
+
+    /// A query was sent `lag_us` after its scheduled time.
+    pub fn sent(&mut self, lag_us: u64) {
+        self.sent += 1;
+        self.lag.saturating_record(lag_us.max(1));
+    }
+
+    /// A query of app `app` ended: `status` is the HTTP status of its response (`None`: none,
+    /// and `no_answer` says why), `latency_us` the time from send to end of response,
+    /// `judged_ms` the latency judged against `max_delay_ms`, `gateway` the gateway's outcome
+    /// header. Returns the outcome.
+    #[allow(clippy::too_many_arguments)]
+    pub fn query(
+        &mut self,
+        app: u16,
+        status: Option<u16>,
+        no_answer: &str,
+        latency_us: u64,
+        judged_ms: f64,
+        max_delay_ms: f64,
+        gateway: Option<&str>,
+    ) -> Outcome {
+        let o = classify(status, judged_ms, max_delay_ms);
+        let a = &mut self.apps[usize::from(app)].1;
+        a.queries.count(o, 1);
+        if status == Some(200) {
+            a.latency.saturating_record(latency_us.max(1));
+        }
+        match status {
+            Some(s) => bump(&mut self.infer_status, &s.to_string(), 1),
+            None => bump(&mut self.infer_status, no_answer, 1),
+        }
+        if let Some(g) = gateway {
+            bump(&mut self.gateway_outcome, g, 1);
+        }
+        o
+    }
+
+    /// The answer to a stream close.
+    pub fn close_status(&mut self, status: &str) {
+        bump(&mut self.close_status, status, 1);
+    }
+
+    /// Keeps an error message (only the first few).
+    pub fn error(&mut self, msg: String) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(msg);
+        }
+    }
+
+    /// Queries sent so far.
+    pub fn sent_count(&self) -> u64 {
+        self.sent
+    }
+
+    /// Queries with an outcome so far.
+    pub fn ended_count(&self) -> u64 {
+        self.apps.iter().map(|a| a.1.queries.offered).sum()
+    }
+
+    /// The report: `elapsed_s` of wall-clock time, `config` echoed.
+    pub fn report(&self, config: RunConfig, elapsed_s: f64, interrupted: bool) -> LoadReport {
+        let mut streams = StreamCounts::default();
+        let mut queries = QueryCounts::default();
+        let mut all = histogram();
+        let mut per_app = Vec::with_capacity(self.apps.len());
+        for (name, a) in &self.apps {
+            streams.arrived += a.streams.arrived;
+            streams.opened += a.streams.opened;
+            for (k, v) in &a.streams.refused {
+                bump(&mut streams.refused, k, *v);
+            }
+            queries.count(Outcome::Success, a.queries.success);
+            queries.count(Outcome::Failure, a.queries.failure);
+            queries.count(Outcome::Rejected, a.queries.rejected);
+            all.add(&a.latency).expect("same histogram bounds");
+            per_app.push(AppReport {
+                app: name.clone(),
+                streams: a.streams.clone(),
+                queries: a.queries,
+                latency_ms: LatencySummary::of(&a.latency),
+            });
+        }
+        let per_s = |n: u64| {
+            if config.duration_s > 0.0 {
+                n as f64 / config.duration_s
+            } else {
+                0.0
+            }
+        };
+        LoadReport {
+            offered_qps: per_s(queries.offered),
+            sent_qps: per_s(self.sent),
+            config,
+            interrupted,
+            elapsed_s,
+            streams,
+            queries,
+            sent: self.sent,
+            latency_ms: LatencySummary::of(&all),
+            send_lag_ms: LatencySummary::of(&self.lag),
+            open_status: self.open_status.clone(),
+            infer_status: self.infer_status.clone(),
+            close_status: self.close_status.clone(),
+            gateway_outcome: self.gateway_outcome.clone(),
+            per_app,
+            errors: self.errors.clone(),
+        }
+    }
+}
+
+fn map_line(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "-".to_string();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl LoadReport {
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("reports serialise")
+    }
+
+    /// The report as a text table.
+    pub fn to_table(&self) -> String {
+        let c = &self.config;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "gateway {}  λ {} clients/min  duration {} s  seed {}  scheduler {}  body {}{}",
+            c.gateway,
+            c.lambda,
+            c.duration_s,
+            c.seed,
+            c.scheduler,
+            c.body,
+            if self.interrupted {
+                "  (interrupted)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            s,
+            "elapsed {:.1} s  offered {:.1} qps  sent {:.1} qps  send lag p99 {:.2} ms max {:.2} ms",
+            self.elapsed_s,
+            self.offered_qps,
+            self.sent_qps,
+            self.send_lag_ms.p99,
+            self.send_lag_ms.max
+        );
+        let _ = writeln!(
+            s,
+            "streams: {} arrived, {} opened, refused: {}",
+            self.streams.arrived,
+            self.streams.opened,
+            map_line(&self.streams.refused)
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            "app",
+            "streams",
+            "offered",
+            "success",
+            "failure",
+            "rejected",
+            "ratio",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms"
+        );
+        let row =
+            |s: &mut String, name: &str, st: &StreamCounts, q: &QueryCounts, l: &LatencySummary| {
+                let _ = writeln!(
+                    s,
+                    "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8.4} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
+                    name,
+                    format!("{}/{}", st.opened, st.arrived),
+                    q.offered,
+                    q.success,
+                    q.failure,
+                    q.rejected,
+                    q.success_ratio,
+                    l.p50,
+                    l.p95,
+                    l.p99,
+                    l.max
+                );
+            };
+        for a in &self.per_app {
+            row(&mut s, &a.app, &a.streams, &a.queries, &a.latency_ms);
+        }
+        row(
+            &mut s,
+            "total",
+            &self.streams,
+            &self.queries,
+            &self.latency_ms,
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(s, "open status:  {}", map_line(&self.open_status));
+        let _ = writeln!(s, "infer status: {}", map_line(&self.infer_status));
+        let _ = writeln!(s, "close status: {}", map_line(&self.close_status));
+        let _ = writeln!(s, "gateway says: {}", map_line(&self.gateway_outcome));
+        for e in &self.errors {
+            let _ = writeln!(s, "error: {e}");
+        }
+        s
+    }
+}
