@@ -132,5 +132,25 @@ pub fn feasible(
     short
 }
 
+/// The binding step of SPEC §5–6, shared by the simulator and the gateway: the feasible
+/// candidates (left in `scratch`, reusable across calls), then `policy`'s pick among them.
+/// `Err` says how the workers fell short when none is feasible.
+#[allow(clippy::too_many_arguments)]
+pub fn bind(
+    d: &Demand,
+    reach: &[Reach],
+    fleet: &Fleet,
+    view: &LoadView,
+    policy: &dyn crate::policy::Policy,
+    rng: &mut crate::rng::SimRng,
+    scratch: &mut Vec<Candidate>,
+) -> Result<Candidate, Shortfall> {
+    let short = feasible(d, reach, fleet, view, scratch);
+    if scratch.is_empty() {
+        return Err(short);
+    }
+    Ok(scratch[policy.choose(scratch, rng)])
+}
+
 #[cfg(test)]
 mod tests;

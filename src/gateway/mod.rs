@@ -1,8 +1,23 @@
-//! The gateway (`continuum gateway --config gateway.yaml`).
+//! The gateway (`continuum gateway --config gateway.yaml`): one process per antenna or central
+//! office. It binds client streams to (variant, cluster) pairs with the core's feasibility and
+//! dispatch policies over a live load view, forwards their queries to real workers over QUIC
+//! or HTTP, and (with a checkpoint) lets the DQN meta-policy pick its policy every window.
+//!
+//! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
+//! - [`live`]: the load view fed by worker reports, published every Δ;
+//! - [`state`]: binding and forwarding; [`streams`]: open streams;
+//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end;
+//! - [`metrics`]: Prometheus; [`server`]: tasks, reload, shutdown.
 
+pub mod api;
+pub mod config;
+pub mod live;
+pub mod metrics;
+pub mod plan;
+pub mod server;
+pub mod state;
+pub mod streams;
 pub mod upstream;
 
-/// `continuum gateway --config <path>`.
-pub fn run_from_file(_path: &std::path::Path) -> anyhow::Result<()> {
-    anyhow::bail!("gateway: not built yet")
-}
+pub use config::GatewayConfig;
+pub use server::{Ctx, Gateway, run_from_file};

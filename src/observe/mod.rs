@@ -128,6 +128,12 @@ impl WindowObserver {
         self.incoming[s * self.buckets.len() + bucket] += 1.0;
     }
 
+    /// `n` queries arrived at scheduler `s` in bucket `bucket` (a live driver's batched count).
+    #[inline]
+    pub fn incoming_queries(&mut self, s: usize, bucket: usize, n: f64) {
+        self.incoming[s * self.buckets.len() + bucket] += n;
+    }
+
     /// A stream at scheduler `s` in bucket `bucket` found no binding: its queries, at
     /// `rate_qps` from `from_ms` to `to_ms`, still count as incoming in the windows they fall in.
     pub fn incoming_unbound(

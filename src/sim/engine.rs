@@ -5,7 +5,7 @@ use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::QueueBound;
 use super::{NO_STREAM, Query, Simulation};
-use crate::feasibility::feasible;
+use crate::feasibility::bind;
 use crate::metrics::Outcome;
 use crate::rng::{Purpose, stream_rng};
 use crate::workload::emission::{Client, accept_candidate, next_candidate_ms};
@@ -52,11 +52,13 @@ impl Simulation {
         let demand = p.demand();
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
-        feasible(
+        let bound = bind(
             &demand,
             &sched.reach,
             &sc.fleet,
             &self.view,
+            self.policies[s],
+            &mut self.scheds[s].policy,
             &mut self.scratch,
         );
         let mut stream = Stream {
@@ -85,7 +87,7 @@ impl Simulation {
             stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
         }
         let jitter = sc.workload.jitter;
-        if self.scratch.is_empty() {
+        let Ok(c) = bound else {
             // No feasible binding: every query it would have sent is rejected.
             self.stats.streams_rejected += 1;
             if let Some(o) = &mut self.observer {
@@ -105,9 +107,7 @@ impl Simulation {
                     .count(stream.bind_window, stream.sched, Outcome::Rejected as usize);
             }
             return;
-        }
-        let pick = self.policies[s].choose(&self.scratch, &mut self.scheds[s].policy);
-        let c = self.scratch[pick];
+        };
         let reach = sched
             .reach
             .iter()

@@ -25,13 +25,33 @@ impl QuicClient {
     /// Connects from 127.0.0.1 to `addr`, trusting exactly the `trusted` certificates; the
     /// server name checked is `localhost`.
     pub async fn connect(addr: SocketAddr, trusted: &[CertificateDer<'static>]) -> Result<Self> {
+        Self::connect_with(addr, trusted, None).await
+    }
+
+    /// As [`QuicClient::connect`]; with `idle`, the connection is declared dead after that
+    /// long without hearing from the worker (keep-alives every quarter of it keep a healthy
+    /// idle connection open), so a stalled or killed worker is detected.
+    pub async fn connect_with(
+        addr: SocketAddr,
+        trusted: &[CertificateDer<'static>],
+        idle: Option<std::time::Duration>,
+    ) -> Result<Self> {
         let bind = if addr.is_ipv4() {
             SocketAddr::from(([127, 0, 0, 1], 0))
         } else {
             SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
         };
         let mut endpoint = Endpoint::client(bind).context("cannot open a QUIC socket")?;
-        endpoint.set_default_client_config(tls::client_config(trusted)?);
+        let mut client = tls::client_config(trusted)?;
+        if let Some(idle) = idle {
+            let mut t = quinn::TransportConfig::default();
+            t.max_idle_timeout(Some(
+                quinn::IdleTimeout::try_from(idle).context("idle timeout out of range")?,
+            ));
+            t.keep_alive_interval(Some(idle / 4));
+            client.transport_config(std::sync::Arc::new(t));
+        }
+        endpoint.set_default_client_config(client);
         let conn = endpoint
             .connect(addr, "localhost")?
             .await
@@ -65,6 +85,26 @@ impl QuicClient {
         send.write_all(&frame::encode_subscribe(period_ms)).await?;
         send.finish()?;
         Ok(Reports { recv })
+    }
+
+    /// The connection's current smoothed round-trip time estimate.
+    pub fn rtt(&self) -> std::time::Duration {
+        self.conn.rtt()
+    }
+
+    /// Whether the connection has ended (closed, timed out or lost).
+    pub fn is_closed(&self) -> bool {
+        self.conn.close_reason().is_some()
+    }
+
+    /// Waits until the connection ends; returns why.
+    pub async fn closed(&self) -> quinn::ConnectionError {
+        self.conn.closed().await
+    }
+
+    /// Closes the connection without waiting for the worker to acknowledge.
+    pub fn close_now(&self) {
+        self.conn.close(0u32.into(), b"closed");
     }
 
     /// Closes the connection.

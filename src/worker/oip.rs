@@ -13,6 +13,29 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+/// The names a model shows on the wire: the worker's variants and the gateway's tasks both
+/// speak OIP v2 through this.
+pub trait OipModel {
+    /// Model name (in paths and responses).
+    fn model_name(&self) -> &str;
+    /// Name of its one input tensor.
+    fn input_name(&self) -> &str;
+    /// Name of its one output tensor.
+    fn output_name(&self) -> &str;
+}
+
+impl OipModel for Variant {
+    fn model_name(&self) -> &str {
+        &self.name
+    }
+    fn input_name(&self) -> &str {
+        &self.input_name
+    }
+    fn output_name(&self) -> &str {
+        &self.output_name
+    }
+}
+
 /// The header that announces the binary-tensor extension.
 pub const HEADER_LEN: &str = "inference-header-content-length";
 
@@ -60,6 +83,8 @@ pub struct ParsedInfer {
     pub stream: Option<u64>,
     /// Whether the output is wanted as binary data.
     pub binary_output: bool,
+    /// The request's `parameters` (the gateway reads `max_delay_ms` / `min_accuracy` here).
+    pub parameters: Map<String, Value>,
 }
 
 fn bad(msg: impl Into<String>) -> QueryError {
@@ -90,10 +115,10 @@ fn flatten(v: &Value, out: &mut Vec<f32>) -> Result<(), QueryError> {
 
 /// Parses an infer body for `variant`. `header_len` is the value of the
 /// `Inference-Header-Content-Length` header, when present.
-pub fn parse_infer(
+pub fn parse_infer<M: OipModel + ?Sized>(
     body: &[u8],
     header_len: Option<usize>,
-    variant: &Variant,
+    variant: &M,
 ) -> Result<ParsedInfer, QueryError> {
     let (json_part, mut binary) = match header_len {
         Some(n) if n > body.len() => {
@@ -110,16 +135,18 @@ pub fn parse_infer(
     if req.inputs.len() != 1 {
         return Err(bad(format!(
             "`{}` takes exactly one input (`{}`), got {}",
-            variant.name,
-            variant.input_name,
+            variant.model_name(),
+            variant.input_name(),
             req.inputs.len()
         )));
     }
     let input = &req.inputs[0];
-    if input.name != variant.input_name {
+    if input.name != variant.input_name() {
         return Err(bad(format!(
             "unknown input `{}`: the input of `{}` is `{}`",
-            input.name, variant.name, variant.input_name
+            input.name,
+            variant.model_name(),
+            variant.input_name()
         )));
     }
     if input.datatype != "FP32" {
@@ -188,10 +215,12 @@ pub fn parse_infer(
         )));
     }
     for o in &req.outputs {
-        if o.name != variant.output_name {
+        if o.name != variant.output_name() {
             return Err(bad(format!(
                 "unknown output `{}`: the output of `{}` is `{}`",
-                o.name, variant.name, variant.output_name
+                o.name,
+                variant.model_name(),
+                variant.output_name()
             )));
         }
     }
@@ -222,18 +251,19 @@ pub fn parse_infer(
         deadline,
         stream,
         binary_output,
+        parameters: req.parameters,
     })
 }
 
 /// Encodes a response body; returns it with the JSON length to send as
 /// `Inference-Header-Content-Length` when the output is binary.
-pub fn encode_infer(
-    variant: &Variant,
+pub fn encode_infer<M: OipModel + ?Sized>(
+    variant: &M,
     req: &ParsedInfer,
     ans: &Answer,
 ) -> (Vec<u8>, Option<usize>) {
     let mut out = json!({
-        "name": variant.output_name,
+        "name": variant.output_name(),
         "datatype": "FP32",
         "shape": ans.output.shape,
     });
@@ -243,7 +273,7 @@ pub fn encode_infer(
         out["data"] = json!(ans.output.data);
     }
     let mut body = json!({
-        "model_name": variant.name,
+        "model_name": variant.model_name(),
         "model_version": "1",
         "parameters": {
             "queue_us": ans.queue_us,

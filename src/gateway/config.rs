@@ -1,0 +1,345 @@
+//! Gateway settings: a YAML file layered with `CONTINUUM_*` environment overrides (the `config`
+//! crate), as for the worker. Nested keys use a double underscore
+//! (`CONTINUUM_HTTP__LISTEN=127.0.0.1:9080`, `CONTINUUM_ADMIN_TOKEN=…`). Only variables naming a
+//! gateway setting are read.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// All settings of one gateway process (one scheduler).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Name in logs and metrics.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Topology file (the simulator's format).
+    pub topology: PathBuf,
+    /// Variant profiles the topology's deployment refers to.
+    pub profiles: PathBuf,
+    /// The access cluster this gateway schedules for (a cluster id of the topology).
+    pub scheduler: String,
+    /// Client endpoint.
+    #[serde(default)]
+    pub http: HttpConfig,
+    /// The live workers: where each cluster's variants are served.
+    pub workers: Vec<UpstreamConfig>,
+    /// Wire names and item shape of each task's tensors (for OIP metadata and for relaying
+    /// queries over QUIC).
+    pub tasks: BTreeMap<String, TaskIo>,
+    /// Static dispatch policy (used when no agent is configured, or until its first decision).
+    #[serde(default = "default_policy")]
+    pub policy: String,
+    /// Meta-policy checkpoint (`continuum train`); when set, the policy is chosen every window.
+    #[serde(default)]
+    pub agent: Option<PathBuf>,
+    /// Meta-policy window T, ms (SPEC §9 default: 5 s).
+    #[serde(default = "default_window_ms")]
+    pub window_ms: u64,
+    /// Token required by `PUT /v1/policy` and `POST /v1/reload` (`Authorization: Bearer …`);
+    /// without one, those routes always answer 401.
+    #[serde(default)]
+    pub admin_token: Option<String>,
+    /// Load view publication period Δ, ms (SPEC §8 default staleness: 100 ms).
+    #[serde(default = "default_publish_ms")]
+    pub publish_ms: u64,
+    /// Streams with no query for this long are closed, ms. assumption: 30 s, several times the
+    /// longest frame gap of any app class.
+    #[serde(default = "default_idle_ms")]
+    pub stream_idle_timeout_ms: u64,
+    /// Bound on every call to a worker, ms. assumption: 5 s, far above any deadline served.
+    #[serde(default = "default_upstream_timeout_ms")]
+    pub upstream_timeout_ms: u64,
+    /// Most queries in flight to one worker; beyond it queries are rejected (back-pressure).
+    /// assumption: 1024, several seconds of queue at the capacities profiled here.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight_per_worker: usize,
+    /// Most open streams. assumption: 100 000 (memory per stream is measured in the README).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: usize,
+    /// Stream opens allowed per second (token bucket refill); over it opens get 429.
+    /// assumption: 1000/s, 60× the busiest antenna's client arrival rate in workloads/.
+    #[serde(default = "default_open_rate")]
+    pub stream_open_rate: f64,
+    /// Token bucket depth for stream opens. assumption: 200, a burst of 0.2 s at the rate above.
+    #[serde(default = "default_open_burst")]
+    pub stream_open_burst: f64,
+    /// Weight of the measured RTT/2 in the live d_n^s (the rest is the topology's figure).
+    #[serde(default = "default_rtt_weight")]
+    pub rtt_weight: f64,
+    /// Sim-to-live mode: sleep for the topology's link delays (and the stream's access and
+    /// transmission delays) on the way to the worker and back, so loopback behaves like the
+    /// topology's network.
+    #[serde(default)]
+    pub inject_delays: bool,
+    /// One-way access delay δ_i assumed for streams that do not state one, ms. assumption: 5 ms,
+    /// the middle of the access delays in workloads/default.yaml.
+    #[serde(default = "default_access_ms")]
+    pub default_access_ms: f64,
+    /// Seed of the scheduler's random stream (randomised policies, injected jitter).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `text` or `json` log lines.
+    #[serde(default)]
+    pub log_format: LogFormat,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Client endpoint settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Listen address (port 0: any free port).
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Largest request body; larger ones get 413. assumption: 8 MiB, as the worker.
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+            max_body_bytes: default_max_body(),
+        }
+    }
+}
+
+/// How the gateway talks to one worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// continuum's QUIC framing (`continuum worker`).
+    Quic,
+    /// Open Inference Protocol v2 over HTTP (any OIP server, e.g. Triton).
+    Http,
+}
+
+/// One live worker process.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// Name in logs and metrics.
+    pub name: String,
+    /// The topology cluster it runs on.
+    pub cluster: String,
+    /// `quic` or `http`.
+    pub protocol: Protocol,
+    /// QUIC: `host:port`; HTTP: `http://host:port`.
+    pub address: String,
+    /// QUIC: the worker's certificate (DER) to trust, e.g. its `quic.dev_cert_out`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// HTTP: the Prometheus endpoint its load is read from (default `{address}/metrics`).
+    #[serde(default)]
+    pub metrics: Option<String>,
+    /// Variants it serves (profile names); default: the topology's deployment on its cluster.
+    #[serde(default)]
+    pub variants: Option<Vec<String>>,
+}
+
+/// The wire description of a task's model inputs and outputs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskIo {
+    /// Input tensor name.
+    pub input: String,
+    /// Output tensor name.
+    pub output: String,
+    /// Shape of one input item (without the batch dimension).
+    pub shape: Vec<usize>,
+    /// Shape of one output item.
+    #[serde(default)]
+    pub output_shape: Vec<usize>,
+}
+
+fn default_name() -> String {
+    "gateway".into()
+}
+fn default_policy() -> String {
+    "least-impedance".into()
+}
+fn default_window_ms() -> u64 {
+    5000
+}
+fn default_publish_ms() -> u64 {
+    100
+}
+fn default_idle_ms() -> u64 {
+    30_000
+}
+fn default_upstream_timeout_ms() -> u64 {
+    5000
+}
+fn default_max_in_flight() -> usize {
+    1024
+}
+fn default_max_streams() -> usize {
+    100_000
+}
+fn default_open_rate() -> f64 {
+    1000.0
+}
+fn default_open_burst() -> f64 {
+    200.0
+}
+fn default_rtt_weight() -> f64 {
+    0.5
+}
+fn default_access_ms() -> f64 {
+    5.0
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+fn default_max_body() -> usize {
+    8 << 20
+}
+
+/// Top-level keys that `CONTINUUM_*` variables may set.
+const ENV_KEYS: &[&str] = &[
+    "name",
+    "topology",
+    "profiles",
+    "scheduler",
+    "http",
+    "policy",
+    "agent",
+    "window_ms",
+    "admin_token",
+    "publish_ms",
+    "stream_idle_timeout_ms",
+    "upstream_timeout_ms",
+    "max_in_flight_per_worker",
+    "max_streams",
+    "stream_open_rate",
+    "stream_open_burst",
+    "rtt_weight",
+    "inject_delays",
+    "default_access_ms",
+    "seed",
+    "log_format",
+];
+
+impl GatewayConfig {
+    /// Reads `path` (YAML), applies `CONTINUUM_*` overrides, checks the result. Relative file
+    /// paths inside are taken from the working directory.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let env: config::Map<String, String> = std::env::vars()
+            .filter(|(k, _)| {
+                k.strip_prefix("CONTINUUM_").is_some_and(|rest| {
+                    let first = rest.split("__").next().unwrap_or("").to_ascii_lowercase();
+                    ENV_KEYS.contains(&first.as_str())
+                })
+            })
+            .collect();
+        let cfg: GatewayConfig = config::Config::builder()
+            .add_source(config::File::from(path).format(config::FileFormat::Yaml))
+            .add_source(
+                config::Environment::with_prefix("CONTINUUM")
+                    .prefix_separator("_")
+                    .separator("__")
+                    .try_parsing(true)
+                    .source(Some(env)),
+            )
+            .build()
+            .and_then(|c| c.try_deserialize())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        cfg.validate()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(cfg)
+    }
+
+    /// Checks what the types cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.workers.is_empty() {
+            return Err("workers: expected at least one worker".into());
+        }
+        for (i, w) in self.workers.iter().enumerate() {
+            if self.workers[..i].iter().any(|x| x.name == w.name) {
+                return Err(format!("workers[{i}].name: duplicate worker `{}`", w.name));
+            }
+            match w.protocol {
+                Protocol::Quic if w.address.parse::<SocketAddr>().is_err() => {
+                    return Err(format!(
+                        "workers[{i}].address: expected host:port for QUIC, got `{}`",
+                        w.address
+                    ));
+                }
+                Protocol::Http if !w.address.starts_with("http://") => {
+                    return Err(format!(
+                        "workers[{i}].address: expected http://host:port, got `{}`",
+                        w.address
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for (name, t) in &self.tasks {
+            if t.shape.is_empty() || t.shape.contains(&0) {
+                return Err(format!(
+                    "tasks.{name}.shape: expected positive dimensions, got {:?}",
+                    t.shape
+                ));
+            }
+        }
+        let positive = [
+            ("window_ms", self.window_ms),
+            ("publish_ms", self.publish_ms),
+            ("stream_idle_timeout_ms", self.stream_idle_timeout_ms),
+            ("upstream_timeout_ms", self.upstream_timeout_ms),
+            (
+                "max_in_flight_per_worker",
+                self.max_in_flight_per_worker as u64,
+            ),
+            ("max_streams", self.max_streams as u64),
+            ("http.max_body_bytes", self.http.max_body_bytes as u64),
+        ];
+        if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{k}: expected >= 1"));
+        }
+        let rates = [
+            ("stream_open_rate", self.stream_open_rate),
+            ("stream_open_burst", self.stream_open_burst),
+        ];
+        if let Some((k, v)) = rates.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!("{k}: expected a number > 0, got {v}"));
+        }
+        if !(0.0..=1.0).contains(&self.rtt_weight) {
+            return Err(format!(
+                "rtt_weight: expected a number in [0, 1], got {}",
+                self.rtt_weight
+            ));
+        }
+        if !(self.default_access_ms.is_finite() && self.default_access_ms >= 0.0) {
+            return Err(format!(
+                "default_access_ms: expected >= 0, got {}",
+                self.default_access_ms
+            ));
+        }
+        if crate::policy::by_name(&self.policy).is_none() {
+            return Err(format!(
+                "policy: unknown policy `{}`; known policies: {}",
+                self.policy,
+                crate::policy::names().join(", ")
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! Helpers shared by the gateway tests: two real workers on loopback (the central office and
+//! the cloud of topologies/live.yaml) behind a gateway, and a small HTTP client.
+#![allow(dead_code)]
+
+#[path = "../worker_support/mod.rs"]
+mod worker_support;
+
+pub use worker_support::*;
+
+use bytes::Bytes;
+use continuum::gateway::{Gateway, GatewayConfig};
+use continuum::worker::Worker;
+use http_body_util::Full;
+use hyper::Request;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A file of the repository.
+pub fn repo(p: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// The central-office worker of topologies/live.yaml, certificate written into `dir`.
+pub fn co_config(dir: &Path, quic: &str) -> continuum::worker::WorkerConfig {
+    config(
+        &[("cnn-s-b1", "cnn-s", 1, 0.0), ("cnn-m-b1", "cnn-m", 1, 0.0)],
+        json!({"name": "worker-co", "quic": {"listen": quic, "dev_cert_out": dir.join("co.der")}}),
+    )
+}
+
+/// The cloud worker of topologies/live.yaml.
+pub fn cloud_config(dir: &Path, quic: &str) -> continuum::worker::WorkerConfig {
+    config(
+        &[("cnn-l-b1", "cnn-l", 1, 0.0), ("cnn-l-b4", "cnn-l", 4, 5.0)],
+        json!({"name": "worker-cloud", "quic": {"listen": quic, "dev_cert_out": dir.join("cloud.der")}}),
+    )
+}
+
+/// Gateway settings for antenna ant-00 of topologies/live.yaml in front of `co` (QUIC) and
+/// `cloud` (QUIC, or HTTP when `cloud_http`), with `extra` merged at the top level.
+pub fn gateway_json(
+    dir: &Path,
+    co: &Worker,
+    cloud: &Worker,
+    cloud_http: bool,
+    extra: Value,
+) -> Value {
+    let cloud_up = if cloud_http {
+        json!({"name": "worker-cloud", "cluster": "cloud", "protocol": "http",
+               "address": format!("http://{}", cloud.http_addr())})
+    } else {
+        json!({"name": "worker-cloud", "cluster": "cloud", "protocol": "quic",
+               "address": cloud.quic_addr().to_string(), "cert": dir.join("cloud.der")})
+    };
+    let mut v = json!({
+        "name": "test-gateway",
+        "topology": repo("topologies/live.yaml"),
+        "profiles": repo("profiles/local.yaml"),
+        "scheduler": "ant-00",
+        "http": {"listen": "127.0.0.1:0"},
+        "admin_token": "s3cret",
+        "publish_ms": 50,
+        "workers": [
+            {"name": "worker-co", "cluster": "co-0", "protocol": "quic",
+             "address": co.quic_addr().to_string(), "cert": dir.join("co.der")},
+            cloud_up,
+        ],
+        "tasks": {"object-detection": {"input": "input", "output": "output",
+                                        "shape": [3, 64, 64], "output_shape": [16]}},
+    });
+    if let Value::Object(m) = extra {
+        for (k, x) in m {
+            v[k] = x;
+        }
+    }
+    v
+}
+
+/// Two workers and a gateway.
+pub struct Live {
+    /// Central-office worker.
+    pub co: Option<Worker>,
+    /// Cloud worker.
+    pub cloud: Worker,
+    /// The gateway.
+    pub gw: Gateway,
+    /// Certificates and files.
+    pub dir: tempfile::TempDir,
+}
+
+impl Live {
+    /// The gateway's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.gw.http_addr()
+    }
+
+    /// Stops everything.
+    pub async fn stop(self) {
+        self.gw.shutdown().await;
+        if let Some(co) = self.co {
+            co.shutdown().await;
+        }
+        self.cloud.shutdown().await;
+    }
+}
+
+/// Starts both workers and a gateway (settings from [`gateway_json`]), waits until the gateway
+/// sees both workers up.
+pub async fn live(cloud_http: bool, extra: Value) -> Live {
+    let dir = tempfile::tempdir().unwrap();
+    let co = start(co_config(dir.path(), "127.0.0.1:0")).await;
+    let cloud = start(cloud_config(dir.path(), "127.0.0.1:0")).await;
+    let cfg: GatewayConfig =
+        serde_json::from_value(gateway_json(dir.path(), &co, &cloud, cloud_http, extra)).unwrap();
+    let gw = Gateway::start(cfg).await.expect("gateway starts");
+    assert!(
+        gw.wait_workers_up(Duration::from_secs(20)).await,
+        "workers up"
+    );
+    Live {
+        co: Some(co),
+        cloud,
+        gw,
+        dir,
+    }
+}
+
+/// A stream open request: `max_delay_ms`, `min_accuracy`, 15 fps, 48 KB, δ = 2 ms.
+pub fn stream_req(max_delay_ms: f64, min_accuracy: f64) -> Value {
+    json!({"task": "object-detection", "app": "test", "max_delay_ms": max_delay_ms,
+           "min_accuracy": min_accuracy, "rate_fps": 15, "frame_kb": 48, "access_ms": 2.0})
+}
+
+/// Opens a stream; returns the 201 body.
+pub async fn open(addr: SocketAddr, req: &Value) -> Value {
+    let (st, _, body) = http(addr, post_json(addr, "/v1/streams", req)).await;
+    assert_eq!(st, 201, "{}", String::from_utf8_lossy(&body));
+    serde_json::from_slice(&body).unwrap()
+}
+
+/// A request with a method, optional bearer token and JSON body.
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Request<Full<Bytes>> {
+    let mut b = Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}{path}"))
+        .header("host", "localhost")
+        .header("content-type", "application/json");
+    if let Some(t) = token {
+        b = b.header("authorization", format!("Bearer {t}"));
+    }
+    let body = body.map_or_else(Bytes::new, |v| Bytes::from(serde_json::to_vec(v).unwrap()));
+    b.body(Full::new(body)).unwrap()
+}
+
+/// The output tensor of an OIP JSON response.
+pub fn output_of(body: &[u8]) -> continuum::inference::Tensor {
+    let v: Value = serde_json::from_slice(body).unwrap();
+    let o = &v["outputs"][0];
+    continuum::inference::Tensor {
+        shape: o["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect(),
+        data: o["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect(),
+    }
+}
+
+/// The value of a metric line starting with `prefix` in Prometheus text, summed over lines.
+pub fn metric_sum(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
