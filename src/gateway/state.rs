@@ -575,13 +575,22 @@ impl GatewayState {
     }
 }
 
-/// Sleeps `ms` (if positive); returns the time actually slept.
+/// Sleeps `ms` (if positive) precisely; returns the time actually slept. tokio's timer has a
+/// 1 ms granularity and fires up to a tick late, which would add 1–2 ms to every injected
+/// delay: the last 2 ms are waited by yielding instead (only in sim-to-live mode).
 async fn sleep_ms(ms: f64) -> Duration {
     if ms <= 0.0 {
         return Duration::ZERO;
     }
     let t = Instant::now();
-    tokio::time::sleep(Duration::from_secs_f64(ms / 1e3)).await;
+    let target = t + Duration::from_secs_f64(ms / 1e3);
+    let coarse = Duration::from_millis(2);
+    if let Some(early) = target.checked_sub(coarse).filter(|e| *e > t) {
+        tokio::time::sleep_until(early.into()).await;
+    }
+    while Instant::now() < target {
+        tokio::task::yield_now().await;
+    }
     t.elapsed()
 }
 
