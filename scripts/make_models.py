@@ -9,6 +9,12 @@ ReLU, then global average pooling and a dense layer to 16 scores. They have rand
 weights: they stand in for real detectors by their compute, not by what they predict; their
 accuracies in the profile are those of the detectors they stand in for (see models/models.yaml).
 
+Also writes models/null.onnx: the same input and output, with next to no compute (Flatten, then a
+Slice of the first 16 values of each image). It is no detector; benches/gateway.rs uses it to
+measure what the gateway adds to a query, with the worker's compute out of the way. It is not
+listed in models/models.yaml (so `continuum profile` and the worker tests leave it out): the bench
+writes its own manifest for it.
+
 Also writes models/reference.json: the outputs of Python onnxruntime for a fixed deterministic
 input (the same formula as `continuum::inference::reference_input` in Rust), so that tests can
 check the Rust backends against ONNX Runtime without loading it.
@@ -64,6 +70,25 @@ def make(name, layers, seed):
     return model
 
 
+def make_null():
+    """input [N, 3, 64, 64] -> output [N, 16]: the first CLASSES values of each flattened image."""
+    inits = [numpy_helper.from_array(np.array([0], dtype=np.int64), "starts"),
+             numpy_helper.from_array(np.array([CLASSES], dtype=np.int64), "ends"),
+             numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")]
+    nodes = [helper.make_node("Flatten", ["input"], ["flat"], axis=1),
+             helper.make_node("Slice", ["flat", "starts", "ends", "axes"], ["output"])]
+    graph = helper.make_graph(
+        nodes, "null",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 64, 64])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", CLASSES])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="continuum/scripts/make_models.py")
+    model.ir_version = 8  # as make()
+    onnx.checker.check_model(model)
+    return model
+
+
 def reference_input(n):
     """x[k] = ((k * 7919) % 251) / 251 - 0.5 over the flattened [n, 3, 64, 64] tensor."""
     k = np.arange(n * 3 * 64 * 64, dtype=np.int64)
@@ -73,9 +98,12 @@ def reference_input(n):
 
 def main():
     refs = {}
-    for seed, (name, layers) in enumerate(MODELS, start=1):
-        path = os.path.join(OUT, f"{name}.onnx")
-        onnx.save(make(name, layers, seed), path)
+    built = [(name, f"{name}.onnx", make(name, layers, seed))
+             for seed, (name, layers) in enumerate(MODELS, start=1)]
+    built.append(("null-model", "null.onnx", make_null()))
+    for name, file, model in built:
+        path = os.path.join(OUT, file)
+        onnx.save(model, path)
         try:
             import onnxruntime as ort
         except ImportError:
