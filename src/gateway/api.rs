@@ -35,6 +35,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 type Resp = Response<Full<Bytes>>;
 
@@ -312,7 +313,10 @@ fn relayed(r: Relayed) -> Resp {
 
 async fn stream_infer(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Instant) -> Resp {
     let span = tracing::debug_span!("query", stream = s.id);
-    let _g = span.enter();
+    stream_query(ctx, s, req, t0).instrument(span).await
+}
+
+async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Instant) -> Resp {
     let (body, header_len) = match read_body(ctx, req).await {
         Ok(b) => b,
         Err(e) => return err(e),
