@@ -41,10 +41,10 @@ impl QuicClient {
         } else {
             SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
         };
-        let mut endpoint = Endpoint::client(bind).context("cannot open a QUIC socket")?;
+        let mut endpoint = tls::endpoint(bind, None).context("cannot open a QUIC socket")?;
         let mut client = tls::client_config(trusted)?;
         if let Some(idle) = idle {
-            let mut t = quinn::TransportConfig::default();
+            let mut t = tls::transport();
             t.max_idle_timeout(Some(
                 quinn::IdleTimeout::try_from(idle).context("idle timeout out of range")?,
             ));
@@ -90,6 +90,11 @@ impl QuicClient {
     /// The connection's current smoothed round-trip time estimate.
     pub fn rtt(&self) -> std::time::Duration {
         self.conn.rtt()
+    }
+
+    /// The largest UDP payload the connection sends now (after MTU discovery).
+    pub fn mtu(&self) -> u16 {
+        self.conn.stats().path.current_mtu
     }
 
     /// Whether the connection has ended (closed, timed out or lost).
