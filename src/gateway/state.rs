@@ -343,6 +343,9 @@ impl GatewayState {
                 ),
             );
             e.body["constraint"] = json!(constraint);
+            tracing::debug!(stream = stream.id, reach = snap.reach.len(), max_delay_ms = r.max_delay_ms,
+                min_accuracy = r.min_accuracy, access_ms = stream.access_ms, tx_ms = ?r.tx_ms,
+                frame_kb = r.frame_kb, constraint, "no feasible binding");
             e
         })?;
         let w = c.worker as usize;
