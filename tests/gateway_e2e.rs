@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
     let l = live(false, json!({})).await;
     let a = l.addr();
-    // Any model, tight deadline: least-impedance picks the nearest, fastest variant.
-    let near = open(a, &stream_req(60.0, 0.2)).await;
+    // Any model: least-impedance picks the nearest, fastest variant (the deadline is loose so
+    // that slow debug builds still answer in time).
+    let near = open(a, &stream_req(2000.0, 0.2)).await;
     assert_eq!(near["cluster"], "co-0");
     assert_eq!(near["variant"], "cnn-s-b1");
     assert_eq!(near["policy"], "least-impedance");
