@@ -41,7 +41,7 @@ impl QuicClient {
         } else {
             SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
         };
-        let mut endpoint = tls::endpoint(bind, None).context("cannot open a QUIC socket")?;
+        let mut endpoint = Endpoint::client(bind).context("cannot open a QUIC socket")?;
         let mut client = tls::client_config(trusted)?;
         if let Some(idle) = idle {
             let mut t = tls::transport();

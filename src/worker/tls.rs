@@ -7,33 +7,18 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Largest UDP payload a QUIC endpoint accepts and MTU discovery searches up to: 65 527, the
-/// largest UDP payload over IPv6 (RFC 8200 §5 with RFC 768's 8-byte header). Discovery raises the
-/// packet size only as far as the path carries (loopback: 64 KiB; Ethernet: 1 452), so a 48 KB
-/// query crosses loopback in one datagram instead of ~40.
-pub const MAX_UDP_PAYLOAD: u16 = 65_527;
+/// Concurrent queries (bidirectional streams) a peer may have open on one connection: a gateway
+/// multiplexes all its queries to a worker on one connection, and quinn's default of 100 would
+/// make the 101st wait for a stream. assumption: 1024, the gateway's default
+/// `max_in_flight_per_worker`.
+pub const MAX_CONCURRENT_STREAMS: u32 = 1024;
 
-/// A QUIC endpoint on `addr` that accepts datagrams up to [`MAX_UDP_PAYLOAD`]; a server when
-/// `server` is given.
-pub fn endpoint(
-    addr: std::net::SocketAddr,
-    server: Option<quinn::ServerConfig>,
-) -> Result<quinn::Endpoint> {
-    let mut cfg = quinn::EndpointConfig::default();
-    cfg.max_udp_payload_size(MAX_UDP_PAYLOAD)
-        .map_err(|e| anyhow::anyhow!("QUIC payload size: {e}"))?;
-    let socket = std::net::UdpSocket::bind(addr)?;
-    let runtime = quinn::default_runtime().context("no async runtime for QUIC")?;
-    Ok(quinn::Endpoint::new(cfg, server, socket, runtime)?)
-}
-
-/// Transport settings shared by workers and their clients: MTU discovery up to
-/// [`MAX_UDP_PAYLOAD`].
+/// Transport settings shared by workers and their clients: [`MAX_CONCURRENT_STREAMS`] streams.
+/// (quinn's default packet sizes are kept: 64 KiB datagrams on loopback did not raise the
+/// throughput and, in bursts, overflowed the default socket receive buffers.)
 pub fn transport() -> quinn::TransportConfig {
-    let mut mtu = quinn::MtuDiscoveryConfig::default();
-    mtu.upper_bound(MAX_UDP_PAYLOAD);
     let mut t = quinn::TransportConfig::default();
-    t.mtu_discovery_config(Some(mtu));
+    t.max_concurrent_bidi_streams(MAX_CONCURRENT_STREAMS.into());
     t
 }
 
