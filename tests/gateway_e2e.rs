@@ -237,3 +237,47 @@ async fn policy_can_be_pinned_only_with_the_admin_token() {
     assert_eq!(s["cluster"], "co-0");
     l.stop().await;
 }
+
+#[test]
+fn bad_gateway_configs_fail_with_the_field_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(repo("config/gateway.yaml")).unwrap();
+    let cases = [
+        (
+            "scheduler: ant-00",
+            "scheduler: co-0",
+            "not an access cluster",
+        ),
+        (
+            "policy: least-impedance ",
+            "policy: nearest ",
+            "unknown policy `nearest`",
+        ),
+        (
+            "window_ms: 5000 ",
+            "window_ms: 0 ",
+            "window_ms: expected >= 1",
+        ),
+        (
+            "address: 127.0.0.1:8011",
+            "address: nowhere",
+            "workers[0].address",
+        ),
+        ("cluster: co-0", "cluster: co-9", "no cluster `co-9`"),
+    ];
+    for (from, to, needle) in cases {
+        assert!(base.contains(from), "config/gateway.yaml has `{from}`");
+        let f = dir.path().join("g.yaml");
+        std::fs::write(&f, base.replacen(from, to, 1)).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_continuum"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["gateway", "--config"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{to}: {err}");
+        assert!(err.contains(needle), "{to}: `{err}` lacks `{needle}`");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
