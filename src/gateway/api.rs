@@ -321,18 +321,8 @@ async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Ins
         Ok(b) => b,
         Err(e) => return err(e),
     };
-    let plan = ctx.plan();
-    let Some(task) = plan.task(&s.req.task) else {
-        return err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("task `{}` is no longer served", s.req.task),
-        ));
-    };
-    let parsed = match ctx.state.parse(task, &body, header_len) {
-        Ok(p) => p,
-        Err(e) => return err(e),
-    };
-    match ctx.state.forward(&s, parsed, body, header_len, t0).await {
+    // Parsed where needed (QUIC upstreams); HTTP upstreams validate the body themselves.
+    match ctx.state.forward(&s, None, body, header_len, t0).await {
         Ok(r) => relayed(r),
         Err(e) => err(e),
     }
@@ -459,7 +449,7 @@ async fn one_shot(ctx: &Ctx, task: &str, req: Request<Incoming>, t0: Instant) ->
     };
     match ctx
         .state
-        .forward(&stream, parsed, body, header_len, t0)
+        .forward(&stream, Some(parsed), body, header_len, t0)
         .await
     {
         Ok(r) => relayed(r),

@@ -158,6 +158,17 @@ impl GatewayMetrics {
 
     /// Counts one query.
     pub fn query(&self, outcome: &'static str, app: &str, variant: &str, cluster: &str) {
+        self.counter(outcome, app, variant, cluster).inc();
+    }
+
+    /// The query counter of these labels (a handle: keep it to count without a lookup).
+    pub fn counter(
+        &self,
+        outcome: &'static str,
+        app: &str,
+        variant: &str,
+        cluster: &str,
+    ) -> Counter {
         self.queries
             .get_or_create(&QueryLabels {
                 outcome,
@@ -165,7 +176,7 @@ impl GatewayMetrics {
                 variant: variant.to_string(),
                 cluster: cluster.to_string(),
             })
-            .inc();
+            .clone()
     }
 
     /// Marks `active` as the active policy.

@@ -361,12 +361,18 @@ impl GatewayState {
             .find(|x| x.worker == c.worker)
             .expect("candidate comes from the live reach");
         let proc_ms = plan.fleet.workers[w].delay_ms(r.frame_kb);
+        let (variant, cluster) = (plan.variant_name(w), plan.cluster_id(w));
+        let counters = Arc::new(
+            ["success", "failure", "rejected"]
+                .map(|o| self.metrics.counter(o, &stream.app, variant, cluster)),
+        );
         Ok(Binding {
+            counters,
             worker: c.worker,
             generation: snap.generation,
             upstream: snap.upstreams[up].clone(),
-            variant: Arc::from(plan.variant_name(w)),
-            cluster: Arc::from(plan.cluster_id(w)),
+            variant: Arc::from(variant),
+            cluster: Arc::from(cluster),
             d_ms: topo.d_ms,
             sigma_ms: topo.sigma_ms,
             expected_ms: latency_bound_ms(&demand, live, proc_ms),
@@ -424,7 +430,7 @@ impl GatewayState {
     pub async fn forward(
         &self,
         stream: &Stream,
-        mut parsed: ParsedInfer,
+        parsed: Option<ParsedInfer>,
         body: Bytes,
         header_len: Option<usize>,
         t0: Instant,
@@ -437,8 +443,12 @@ impl GatewayState {
                 .incoming_queries(snap.plan.sched, stream.bucket, 1.0);
         }
         let reject = |e: ApiError, b: Option<&Binding>| {
-            let (v, c) = b.map_or(("-", "-"), |b| (&*b.variant, &*b.cluster));
-            self.metrics.query("rejected", &stream.app, v, c);
+            match b {
+                Some(b) => {
+                    b.counters[2].inc();
+                }
+                None => self.metrics.query("rejected", &stream.app, "-", "-"),
+            }
             e
         };
         let b = match self.current_binding(&snap, stream) {
@@ -469,11 +479,17 @@ impl GatewayState {
         };
         let budget_ms = stream.req.max_delay_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
-        let t_up = Instant::now();
         let task = snap.plan.task(&stream.req.task);
+        // HTTP upstreams get the body as it came; QUIC needs the tensor.
+        let parsed = match (&b.upstream.link, task, parsed) {
+            (Link::Quic(_), Some(task), None) => Some(self.parse(task, &body, header_len)?),
+            (_, _, p) => p,
+        };
+        let t_up = Instant::now();
         let result = match (&b.upstream.link, task) {
             (_, None) => Err(UpstreamError::NotFound(stream.req.task.clone())),
             (Link::Quic(q), Some(task)) => {
+                let mut parsed = parsed.expect("parsed above for QUIC");
                 let frame = InferFrame {
                     stream_id: stream.id,
                     deadline_us,
@@ -502,6 +518,17 @@ impl GatewayState {
         let upstream_time = t_up.elapsed();
         let (body, header_len) = match result {
             Ok(x) => x,
+            Err(UpstreamError::BadRequest(m)) => {
+                // An invalid request, not a query: counted apart, as the gateway's own 400s.
+                self.metrics
+                    .bad_requests
+                    .get_or_create(&res("malformed"))
+                    .inc();
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("worker `{}` refused the input: {m}", b.upstream.cfg.name),
+                ));
+            }
             Err(e) => return Err(reject(self.upstream_failed(&b, e), Some(&b))),
         };
         if inject {

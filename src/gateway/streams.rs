@@ -79,6 +79,8 @@ pub struct Binding {
     pub sigma_ms: f64,
     /// Expected end-to-end delay: 2(δ + d + 2σ) + t + D_v(ζ), ms.
     pub expected_ms: f64,
+    /// The stream's query counters on this binding: success, failure, rejected.
+    pub counters: Arc<[prometheus_client::metrics::counter::Counter; 3]>,
 }
 
 /// One open stream.
