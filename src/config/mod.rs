@@ -2,6 +2,7 @@
 
 mod dist;
 mod error;
+pub mod layered;
 
 pub use dist::{Dist, DistSpec, TaggedDist};
 pub use error::ConfigError;

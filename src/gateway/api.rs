@@ -21,13 +21,13 @@
 use super::server::Ctx;
 use super::state::{ApiError, PolicySource, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
+use crate::worker::http::{Resp, json_resp, serve_with};
 use crate::worker::oip::HEADER_LEN;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -37,48 +37,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-type Resp = Response<Full<Bytes>>;
-
 /// Accepts connections until `stop`; open connections then finish their requests and close.
-pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
-    loop {
-        let (tcp, _) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
-            _ = stop.changed() => break,
-        };
-        let _ = tcp.set_nodelay(true);
-        let ctx = ctx.clone();
-        let mut stop = stop.clone();
-        tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| handle(ctx.clone(), req));
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(tcp), svc);
-            tokio::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => { let _ = r; }
-                _ = stop.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
-        });
-    }
-}
-
-fn json_resp(status: StatusCode, v: &Value) -> Resp {
-    let mut r = Response::new(Full::new(Bytes::from(
-        serde_json::to_vec(v).expect("JSON values serialise"),
-    )));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
+pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, stop: watch::Receiver<bool>) {
+    serve_with(listener, stop, move |req| handle(ctx.clone(), req)).await
 }
 
 fn err(e: ApiError) -> Resp {

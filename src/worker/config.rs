@@ -170,26 +170,7 @@ const ENV_KEYS: &[&str] = &[
 impl WorkerConfig {
     /// Reads `path` (YAML), then applies `CONTINUUM_*` overrides, then checks the result.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let env: config::Map<String, String> = std::env::vars()
-            .filter(|(k, _)| {
-                k.strip_prefix("CONTINUUM_").is_some_and(|rest| {
-                    let first = rest.split("__").next().unwrap_or("").to_ascii_lowercase();
-                    ENV_KEYS.contains(&first.as_str())
-                })
-            })
-            .collect();
-        let cfg: WorkerConfig = config::Config::builder()
-            .add_source(config::File::from(path).format(config::FileFormat::Yaml))
-            .add_source(
-                config::Environment::with_prefix("CONTINUUM")
-                    .prefix_separator("_")
-                    .separator("__")
-                    .try_parsing(true)
-                    .source(Some(env)),
-            )
-            .build()
-            .and_then(|c| c.try_deserialize())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let cfg: WorkerConfig = crate::config::layered::load(path, ENV_KEYS)?;
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(cfg)

@@ -20,18 +20,30 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-type Resp = Response<Full<Bytes>>;
+/// A complete response.
+pub type Resp = Response<Full<Bytes>>;
 
 /// Accepts connections until `stop` turns true; open connections then finish their current
 /// request and close.
-pub async fn serve(listener: TcpListener, inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
+pub async fn serve(listener: TcpListener, inner: Arc<Inner>, stop: watch::Receiver<bool>) {
+    serve_with(listener, stop, move |req| handle(inner.clone(), req)).await
+}
+
+/// Serves `handler` on every connection accepted from `listener` (HTTP/1.1, and HTTP/2 over
+/// cleartext) until `stop` turns true; open connections then finish their current request and
+/// close. The worker's and the gateway's front ends both run on it.
+pub async fn serve_with<H, F>(listener: TcpListener, mut stop: watch::Receiver<bool>, handler: H)
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
+{
     loop {
         let (tcp, _) = tokio::select! {
             r = listener.accept() => match r {
@@ -44,12 +56,12 @@ pub async fn serve(listener: TcpListener, inner: Arc<Inner>, mut stop: watch::Re
             _ = stop.changed() => break,
         };
         let _ = tcp.set_nodelay(true);
-        let inner = inner.clone();
+        let handler = handler.clone();
         let mut stop = stop.clone();
         tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| handle(inner.clone(), req));
-            let conn =
-                hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), svc);
+            let svc = hyper::service::service_fn(handler);
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection(TokioIo::new(tcp), svc);
             tokio::pin!(conn);
             tokio::select! {
                 r = conn.as_mut() => { let _ = r; }
@@ -62,7 +74,8 @@ pub async fn serve(listener: TcpListener, inner: Arc<Inner>, mut stop: watch::Re
     }
 }
 
-fn json_resp(status: StatusCode, v: &Value) -> Resp {
+/// A JSON response.
+pub fn json_resp(status: StatusCode, v: &Value) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(
         serde_json::to_vec(v).expect("JSON values serialise"),
     )));
