@@ -338,7 +338,7 @@ async fn model_route(
                 ))
             }
         }
-        (["infer"], _, true) => one_shot(ctx, task, req, t0).await,
+        (["infer"], _, true) => one_shot(ctx, &plan, spec, req, t0).await,
         ([] | ["ready"] | ["infer"], _, _) => err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method not allowed",
@@ -351,13 +351,18 @@ async fn model_route(
 }
 
 /// A one-shot OIP query: a stream of one query, bound, forwarded and closed.
-async fn one_shot(ctx: &Ctx, task: &str, req: Request<Incoming>, t0: Instant) -> Resp {
+async fn one_shot(
+    ctx: &Ctx,
+    plan: &super::plan::Plan,
+    spec: &super::plan::TaskSpec,
+    req: Request<Incoming>,
+    t0: Instant,
+) -> Resp {
+    let task = spec.name.as_str();
     let (body, header_len) = match read_body(ctx, req).await {
         Ok(b) => b,
         Err(e) => return err(e),
     };
-    let plan = ctx.plan();
-    let spec = plan.task(task).expect("checked by the caller");
     let parsed = match ctx.state.parse(spec, &body, header_len) {
         Ok(p) => p,
         Err(e) => return err(e),
