@@ -8,7 +8,7 @@ mod worker_support;
 use bytes::Bytes;
 use continuum::gateway::upstream::UpstreamError;
 use continuum::gateway::upstream::http::{HttpUpstream, ScrapedLoad};
-use continuum::inference::{Tensor, reference_input};
+use continuum::inference::Tensor;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -67,16 +67,9 @@ async fn json_and_binary_bodies_match_direct_requests() {
         (Some("s4"), Some("q1"))
     );
     // Binary tensors in and out.
-    let x = reference_input(2, &ITEM);
-    let header = serde_json::to_vec(&json!({
-        "inputs": [{"name": "input", "shape": [2, 3, 64, 64], "datatype": "FP32",
-                    "parameters": {"binary_data_size": x.len() * 4}}],
-        "outputs": [{"name": "output", "parameters": {"binary_data": true}}]}))
-    .unwrap();
-    let mut body = header.clone();
-    body.extend(x.iter().flat_map(|f| f.to_le_bytes()));
+    let (body, header_len) = infer_binary(2);
     let ans = up
-        .infer("s4", Bytes::from(body.clone()), Some(header.len()))
+        .infer("s4", Bytes::from(body.clone()), Some(header_len))
         .await
         .expect("answer");
     assert_eq!(
@@ -91,7 +84,7 @@ async fn json_and_binary_bodies_match_direct_requests() {
     );
     let req = Request::post(format!("http://{a}/v2/models/s4/infer"))
         .header("host", "localhost")
-        .header("inference-header-content-length", header.len())
+        .header("inference-header-content-length", header_len)
         .body(Full::new(Bytes::from(body)))
         .unwrap();
     let (st, headers, direct_body) = http(a, req).await;

@@ -5,7 +5,7 @@
 mod worker_support;
 
 use bytes::Bytes;
-use continuum::inference::{Tensor, reference_input};
+use continuum::inference::Tensor;
 use http_body_util::Full;
 use hyper::{Request, StatusCode};
 use serde_json::{Value, json};
@@ -40,17 +40,10 @@ async fn json_and_binary_round_trips_match_direct_inference() {
         assert_close(&tensor_of(&v), &direct(model, n), 1e-5);
     }
     // Binary tensor extension, in and out, through the versioned route.
-    let x = reference_input(2, &ITEM);
-    let header = serde_json::to_vec(&json!({
-        "inputs": [{"name": "input", "shape": [2, 3, 64, 64], "datatype": "FP32",
-                    "parameters": {"binary_data_size": x.len() * 4}}],
-        "outputs": [{"name": "output", "parameters": {"binary_data": true}}]}))
-    .unwrap();
-    let mut body = header.clone();
-    body.extend(x.iter().flat_map(|f| f.to_le_bytes()));
+    let (body, header_len) = infer_binary(2);
     let req = Request::post(format!("http://{a}/v2/models/s4/versions/1/infer"))
         .header("host", "localhost")
-        .header("inference-header-content-length", header.len())
+        .header("inference-header-content-length", header_len)
         .body(Full::new(Bytes::from(body)))
         .unwrap();
     let (st, headers, body) = http(a, req).await;

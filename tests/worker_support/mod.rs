@@ -121,6 +121,21 @@ pub fn infer_json(n: usize) -> serde_json::Value {
         "data": reference_input(n, &ITEM)}]})
 }
 
+/// An OIP body of `n` reference items with the binary tensor extension (input and output);
+/// returns it with the length of its JSON header.
+pub fn infer_binary(n: usize) -> (Vec<u8>, usize) {
+    let x = reference_input(n, &ITEM);
+    let header = serde_json::to_vec(&json!({
+        "inputs": [{"name": "input", "shape": [n, 3, 64, 64], "datatype": "FP32",
+                    "parameters": {"binary_data_size": x.len() * 4}}],
+        "outputs": [{"name": "output", "parameters": {"binary_data": true}}]}))
+    .unwrap();
+    let len = header.len();
+    let mut body = header;
+    body.extend(x.iter().flat_map(|f| f.to_le_bytes()));
+    (body, len)
+}
+
 /// The `error` field of a JSON error body.
 pub fn error_of(body: &[u8]) -> String {
     let v: serde_json::Value = serde_json::from_slice(body).expect("error body is JSON");
