@@ -4,6 +4,7 @@
 //! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
 //! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command.
 
+pub mod admission;
 pub mod agent;
 pub mod cli;
 pub mod config;

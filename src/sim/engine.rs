@@ -188,8 +188,12 @@ impl Simulation {
             QueueBound::Unbounded => false,
             QueueBound::MaxQueries(n) => !w.has_idle_server() && w.queue.len() >= n as usize,
             QueueBound::Deadline => {
-                let finish =
-                    w.estimated_finish(now, info.batch, info.delay_ms(f64::from(q.size_kb)));
+                let finish = w.estimated_finish(
+                    now,
+                    info.batch,
+                    info.delay_ms(f64::from(q.size_kb)),
+                    &mut self.free_scratch,
+                );
                 finish + f64::from(q.access_ms) + f64::from(q.d_ms) > q.deadline
             }
         };

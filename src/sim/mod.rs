@@ -134,6 +134,7 @@ pub struct Simulation {
     metrics: Metrics,
     stats: SimStats,
     scratch: Vec<Candidate>,
+    free_scratch: Vec<f64>,
     observer: Option<WindowObserver>,
     by_bind: BindCounts,
 }
@@ -178,6 +179,7 @@ impl Simulation {
             workers,
             stats: SimStats::default(),
             scratch: Vec::new(),
+            free_scratch: Vec::new(),
             observer: None,
             by_bind: BindCounts::new(n_sched, cfg.window_s * 1000.0, horizon_ms),
         };

@@ -19,24 +19,27 @@ fn cfg(duration_s: f64, seed: u64) -> SimConfig {
 
 #[test]
 fn every_offered_query_has_exactly_one_outcome() {
-    // λ high enough to overload the tiny topology: all three outcomes occur.
+    // λ high enough to overload the tiny topology, and a deadline (150 ms) loose enough for
+    // the cloud, whose link jitter makes some answers late: all three outcomes occur.
     let sc = Arc::new(fixtures::scenario(
         fixtures::TOPOLOGY,
-        &fixtures::workload(120.0, "{uniform_ms: 3}", 60.0, 0.0),
+        &fixtures::workload(120.0, "{uniform_ms: 3}", 150.0, 0.0),
     ));
+    let mut failures = 0;
     for policy in crate::policy::names() {
         let sim = run(&sc, cfg(120.0, 3), policy);
         let total = sim.metrics().sum(|_, _, _| true);
-        assert!(
-            total.success > 0 && total.failure > 0 && total.rejected > 0,
-            "{policy}: {total:?}"
-        );
+        // Late answers need jitter on the way (only the cloud link has it), so not every
+        // policy gets them; successes and rejections occur under every one.
+        assert!(total.success > 0 && total.rejected > 0, "{policy}: {total:?}");
+        failures += total.failure;
         assert!(total.conserved(), "{policy}: {total:?}");
         assert_eq!(total.offered, sim.stats().queries, "{policy}");
         assert!(total.offered > 10_000, "{policy}: {total:?}");
         assert_eq!(sim.in_flight(), 0, "{policy}: queries left in flight");
         assert!(sim.is_done());
     }
+    assert!(failures > 0, "no query was ever answered late");
 }
 
 #[test]

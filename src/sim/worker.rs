@@ -66,19 +66,23 @@ impl WorkerState {
     }
 
     /// Estimated time at which a query arriving now would finish, given the queue and the
-    /// batches in progress, when one batch takes `batch_ms` (used by [`QueueBound::Deadline`]).
-    pub fn estimated_finish(&self, now: f64, batch: u32, batch_ms: f64) -> f64 {
+    /// batches in progress, when one batch takes `batch_ms` (used by [`QueueBound::Deadline`]):
+    /// the finish of the batch that will hold it, on the replica that will take that batch
+    /// (SPEC §7, [`crate::admission::batch_start`]). `scratch` is reused across calls.
+    pub fn estimated_finish(
+        &self,
+        now: f64,
+        batch: u32,
+        batch_ms: f64,
+        scratch: &mut Vec<f64>,
+    ) -> f64 {
         if self.has_idle_server() {
             return now + batch_ms;
         }
-        let earliest = self
-            .servers
-            .iter()
-            .map(|s| s.free_at)
-            .fold(f64::INFINITY, f64::min);
+        scratch.clear();
+        scratch.extend(self.servers.iter().map(|s| s.free_at.max(now)));
         let batches_ahead = self.queue.len() / batch as usize;
-        let rounds = batches_ahead / self.servers.len();
-        earliest.max(now) + rounds as f64 * batch_ms + batch_ms
+        crate::admission::batch_start(scratch, batches_ahead, batch_ms) + batch_ms
     }
 }
 
@@ -89,12 +93,28 @@ mod tests {
     #[test]
     fn estimate_counts_full_batches_ahead_per_replica() {
         let mut w = WorkerState::new(2, 4, 1, 100.0);
-        assert_eq!(w.estimated_finish(10.0, 4, 5.0), 15.0);
+        let mut scratch = Vec::new();
+        assert_eq!(w.estimated_finish(10.0, 4, 5.0, &mut scratch), 15.0);
         w.idle.clear();
         w.servers[0].free_at = 12.0;
         w.servers[1].free_at = 14.0;
-        // 9 queued = 2 full batches ahead, 2 replicas => 1 round before ours starts at 12.
+        // 9 queued = 2 full batches ahead: batch 0 on replica 0 at 12, batch 1 on replica 1 at
+        // 14, ours on replica 0 at 17, finishing at 22.
         w.queue.extend(0..9);
-        assert_eq!(w.estimated_finish(10.0, 4, 5.0), 12.0 + 5.0 + 5.0);
+        assert_eq!(w.estimated_finish(10.0, 4, 5.0, &mut scratch), 22.0);
+    }
+
+    /// SPEC §7: the estimate follows the replica that will take the query's batch. Replica 0
+    /// frees at 12, replica 1 at 20; one query of batch size 1 waits. The waiting query goes to
+    /// replica 0 at 12, so ours goes to replica 1 at 20 and finishes at 30 — not at 22, which
+    /// starting from the earliest free replica would predict.
+    #[test]
+    fn estimate_follows_the_replica_that_takes_the_batch() {
+        let mut w = WorkerState::new(2, 1, 1, 100.0);
+        w.idle.clear();
+        w.servers[0].free_at = 12.0;
+        w.servers[1].free_at = 20.0;
+        w.queue.push_back(0);
+        assert_eq!(w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()), 30.0);
     }
 }

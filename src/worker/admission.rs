@@ -40,17 +40,24 @@ impl QueueState {
         Duration::from_secs_f64(t1 + (tb - t1) * (k - 1) as f64 / (b - 1) as f64)
     }
 
-    /// Estimated time from now until a new query of `items` items is answered.
+    /// Estimated time from now until a new query of `items` items is answered: the batch that
+    /// holds its last item starts when SPEC §7's rule says ([`crate::admission::batch_start`],
+    /// here with the worker's one replica, free once the running batch ends) and takes the
+    /// time of its size, plus the batching wait when that batch would not be full.
     pub fn estimate(&self, items: usize) -> Duration {
         let b = self.max_batch.max(1);
-        let total = self.queued_items + items;
-        let full = total / b;
+        let total = self.queued_items + items.max(1);
+        let k = (total - 1) / b;
         let rest = total % b;
-        let mut t = self.running_left + self.batch_time(b) * full as u32;
-        if rest > 0 {
-            t += self.batch_time(rest) + self.max_queue_delay;
-        }
-        t
+        let mut free = [self.running_left.as_secs_f64() * 1000.0];
+        let full_ms = self.batch_time(b).as_secs_f64() * 1000.0;
+        let start_ms = crate::admission::batch_start(&mut free, k, full_ms);
+        let own = if rest == 0 {
+            self.batch_time(b)
+        } else {
+            self.batch_time(rest) + self.max_queue_delay
+        };
+        Duration::from_secs_f64(start_ms / 1000.0) + own
     }
 }
 

@@ -1,0 +1,96 @@
+//! When a query arriving at a worker would start its batch (SPEC §7), shared by the simulator's
+//! queue bound and the live worker's admission so both follow one rule.
+//!
+//! A worker is R replicas serving one FIFO queue in batches of up to B. A query that finds `n`
+//! queries waiting has `k = ⌊n / B⌋` full batches ahead of it. Each replica takes the next
+//! waiting batch as soon as it frees, so replica `i` starts batches at `free_i`, `free_i + b`,
+//! `free_i + 2b`, … (b: the time of one batch); the waiting batches take those slots in time
+//! order, and the query's own batch is the `k`-th (from 0). The estimate follows the replica
+//! that will actually take that batch — not the earliest free one.
+
+/// Start time of the `k`-th waiting batch (from 0, FIFO order) on a worker whose replicas
+/// become free at `free` (one entry per replica; an idle replica is free now), when every batch
+/// takes `batch_ms`. `free` is used as scratch (reordered). `free` must not be empty.
+pub fn batch_start(free: &mut [f64], k: usize, batch_ms: f64) -> f64 {
+    assert!(!free.is_empty(), "a worker has at least one replica");
+    let r = free.len();
+    if !(batch_ms > 0.0) {
+        // Batches take no time: every replica keeps its slot.
+        let i = k.min(r - 1);
+        free.select_nth_unstable_by(i, f64::total_cmp);
+        return free[i];
+    }
+    free.sort_unstable_by(f64::total_cmp);
+    let mut k = k;
+    loop {
+        // Once every replica frees within one batch time of the earliest, the slots repeat
+        // with period b in this order: slot k is replica k mod R in round k / R.
+        if free[r - 1] - free[0] < batch_ms {
+            return free[k % r] + (k / r) as f64 * batch_ms;
+        }
+        if k == 0 {
+            return free[0];
+        }
+        // The earliest replica takes one batch and frees again b later; keep `free` sorted.
+        k -= 1;
+        let next = free[0] + batch_ms;
+        let at = free.partition_point(|x| *x <= next);
+        free[..at].rotate_left(1);
+        free[at - 1] = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same answer by brute force: hand every batch to the replica that frees first.
+    fn by_simulation(free: &[f64], k: usize, b: f64) -> f64 {
+        let mut f = free.to_vec();
+        for _ in 0..k {
+            let i = (0..f.len()).fold(0, |m, i| if f[i] < f[m] { i } else { m });
+            f[i] += b;
+        }
+        f.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    #[test]
+    fn two_replicas_follow_the_one_that_takes_the_batch() {
+        // Replicas free at 12 and 20, batches of 10 ms. Batch 0 goes to replica 0 at 12; batch
+        // 1 to replica 1 at 20 (replica 0 is busy until 22); batch 2 to replica 0 at 22.
+        let mut f = [20.0, 12.0];
+        assert_eq!(batch_start(&mut f, 0, 10.0), 12.0);
+        assert_eq!(batch_start(&mut [20.0, 12.0], 1, 10.0), 20.0);
+        assert_eq!(batch_start(&mut [20.0, 12.0], 2, 10.0), 22.0);
+        assert_eq!(batch_start(&mut [20.0, 12.0], 3, 10.0), 30.0);
+        // A replica free long after the other: the early one takes several batches first.
+        assert_eq!(batch_start(&mut [0.0, 35.0], 3, 10.0), 30.0);
+        assert_eq!(batch_start(&mut [0.0, 35.0], 4, 10.0), 35.0);
+    }
+
+    #[test]
+    fn matches_brute_force_on_many_cases() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+        for _ in 0..2000 {
+            let r = rng.random_range(1..6);
+            let free: Vec<f64> = (0..r)
+                .map(|_| f64::from(rng.random_range(0..60u32)))
+                .collect();
+            let b = f64::from(rng.random_range(1..25u32));
+            let k = rng.random_range(0..20);
+            let mut scratch = free.clone();
+            assert_eq!(
+                batch_start(&mut scratch, k, b),
+                by_simulation(&free, k, b),
+                "free {free:?} k {k} b {b}"
+            );
+        }
+    }
+
+    #[test]
+    fn zero_time_batches_use_the_kth_replica() {
+        assert_eq!(batch_start(&mut [5.0, 1.0, 3.0], 1, 0.0), 3.0);
+        assert_eq!(batch_start(&mut [5.0, 1.0, 3.0], 9, 0.0), 5.0);
+    }
+}
