@@ -1,12 +1,15 @@
 //! Decision time of the meta-policy per scheduler per window: encoding the window's
-//! observation into every scheduler's state and one batched forward pass of the Q-network,
-//! on full-edge (16 schedulers, 81 workers) with the default hyper-parameters. The figure per
-//! scheduler is the measured time divided by 16.
+//! observation into every scheduler's state, one batched forward pass of the branching
+//! Q-network and the per-class conservative choice — `Agent::observe` then `Agent::decide` —
+//! on full-edge (16 schedulers, 81 workers) with the default hyper-parameters and one head per
+//! application class of the default workload. The figure per scheduler is the measured time
+//! divided by 16.
 
-use candle_core::{Device, Tensor};
-use continuum::agent::{DqnConfig, NetShape, StateEncoder, argmax, build};
+use continuum::agent::{Agent, Checkpoint, CheckpointMeta, DqnConfig, NetShape, StateEncoder};
+use continuum::agent::{build, topology_fingerprint};
 use continuum::load::WorkerLoad;
 use continuum::observe::WindowObservation;
+use continuum::policy::StreamClasses;
 use continuum::sim::Scenario;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -21,7 +24,8 @@ fn decision(c: &mut Criterion) {
     )
     .expect("shipped inputs are valid");
     let cfg = DqnConfig::default();
-    let mut enc = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+    let enc = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+    let classes = StreamClasses::from_workload(&sc.workload, &cfg.buckets);
     let shape = NetShape {
         features: enc.features(),
         history: enc.history(),
@@ -29,8 +33,31 @@ fn decision(c: &mut Criterion) {
         conv_kernel: cfg.conv_kernel,
         hidden: cfg.hidden,
         actions: cfg.actions.len(),
+        classes: classes.len(),
     };
-    let (_vars, net) = build(shape, 1).expect("network");
+    let (vars, _net) = build(shape, 1).expect("network");
+    let names = sc.profiles.variant_names();
+    let ck = Checkpoint {
+        meta: CheckpointMeta {
+            actions: cfg.actions.clone(),
+            fallback: vec![0; classes.len()],
+            classes,
+            topology: sc.topology.name.clone(),
+            fingerprint: topology_fingerprint(&sc.topology, &names),
+            shape,
+            config: cfg.clone(),
+            margin: 0.05,
+        },
+        tensors: vars
+            .data()
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
+            .collect(),
+    };
+    let mut agent =
+        Agent::new(&ck, Path::new("bench"), &sc.topology, &sc.fleet, &names).expect("agent");
     let n = enc.schedulers();
     let obs = WindowObservation {
         loads: (0..sc.fleet.workers.len())
@@ -45,20 +72,11 @@ fn decision(c: &mut Criterion) {
             .collect(),
         buckets: cfg.buckets.len(),
     };
-    let mut batch = Vec::new();
-    let mut state = Vec::new();
     c.bench_function(&format!("agent/decide-all-{n}-schedulers"), |b| {
         b.iter(|| {
-            enc.push(black_box(&obs));
-            batch.clear();
-            for s in 0..n {
-                enc.state_into(s, &mut state);
-                batch.extend_from_slice(&state);
-            }
-            let x = Tensor::from_slice(&batch, (n, shape.features, shape.history), &Device::Cpu)
-                .unwrap();
-            let q = net.forward(&x).unwrap().to_vec2::<f32>().unwrap();
-            black_box(q.iter().map(|r| argmax(r)).sum::<usize>())
+            agent.observe(black_box(&obs));
+            let d = agent.decide().unwrap();
+            black_box(d.iter().flatten().sum::<usize>())
         })
     });
 }

@@ -14,11 +14,27 @@
 pub fn batch_start(free: &mut [f64], k: usize, batch_ms: f64) -> f64 {
     assert!(!free.is_empty(), "a worker has at least one replica");
     let r = free.len();
-    if !(batch_ms > 0.0) {
+    if batch_ms.is_nan() || batch_ms <= 0.0 {
         // Batches take no time: every replica keeps its slot.
         let i = k.min(r - 1);
         free.select_nth_unstable_by(i, f64::total_cmp);
         return free[i];
+    }
+    // Common case, without sorting: every replica frees within one batch time of the
+    // earliest, so slot k is the (k mod R)-th earliest free time in round k / R.
+    let (lo, hi) = free
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+            (l.min(*x), h.max(*x))
+        });
+    if hi - lo < batch_ms {
+        let i = k % r;
+        let at = if i == 0 {
+            lo
+        } else {
+            *free.select_nth_unstable_by(i, f64::total_cmp).1
+        };
+        return at + (k / r) as f64 * batch_ms;
     }
     free.sort_unstable_by(f64::total_cmp);
     let mut k = k;

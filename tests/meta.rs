@@ -19,11 +19,20 @@ const TINY: [&str; 4] = [
     "tests/fixtures/tiny-workload.yaml",
 ];
 
-fn train_tiny(out: &Path) {
+fn train_tiny(out: &Path) -> Output {
+    train_tiny_on("tests/fixtures/tiny-workload.yaml", out)
+}
+
+fn train_tiny_on(workload: &str, out: &Path) -> Output {
     let o = continuum(
         &[
             &["train", "tests/fixtures/tiny-topology.yaml"],
-            &TINY[..],
+            &[
+                "--profiles",
+                "tests/fixtures/tiny-profiles.yaml",
+                "--workload",
+                workload,
+            ][..],
             &[
                 "--config",
                 "tests/fixtures/tiny-dqn.yaml",
@@ -36,14 +45,19 @@ fn train_tiny(out: &Path) {
         .concat(),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
 }
 
 #[test]
 fn train_then_compare_with_the_agent_and_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("tiny.dqn");
-    train_tiny(&ck);
+    let o = train_tiny(&ck);
     assert!(ck.exists());
+    // Without a terminal, progress comes as lines, and validation says what it chose.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("episode 3/3"), "{err}");
+    assert!(err.contains("fallback table"), "{err}");
     let csv = std::fs::read_to_string(dir.path().join("tiny.training.csv")).unwrap();
     assert!(csv.starts_with("episode,lambda,seed"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 3);
@@ -81,6 +95,100 @@ fn train_then_compare_with_the_agent_and_the_oracle() {
         assert_eq!(c("offered"), c("success") + c("failure") + c("rejected"));
         assert!(c("offered") > 0);
     }
+    // The agent's row says which actions it took: shares per class that add up to 1.
+    let shares = &r["results"][2]["actions"]["share"];
+    assert_eq!(shares.as_array().unwrap().len(), 1);
+    let total: f64 = shares[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-9, "{shares}");
+    assert!(
+        r["lambda"].is_number() && r["lambda_profile"].is_string(),
+        "{r}"
+    );
+}
+
+/// With two application classes the agent has two heads; a per-class table written by
+/// `continuum table` is a row of `compare`, and the oracle searches per class.
+#[test]
+fn per_class_agent_table_and_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let ck = dir.path().join("two.dqn");
+    let workload = "tests/fixtures/tiny-workload-two-apps.yaml";
+    train_tiny_on(workload, &ck);
+    let table = dir.path().join("table.yaml");
+    let o = continuum(&[
+        "table",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        workload,
+        "--duration",
+        "30",
+        "--seeds",
+        "1,2",
+        "--policies",
+        "closest,farthest",
+        "--out",
+        table.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(text.contains("tight:") && text.contains("loose:"), "{text}");
+    let per_class = format!("per-class:{}", table.display());
+    let o = continuum(&[
+        "compare",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        workload,
+        "--duration",
+        "30",
+        "--policies",
+        &format!("closest,{per_class}"),
+        "--agent",
+        ck.to_str().unwrap(),
+        "--oracle",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["closest", per_class.as_str(), "dqn", "oracle"]);
+    assert_eq!(
+        r["results"][2]["actions"]["classes"],
+        serde_json::json!(["tight", "loose"])
+    );
+    // A broken table file is refused with its field.
+    std::fs::write(
+        &table,
+        "classes: {tight: nearest}\nbucket_map: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n",
+    )
+    .unwrap();
+    let o = continuum(&[
+        "compare",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--duration",
+        "5",
+        "--policies",
+        &per_class,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("unknown policy `nearest`"), "{err}");
 }
 
 #[test]

@@ -1,22 +1,21 @@
-//! Checkpoints: the online network's weights in safetensors format, with metadata (action
-//! list, state dimensions, topology fingerprint, hyper-parameters) in the file's header; and the
-//! [`Agent`] a checkpoint becomes, which picks a policy per scheduler from live observations.
+//! Checkpoints: the online network's weights in safetensors format, with metadata (actions,
+//! stream classes and their bucket map, state dimensions, topology fingerprint, the fallback
+//! table and deviation margin chosen on validation, hyper-parameters) in the file's header.
 
 use super::config::DqnConfig;
-use super::net::{NetShape, QNet};
-use super::state::StateEncoder;
-use crate::feasibility::Fleet;
-use crate::observe::WindowObservation;
-use crate::policy::{self, Policy};
+use super::net::NetShape;
+use crate::observe::DemandBuckets;
+use crate::policy::StreamClasses;
 use crate::rng::mix64;
 use crate::topology::Topology;
-use candle_core::{DType, Device, Tensor};
-use candle_nn::{VarBuilder, VarMap};
+use candle_core::{Device, Tensor};
+use candle_nn::VarMap;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 
 /// Format tag written in every checkpoint.
-const FORMAT: &str = "continuum-dqn/1";
+const FORMAT: &str = "continuum-dqn/2";
 
 /// The header metadata key under which a checkpoint's fields are stored (as a JSON object).
 const META_KEY: &str = "continuum";
@@ -75,11 +74,13 @@ pub fn topology_fingerprint(t: &Topology, variant_names: &[String]) -> String {
     format!("{h:016x}")
 }
 
-/// A loaded checkpoint.
-#[derive(Debug, Clone)]
-pub struct Checkpoint {
+/// Everything a checkpoint says besides its weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointMeta {
     /// Policy names, in action order.
     pub actions: Vec<String>,
+    /// How streams are grouped into the network's heads.
+    pub classes: StreamClasses,
     /// Topology name it was trained on.
     pub topology: String,
     /// Fingerprint of that topology.
@@ -88,47 +89,72 @@ pub struct Checkpoint {
     pub shape: NetShape,
     /// Hyper-parameters it was trained with.
     pub config: DqnConfig,
+    /// Per class, the action (index) taken when the network is not confident enough.
+    pub fallback: Vec<usize>,
+    /// A class deviates from its fallback action only when the greedy action's value beats
+    /// the fallback's by more than this (infinite: never; the agent is then its fallback).
+    pub margin: f64,
+}
+
+/// A loaded checkpoint.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// Its metadata.
+    pub meta: CheckpointMeta,
     /// Weights by variable name.
     pub tensors: HashMap<String, Tensor>,
 }
 
+/// The metadata's JSON form (one ordered object in the safetensors header: the header's map is
+/// a hash map, so several entries would be written in a different order every time).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetaJson {
+    format: String,
+    actions: Vec<String>,
+    classes: Vec<String>,
+    buckets: DemandBuckets,
+    bucket_map: Vec<u16>,
+    topology: String,
+    topology_fingerprint: String,
+    features: usize,
+    history: usize,
+    conv_channels: usize,
+    conv_kernel: usize,
+    hidden: usize,
+    fallback: Vec<usize>,
+    /// The margin; `null` for infinite.
+    margin: Option<f64>,
+    config: DqnConfig,
+}
+
 impl Checkpoint {
-    /// Writes the variables of `vars` with the metadata to `path`.
-    pub fn save(
-        path: &Path,
-        vars: &VarMap,
-        shape: NetShape,
-        config: &DqnConfig,
-        topology: &str,
-        fingerprint: &str,
-    ) -> Result<(), CheckpointError> {
+    /// Writes the variables of `vars` with `meta` to `path`.
+    pub fn save(path: &Path, vars: &VarMap, meta: &CheckpointMeta) -> Result<(), CheckpointError> {
         let io = |m: String| CheckpointError::Io {
             path: path.display().to_string(),
             message: m,
         };
-        // One metadata entry holding an ordered JSON object: the header's map is a hash map,
-        // so several entries would be written in a different order every time.
-        let fields: std::collections::BTreeMap<String, String> = [
-            ("format", FORMAT.to_string()),
-            ("actions", config.actions.join(",")),
-            ("topology", topology.to_string()),
-            ("topology_fingerprint", fingerprint.to_string()),
-            ("features", shape.features.to_string()),
-            ("history", shape.history.to_string()),
-            ("conv_channels", shape.conv_channels.to_string()),
-            ("conv_kernel", shape.conv_kernel.to_string()),
-            ("hidden", shape.hidden.to_string()),
-            (
-                "config",
-                serde_json::to_string(config).map_err(|e| io(e.to_string()))?,
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let meta: HashMap<String, String> = [(
+        let json = MetaJson {
+            format: FORMAT.into(),
+            actions: meta.actions.clone(),
+            classes: meta.classes.names().to_vec(),
+            buckets: meta.classes.buckets().clone(),
+            bucket_map: meta.classes.bucket_map().to_vec(),
+            topology: meta.topology.clone(),
+            topology_fingerprint: meta.fingerprint.clone(),
+            features: meta.shape.features,
+            history: meta.shape.history,
+            conv_channels: meta.shape.conv_channels,
+            conv_kernel: meta.shape.conv_kernel,
+            hidden: meta.shape.hidden,
+            fallback: meta.fallback.clone(),
+            margin: meta.margin.is_finite().then_some(meta.margin),
+            config: meta.config.clone(),
+        };
+        let header: HashMap<String, String> = [(
             META_KEY.to_string(),
-            serde_json::to_string(&fields).map_err(|e| io(e.to_string()))?,
+            serde_json::to_string(&json).map_err(|e| io(e.to_string()))?,
         )]
         .into_iter()
         .collect();
@@ -140,7 +166,7 @@ impl Checkpoint {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
         }
-        safetensors::serialize_to_file(tensors, Some(meta), path).map_err(|e| io(e.to_string()))
+        safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
     }
 
     /// Reads a checkpoint; a file that is not one gets [`CheckpointError::Format`].
@@ -161,164 +187,44 @@ impl Checkpoint {
             .as_ref()
             .and_then(|m| m.get(META_KEY))
             .ok_or_else(|| fmt("no continuum metadata".into()))?;
-        let meta: HashMap<String, String> =
-            serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
-        let get = |k: &str| {
-            meta.get(k)
-                .cloned()
-                .ok_or_else(|| fmt(format!("metadata lacks `{k}`")))
-        };
-        if get("format")? != FORMAT {
+        let format = serde_json::from_str::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(String::from))
+            .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
+        if format != FORMAT {
             return Err(fmt(format!(
-                "format is `{}`, expected `{FORMAT}`",
-                get("format")?
+                "format is `{format}`, expected `{FORMAT}` (retrain it with this version: `continuum train`)"
             )));
         }
-        let num = |k: &str| {
-            get(k)?
-                .parse::<usize>()
-                .map_err(|e| fmt(format!("`{k}`: {e}")))
-        };
-        let config: DqnConfig =
-            serde_json::from_str(&get("config")?).map_err(|e| fmt(format!("`config`: {e}")))?;
-        let actions: Vec<String> = get("actions")?.split(',').map(String::from).collect();
+        let m: MetaJson = serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
+        let classes = StreamClasses::new(m.classes, m.buckets, m.bucket_map)
+            .map_err(|e| fmt(format!("classes: {e}")))?;
+        if m.fallback.len() != classes.len() || m.fallback.iter().any(|a| *a >= m.actions.len()) {
+            return Err(fmt("`fallback` must name one action per class".to_string()));
+        }
         let shape = NetShape {
-            features: num("features")?,
-            history: num("history")?,
-            conv_channels: num("conv_channels")?,
-            conv_kernel: num("conv_kernel")?,
-            hidden: num("hidden")?,
-            actions: actions.len(),
+            features: m.features,
+            history: m.history,
+            conv_channels: m.conv_channels,
+            conv_kernel: m.conv_kernel,
+            hidden: m.hidden,
+            actions: m.actions.len(),
+            classes: classes.len(),
         };
         let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu)
             .map_err(|e| fmt(e.to_string()))?;
         Ok(Self {
-            actions,
-            topology: get("topology")?,
-            fingerprint: get("topology_fingerprint")?,
-            shape,
-            config,
+            meta: CheckpointMeta {
+                actions: m.actions,
+                classes,
+                topology: m.topology,
+                fingerprint: m.topology_fingerprint,
+                shape,
+                config: m.config,
+                fallback: m.fallback,
+                margin: m.margin.unwrap_or(f64::INFINITY),
+            },
             tensors,
         })
     }
-}
-
-/// A trained meta-policy: encodes each window's observation and picks, per scheduler, the
-/// action with the greatest Q-value.
-pub struct Agent {
-    net: QNet,
-    _vars: VarMap,
-    encoder: StateEncoder,
-    actions: Vec<&'static dyn Policy>,
-    batch: Vec<f32>,
-    state: Vec<f32>,
-}
-
-impl Agent {
-    /// Builds the agent of `ck` for `topology`; fails if the checkpoint was trained for a
-    /// topology with other workers or for policies this build does not know.
-    pub fn new(
-        ck: &Checkpoint,
-        path: &Path,
-        topology: &Topology,
-        fleet: &Fleet,
-        variant_names: &[String],
-    ) -> Result<Self, CheckpointError> {
-        let bad = |m: String| CheckpointError::Incompatible {
-            path: path.display().to_string(),
-            message: m,
-        };
-        let fp = topology_fingerprint(topology, variant_names);
-        if fp != ck.fingerprint {
-            return Err(bad(format!(
-                "it was trained on topology `{}` (fingerprint {}), but `{}` has other workers (fingerprint {fp})",
-                ck.topology, ck.fingerprint, topology.name
-            )));
-        }
-        let actions = ck
-            .actions
-            .iter()
-            .map(|a| {
-                policy::by_name(a)
-                    .ok_or_else(|| bad(format!("unknown policy `{a}` in its action list")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let encoder = StateEncoder::new(topology, fleet, &ck.config);
-        if encoder.features() != ck.shape.features || encoder.history() != ck.shape.history {
-            return Err(bad(format!(
-                "state is {}×{} for this topology, but the network expects {}×{}",
-                encoder.features(),
-                encoder.history(),
-                ck.shape.features,
-                ck.shape.history
-            )));
-        }
-        let vars = VarMap::new();
-        let net = QNet::new(
-            ck.shape,
-            VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
-        )
-        .map_err(|e| bad(e.to_string()))?;
-        {
-            let data = vars.data().lock().expect("var map lock");
-            for (name, var) in data.iter() {
-                let t = ck
-                    .tensors
-                    .get(name)
-                    .ok_or_else(|| bad(format!("weights lack `{name}`")))?;
-                var.set(t).map_err(|e| bad(format!("`{name}`: {e}")))?;
-            }
-        }
-        Ok(Self {
-            net,
-            _vars: vars,
-            encoder,
-            actions,
-            batch: Vec::new(),
-            state: Vec::new(),
-        })
-    }
-
-    /// The policies the agent chooses among.
-    pub fn actions(&self) -> &[&'static dyn Policy] {
-        &self.actions
-    }
-
-    /// Adds a window's observation to the state history.
-    pub fn observe(&mut self, obs: &WindowObservation) {
-        self.encoder.push(obs);
-    }
-
-    /// Q-values of every scheduler's current state, `[scheduler][action]`.
-    pub fn q_values(&mut self) -> candle_core::Result<Vec<Vec<f32>>> {
-        let n = self.encoder.schedulers();
-        self.batch.clear();
-        for s in 0..n {
-            self.encoder.state_into(s, &mut self.state);
-            self.batch.extend_from_slice(&self.state);
-        }
-        let shape = self.net.shape();
-        let x = Tensor::from_slice(
-            &self.batch,
-            (n, shape.features, shape.history),
-            &Device::Cpu,
-        )?;
-        self.net.forward(&x)?.to_vec2::<f32>()
-    }
-
-    /// The greedy action of every scheduler (ties: the lower index).
-    pub fn decide(&mut self) -> candle_core::Result<Vec<usize>> {
-        Ok(self.q_values()?.iter().map(|q| argmax(q)).collect())
-    }
-}
-
-/// Index of the greatest value (the first on ties).
-pub fn argmax(q: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, x) in q.iter().enumerate() {
-        if *x > q[best] {
-            best = i;
-        }
-    }
-    best
 }

@@ -27,7 +27,8 @@ pub enum RewardSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DqnConfig {
-    /// Policies the agent chooses among (default: the seven of SPEC §6).
+    /// Policies the agent chooses among (default: SPEC §6's seven but `farthest` and `cheaper`,
+    /// which by construction pick the slowest feasible binding).
     pub actions: Vec<String>,
     /// Window T, s (SPEC §9 default 5 s).
     pub window_s: f64,
@@ -87,6 +88,75 @@ pub struct DqnConfig {
     /// With `reward_scope: bound_streams`, windows over which the streams' outcomes are
     /// counted before the reward is final.
     pub reward_windows: usize,
+    /// How streams are grouped for actions: one head per application class (`per_app`) or one
+    /// action for all streams (`single`, SPEC §9 as written).
+    pub classes: ClassMode,
+    /// How an action earns its learning value.
+    pub credit: Credit,
+    /// Counterfactual credit: windows after the decision over which the forks are scored.
+    pub cf_horizon_windows: usize,
+    /// Counterfactual credit: whose queries score a fork.
+    pub cf_scope: CfScope,
+    /// Counterfactual values are this factor × the change of the scored queries' success
+    /// ratio (100: percentage points), so values are of order 1 for the network.
+    pub cf_scale: f64,
+    /// How λ moves inside a training episode (within `lambda_range`).
+    pub lambda_profile: LambdaProfile,
+    /// Total simulated queries training may spend (episodes and counterfactual forks); the
+    /// episode count is cut so the estimate stays within it. 0: no cap.
+    pub budget_queries: f64,
+    /// Validation episodes (held-out seeds from the training distribution) on which the
+    /// deviation margin and the fallback are chosen.
+    pub validation_episodes: usize,
+    /// Candidate margins, in the value unit: a class deviates from the fallback table only when
+    /// the greedy action's value beats the fallback action's by more than the margin.
+    pub margins: Vec<f64>,
+}
+
+/// How streams are grouped into classes for the meta-policy's actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMode {
+    /// One head per application class of the training workload (streams of unknown
+    /// applications by demand bucket).
+    PerApp,
+    /// One action for every stream (SPEC §9's per-scheduler action).
+    Single,
+}
+
+/// How an action earns its learning value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Credit {
+    /// At each decision window the run is forked once per (class, action); each fork applies
+    /// that action to that class at every scheduler for the window, then all forks continue
+    /// alike. A fork's value is how much the scored queries' success ratio over the next
+    /// `cf_horizon_windows` differs from the mean of the class's forks: every action of every
+    /// class gets a value measured on the same future (common random numbers), so the value
+    /// measures the action, not the luck of the window.
+    Counterfactual,
+    /// Temporal-difference learning on the reward of `reward` / `reward_scope`, per class.
+    Td,
+}
+
+/// Whose queries score a counterfactual fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CfScope {
+    /// Every scheduler's: each scheduler learns the action's effect on the whole system.
+    System,
+    /// The scheduler's own: each scheduler learns the action's effect where it stands.
+    Scheduler,
+}
+
+/// How λ moves inside a training episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LambdaProfile {
+    /// One λ per episode, uniform in the range.
+    Constant,
+    /// Per episode, at random: a constant, random steps, or a sine, all within the range.
+    Dynamic,
 }
 
 /// Whose outcome a scheduler's reward measures.
@@ -106,10 +176,11 @@ pub enum RewardScope {
 impl Default for DqnConfig {
     fn default() -> Self {
         Self {
-            // SPEC §6's seven: every registered policy but the `random` baseline.
+            // SPEC §6's seven but the two that seek the slowest binding (`farthest`,
+            // `cheaper`): every action costs a counterfactual fork per class and window.
             actions: crate::policy::names()
                 .into_iter()
-                .filter(|n| *n != "random")
+                .filter(|n| !matches!(*n, "random" | "farthest" | "cheaper"))
                 .map(String::from)
                 .collect(),
             window_s: 5.0,
@@ -125,21 +196,30 @@ impl Default for DqnConfig {
             max_grad_norm: 10.0,
             buffer_size: 50_000,
             batch_size: 128,
-            learning_starts: 2_000,
+            learning_starts: 1_000,
             gradient_steps: 4,
             target_update_interval: 250,
             eps_start: 1.0,
-            eps_end: 0.02,
+            eps_end: 0.05,
             eps_fraction: 0.5,
-            episodes: 64,
-            parallel_envs: 4,
+            episodes: 200,
+            parallel_envs: 2,
             horizon_s: 300.0,
             theta: 0.2,
-            lambda_range: [40.0, 80.0],
+            lambda_range: [20.0, 100.0],
             warmup_windows: 6,
             reward: RewardSpec::SuccessRatio,
             reward_scope: RewardScope::Scheduler,
             reward_windows: 6,
+            classes: ClassMode::PerApp,
+            credit: Credit::Counterfactual,
+            cf_horizon_windows: 6,
+            cf_scope: CfScope::System,
+            cf_scale: 100.0,
+            lambda_profile: LambdaProfile::Dynamic,
+            budget_queries: 5.0e9,
+            validation_episodes: 6,
+            margins: vec![0.0, 0.05, 0.1, 0.2],
         }
     }
 }
@@ -227,6 +307,18 @@ impl DqnConfig {
         if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
             return bad("lambda_range", "expected [low, high] with 0 <= low <= high");
         }
+        if self.cf_horizon_windows == 0 {
+            return bad("cf_horizon_windows", "expected at least 1 window");
+        }
+        if !pos(self.cf_scale) {
+            return bad("cf_scale", "expected a number > 0");
+        }
+        if !(self.budget_queries >= 0.0 && self.budget_queries.is_finite()) {
+            return bad("budget_queries", "expected a number >= 0 (0: no cap)");
+        }
+        if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
+            return bad("margins", "expected numbers >= 0");
+        }
         Ok(())
     }
 }
@@ -239,10 +331,10 @@ mod tests {
     fn the_shipped_config_loads_and_defaults_validate() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/dqn.yaml");
         let c = DqnConfig::load(&path).expect("config/dqn.yaml is valid");
-        assert_eq!(c.actions.len(), 4);
-        assert_eq!(c.lambda_range, [60.0, 60.0]);
+        // The shipped file documents the defaults: it must say exactly what they are.
+        assert_eq!(c, DqnConfig::default());
         assert!(DqnConfig::default().validate().is_ok());
-        assert_eq!(DqnConfig::default().actions.len(), 7);
+        assert_eq!(DqnConfig::default().actions.len(), 5);
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! Double-DQN learning: an online and a target network, Huber loss on the TD error, Adam with
-//! a global gradient-norm clip, periodic target sync.
+//! Double-DQN learning with action branching: an online and a target network, Huber loss on
+//! the error of every weighted (class, action) cell, Adam with a global gradient-norm clip,
+//! periodic target sync. Each class's head has its own Double-DQN target: the online network
+//! picks the class's next action, the target network values it (Tavakoli et al. 2018, with
+//! per-branch targets). With γ = 0 (counterfactual credit) the target is the value itself.
 
 use super::net::{NetShape, QNet, build, copy_weights};
 use super::replay::Batch;
@@ -83,30 +86,40 @@ impl Learner {
     /// One gradient step on `batch`; returns the loss. Syncs the target every
     /// `target_update_interval` steps.
     pub fn train_step(&mut self, batch: &Batch) -> Result<f32> {
-        let n = batch.actions.len();
+        let n = batch.len();
         let shape = self.online.shape();
+        let (c, a) = (shape.classes, shape.actions);
         let dev = Device::Cpu;
         let s = Tensor::from_slice(&batch.states, (n, shape.features, shape.history), &dev)?;
-        let s2 = Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
-        let a = Tensor::from_slice(&batch.actions, (n, 1), &dev)?;
-        let r = Tensor::from_slice(&batch.rewards, n, &dev)?;
-        let done = Tensor::from_slice(&batch.dones, n, &dev)?;
-        // Double DQN: the online network picks the next action, the target network values it.
-        let next_a = self
-            .online
-            .forward(&s2)?
-            .detach()
-            .argmax_keepdim(D::Minus1)?;
-        let next_q = self
-            .target
-            .forward(&s2)?
-            .detach()
-            .gather(&next_a, 1)?
-            .squeeze(1)?;
-        let not_done = done.affine(-1.0, 1.0)?;
-        let y = (r + (next_q * not_done)?.affine(self.settings.gamma, 0.0)?)?.detach();
-        let q = self.online.forward(&s)?.gather(&a, 1)?.squeeze(1)?;
-        let loss = huber(&(q - y)?)?;
+        let values = Tensor::from_slice(&batch.values, (n, c, a), &dev)?;
+        let weights = Tensor::from_slice(&batch.weights, (n, c, a), &dev)?;
+        let target = if self.settings.gamma > 0.0 {
+            let s2 =
+                Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
+            let done = Tensor::from_slice(&batch.dones, (n, 1), &dev)?;
+            // Double DQN per branch: the online network picks each class's next action, the
+            // target network values it.
+            let next_a = self
+                .online
+                .forward(&s2)?
+                .detach()
+                .argmax_keepdim(D::Minus1)?;
+            let next_q = self
+                .target
+                .forward(&s2)?
+                .detach()
+                .gather(&next_a, 2)?
+                .squeeze(2)?;
+            let not_done = done.affine(-1.0, 1.0)?;
+            let boot = next_q
+                .broadcast_mul(&not_done)?
+                .affine(self.settings.gamma, 0.0)?;
+            values.broadcast_add(&boot.unsqueeze(2)?)?.detach()
+        } else {
+            values
+        };
+        let q = self.online.forward(&s)?;
+        let loss = weighted_huber(&(q - target)?, &weights)?;
         let mut grads = loss.backward()?;
         clip_grad_norm(&self.online_vars, &mut grads, self.settings.max_grad_norm)?;
         self.opt.step(&grads)?;
@@ -118,12 +131,24 @@ impl Learner {
     }
 }
 
+/// Huber loss (δ = 1) of the errors `e`, weighted by `w` (same shape): Σ w·huber(e) / Σ w.
+pub fn weighted_huber(e: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let h = huber_elements(e)?;
+    let total = w.sum_all()?.to_scalar::<f32>()?.max(1e-6);
+    (h * w)?.sum_all()? / f64::from(total)
+}
+
 /// Mean Huber loss (δ = 1) of the errors `e`.
 pub fn huber(e: &Tensor) -> Result<Tensor> {
+    huber_elements(e)?.mean_all()
+}
+
+/// Huber loss (δ = 1) of each error: ½e² within ±1, |e| − ½ beyond.
+fn huber_elements(e: &Tensor) -> Result<Tensor> {
     let abs = e.abs()?;
     let quad = (e.sqr()? * 0.5)?;
     let lin = (abs.clone() - 0.5)?;
-    abs.lt(1.0)?.where_cond(&quad, &lin)?.mean_all()
+    abs.lt(1.0)?.where_cond(&quad, &lin)
 }
 
 /// Scales every gradient so that their global L2 norm is at most `max_norm`; returns the norm

@@ -1,6 +1,7 @@
 //! The DQN meta-policy (SPEC §9): the state encoder (sans-IO, shared with the gateway), the
-//! Q-network, Double-DQN learning, the replay buffer, the exploration schedule, checkpoints, and
-//! the trained agent that picks a dispatch policy per scheduler per window.
+//! branching Q-network (one head per stream class), Double-DQN learning, the replay buffer, the
+//! exploration schedule, checkpoints, and the trained agent that picks a dispatch policy per
+//! scheduler and class per window.
 
 mod checkpoint;
 mod config;
@@ -9,11 +10,13 @@ mod net;
 mod replay;
 mod schedule;
 mod state;
+mod trained;
 
-pub use checkpoint::{Agent, Checkpoint, CheckpointError, argmax, topology_fingerprint};
-pub use config::{DqnConfig, RewardScope, RewardSpec};
-pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber};
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
+pub use config::{CfScope, ClassMode, Credit, DqnConfig, LambdaProfile, RewardScope, RewardSpec};
+pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use net::{NetShape, QNet, build, copy_weights, init_weights};
-pub use replay::{Batch, ReplayBuffer};
+pub use replay::{Batch, ReplayBuffer, Transition};
 pub use schedule::EpsilonSchedule;
 pub use state::StateEncoder;
+pub use trained::{Agent, argmax, conservative_choice};

@@ -1,13 +1,15 @@
 //! The Q-network (SPEC §9): a 1-D convolution over the time axis (features as channels), then
-//! two dense layers, one Q-value per action. Built with candle; weights are initialised from a
-//! seeded stream so training is reproducible.
+//! two dense layers — the trunk every class shares — then one head per stream class with one
+//! Q-value per action (action branching, Tavakoli et al. 2018: each class's policy is a branch
+//! of its own). With one class it is SPEC §9's network. Built with candle; weights are
+//! initialised from a seeded stream so training is reproducible.
 
 use crate::rng::{Purpose, stream_rng};
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Conv1d, Conv1dConfig, Linear, VarBuilder, VarMap, conv1d, linear};
 use rand::Rng;
 
-/// Shape of a network: input `[batch, features, history]`, output `[batch, actions]`.
+/// Shape of a network: input `[batch, features, history]`, output `[batch, classes, actions]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NetShape {
     /// Features per window (channels of the convolution).
@@ -20,8 +22,10 @@ pub struct NetShape {
     pub conv_kernel: usize,
     /// Hidden width of the dense layers.
     pub hidden: usize,
-    /// Actions (outputs).
+    /// Actions per head.
     pub actions: usize,
+    /// Heads: stream classes, each choosing its own action.
+    pub classes: usize,
 }
 
 /// The Q-network.
@@ -48,7 +52,8 @@ impl QNet {
             )?,
             fc1: linear(shape.conv_channels * steps, shape.hidden, vb.pp("fc1"))?,
             fc2: linear(shape.hidden, shape.hidden, vb.pp("fc2"))?,
-            out: linear(shape.hidden, shape.actions, vb.pp("out"))?,
+            // One row block per class: the heads share nothing but the trunk's output.
+            out: linear(shape.hidden, shape.classes * shape.actions, vb.pp("out"))?,
             shape,
         })
     }
@@ -58,12 +63,15 @@ impl QNet {
         self.shape
     }
 
-    /// Q-values `[batch, actions]` of states `[batch, features, history]`.
+    /// Q-values `[batch, classes, actions]` of states `[batch, features, history]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let n = x.dim(0)?;
         let h = self.conv.forward(x)?.relu()?.flatten_from(1)?;
         let h = self.fc1.forward(&h)?.relu()?;
         let h = self.fc2.forward(&h)?.relu()?;
-        self.out.forward(&h)
+        self.out
+            .forward(&h)?
+            .reshape((n, self.shape.classes, self.shape.actions))
     }
 }
 

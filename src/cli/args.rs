@@ -26,13 +26,17 @@ pub enum Command {
     },
     /// Simulate every policy on the same workload and seed and compare their success ratios.
     Compare {
-        /// Comma-separated policies to compare (default: all).
+        /// Comma-separated policies to compare (default: all); `per-class:<file>` is a static
+        /// per-class table (as written by `continuum table`).
         #[arg(long)]
         policies: Option<String>,
-        /// Add a `dqn` row: a meta-policy checkpoint written by `continuum train`.
+        /// Add a `dqn` row: a meta-policy checkpoint written by `continuum train`. Repeat it to
+        /// compare several; their rows are then named `dqn:<file stem>`.
         #[arg(long)]
-        agent: Option<PathBuf>,
-        /// Add an `oracle` row: at every window, the best policy in hindsight (SPEC §10).
+        agent: Vec<PathBuf>,
+        /// Add an `oracle` row: at every window, the best choice in hindsight (SPEC §10), over
+        /// the first agent's actions and classes (per-class: coordinate ascent), or the default
+        /// actions and one class per application without an agent.
         #[arg(long)]
         oracle: bool,
         /// Options shared with `simulate`.
@@ -41,6 +45,9 @@ pub enum Command {
     },
     /// Train the DQN meta-policy on a topology and write its checkpoint.
     Train(TrainArgs),
+    /// Find the best static per-class policy table on some seeds and write it (a baseline for
+    /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).
+    Table(TableArgs),
     /// Serve ONNX model variants over HTTP (Open Inference Protocol v2) and QUIC.
     Worker {
         /// Worker settings (YAML; `CONTINUUM_*` variables override them).
@@ -155,6 +162,37 @@ pub struct TrainArgs {
     pub out: PathBuf,
     /// Worker threads (default: all cores). Training is reproducible for a given seed and
     /// thread count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `continuum table`.
+#[derive(Debug, Clone, Args)]
+pub struct TableArgs {
+    /// Topology file (YAML).
+    pub topology: PathBuf,
+    /// Variant profiles file (YAML).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Workload file (YAML); its application classes are the table's classes.
+    #[arg(long, default_value = "workloads/default.yaml")]
+    pub workload: PathBuf,
+    /// Constant client arrival rate per antenna, clients/min (overrides the workload's λ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub lambda: Option<f64>,
+    /// Simulated duration of each run, s.
+    #[arg(long, default_value_t = 300.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Comma-separated seeds the table is chosen on.
+    #[arg(long, default_value = "1,2,3")]
+    pub seeds: String,
+    /// Comma-separated candidate policies (default: the meta-policy's default actions).
+    #[arg(long)]
+    pub policies: Option<String>,
+    /// Table file to write (YAML).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Worker threads (default: all cores). The table does not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
 }

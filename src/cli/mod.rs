@@ -4,6 +4,7 @@
 mod args;
 mod run;
 mod runner;
+mod table;
 mod train;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};

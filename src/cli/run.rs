@@ -3,10 +3,9 @@
 
 use super::args::{Cli, Command, Format, RunArgs};
 use super::runner::Runner;
-use crate::policy;
+use crate::policy::{self, StreamClasses};
 use crate::report::{self, PolicyResult, Report, SimSummary};
 use crate::sim::{QueueBound, Scenario, SimConfig};
-use crate::workload::Lambda;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -16,38 +15,54 @@ use std::time::Instant;
 /// Runs the parsed command.
 pub fn execute(cli: &Cli) -> Result<()> {
     let (runners, run, series): (Vec<Runner>, _, _) = match &cli.command {
-        Command::Simulate { policy, run } => (
-            policy::parse_list(policy)
-                .map_err(anyhow::Error::msg)?
-                .into_iter()
-                .map(Runner::Static)
-                .collect(),
-            run,
-            true,
-        ),
+        Command::Simulate { policy, run } => (parse_rows(policy)?, run, true),
         Command::Compare {
             policies,
             run,
             agent,
             oracle,
         } => {
-            let list = match policies {
-                Some(p) => policy::parse_list(p).map_err(anyhow::Error::msg)?,
-                None => policy::REGISTRY.to_vec(),
+            let mut runners = match policies {
+                Some(p) => parse_rows(p)?,
+                None => policy::REGISTRY
+                    .iter()
+                    .copied()
+                    .map(Runner::Static)
+                    .collect(),
             };
-            let mut runners: Vec<Runner> = list.into_iter().map(Runner::Static).collect();
-            if let Some(path) = agent {
-                runners.push(Runner::dqn(path)?);
+            for path in agent {
+                let name = if agent.len() == 1 {
+                    "dqn".to_string()
+                } else {
+                    format!(
+                        "dqn:{}",
+                        path.file_stem().and_then(|s| s.to_str()).unwrap_or("agent")
+                    )
+                };
+                runners.push(Runner::dqn(name, path)?);
             }
             if *oracle {
-                let candidates = match runners.iter().find_map(Runner::agent_actions) {
-                    Some(a) => a,
-                    None => crate::meta::default_oracle_policies(),
+                let (candidates, classes) = match runners.iter().find_map(Runner::agent_choices) {
+                    Some(c) => c,
+                    None => {
+                        let w = crate::workload::Workload::load(
+                            &run.workload,
+                            &crate::profiles::Profiles::load(&run.profiles)?,
+                        )?;
+                        (
+                            crate::meta::default_oracle_policies(),
+                            StreamClasses::from_workload(
+                                &w,
+                                &crate::observe::DemandBuckets::default(),
+                            ),
+                        )
+                    }
                 };
-                runners.push(Runner::Oracle(candidates));
+                runners.push(Runner::Oracle(candidates, classes));
             }
             (runners, run, false)
         }
+        Command::Table(args) => return super::table::execute(args),
         Command::Train(args) => return super::train::execute(args),
         Command::Worker { config } => return crate::worker::run_from_file(config),
         Command::Gateway { config } => return crate::gateway::run_from_file(config),
@@ -85,6 +100,23 @@ pub fn execute(cli: &Cli) -> Result<()> {
         write_outputs(&report, dir)?;
     }
     Ok(())
+}
+
+/// Rows from a comma-separated list: policy names and `per-class:<file>` tables.
+fn parse_rows(list: &str) -> Result<Vec<Runner>> {
+    let mut rows = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.strip_prefix("per-class:") {
+            Some(file) => rows.push(Runner::table(file)?),
+            None => rows.extend(
+                policy::parse_list(item)
+                    .map_err(anyhow::Error::msg)?
+                    .into_iter()
+                    .map(Runner::Static),
+            ),
+        }
+    }
+    Ok(rows)
 }
 
 fn parse_queue_bound(s: &str) -> Result<QueueBound> {
@@ -146,14 +178,13 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
     bar.finish_and_clear();
     let wall_s = start.elapsed().as_secs_f64();
     let stats: Vec<_> = runs.iter().map(|r| r.1).collect();
-    let lambda = match &sc.workload.lambda {
-        Lambda::Constant(x) => serde_json::json!(x),
-        other => serde_json::json!(other.describe()),
-    };
+    let lambda = sc.workload.lambda.mean_over(run.duration * 1000.0);
+    let lambda_profile = sc.workload.lambda.describe();
     Ok(Report {
         topology: sc.topology.name.clone(),
         seed: run.seed,
         lambda,
+        lambda_profile,
         duration_s: run.duration,
         results: runs.into_iter().map(|r| r.0).collect(),
         sim: SimSummary::new(&stats, run.duration, wall_s, pool.current_num_threads()),

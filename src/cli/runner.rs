@@ -1,10 +1,10 @@
-//! What one row of a report runs: a static policy, the trained DQN agent, or the per-window
-//! oracle.
+//! What one row of a report runs: a static policy, a static per-class table, a trained DQN
+//! agent, or the per-window oracle.
 
 use crate::agent::{Agent, Checkpoint};
 use crate::meta;
-use crate::policy::Policy;
-use crate::report::PolicyResult;
+use crate::policy::{Policy, PolicyTable, StreamClasses};
+use crate::report::{ActionShareReport, PolicyResult};
 use crate::sim::{Scenario, SimConfig, SimStats, Simulation};
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
@@ -19,36 +19,48 @@ const ORACLE_SETTLE_MS: f64 = 2000.0;
 pub enum Runner {
     /// Every scheduler uses this policy throughout.
     Static(&'static dyn Policy),
-    /// The meta-policy of a checkpoint picks each scheduler's policy every window.
-    Dqn(Box<Checkpoint>, PathBuf),
-    /// At every window, the best of these policies in hindsight.
-    Oracle(Vec<&'static dyn Policy>),
+    /// Every scheduler uses this per-class table throughout (row name, table).
+    Table(String, Box<PolicyTable>),
+    /// The meta-policy of a checkpoint picks each scheduler's policy per class every window
+    /// (row name, checkpoint, its path).
+    Dqn(String, Box<Checkpoint>, PathBuf),
+    /// At every window, the best of these policies per class in hindsight.
+    Oracle(Vec<&'static dyn Policy>, StreamClasses),
 }
 
 impl Runner {
-    /// A `dqn` row from a checkpoint file.
-    pub fn dqn(path: &std::path::Path) -> Result<Self> {
+    /// A `dqn` row named `name` from a checkpoint file.
+    pub fn dqn(name: String, path: &std::path::Path) -> Result<Self> {
         let ck = Checkpoint::load(path)?;
-        Ok(Runner::Dqn(Box::new(ck), path.to_path_buf()))
+        Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
+    }
+
+    /// A table row from a `per-class:<file>` entry.
+    pub fn table(file: &str) -> Result<Self> {
+        let t = PolicyTable::load(std::path::Path::new(file))?;
+        Ok(Runner::Table(format!("per-class:{file}"), Box::new(t)))
     }
 
     /// The row's name in reports.
     pub fn name(&self) -> String {
         match self {
             Runner::Static(p) => p.name().to_string(),
-            Runner::Dqn(..) => "dqn".into(),
-            Runner::Oracle(_) => "oracle".into(),
+            Runner::Table(n, _) | Runner::Dqn(n, ..) => n.clone(),
+            Runner::Oracle(..) => "oracle".into(),
         }
     }
 
-    /// The policies a `dqn` row chooses among.
-    pub fn agent_actions(&self) -> Option<Vec<&'static dyn Policy>> {
+    /// The policies and classes a `dqn` row chooses among.
+    pub fn agent_choices(&self) -> Option<(Vec<&'static dyn Policy>, StreamClasses)> {
         match self {
-            Runner::Dqn(ck, _) => ck
-                .actions
-                .iter()
-                .map(|a| crate::policy::by_name(a))
-                .collect(),
+            Runner::Dqn(_, ck, _) => Some((
+                ck.meta
+                    .actions
+                    .iter()
+                    .map(|a| crate::policy::by_name(a))
+                    .collect::<Option<_>>()?,
+                ck.meta.classes.clone(),
+            )),
             _ => None,
         }
     }
@@ -62,34 +74,49 @@ impl Runner {
         bar: &ProgressBar,
     ) -> Result<(PolicyResult, SimStats)> {
         let steps = (cfg.duration_s / window_s).ceil() as u64;
-        let sim = match self {
-            Runner::Static(p) => {
-                let mut sim = Simulation::new(sc.clone(), cfg, *p);
-                for k in 1..=steps {
-                    sim.run_until(k as f64 * window_s * 1000.0);
-                    bar.inc(1);
-                }
-                sim.finish();
-                return Ok((PolicyResult::from_sim(p.name(), &sim), sim.stats()));
+        let step_through = |mut sim: Simulation| {
+            for k in 1..=steps {
+                sim.run_until(k as f64 * window_s * 1000.0);
+                bar.inc(1);
             }
-            Runner::Dqn(ck, path) => {
+            sim.finish();
+            sim
+        };
+        let mut shares = None;
+        let sim = match self {
+            Runner::Static(p) => step_through(Simulation::new(sc.clone(), cfg, *p)),
+            Runner::Table(_, t) => step_through(Simulation::with_table(sc.clone(), cfg, t)),
+            Runner::Dqn(_, ck, path) => {
                 let names = sc.profiles.variant_names();
                 let mut agent = Agent::new(ck, path, &sc.topology, &sc.fleet, &names)?;
-                meta::run_agent(
+                let (sim, s) = meta::run_agent(
                     sc.clone(),
                     cfg,
                     &mut agent,
-                    ck.config.window_s,
-                    ck.config.buckets.clone(),
+                    ck.meta.config.window_s,
+                    ck.meta.config.buckets.clone(),
                 )
-                .context("running the agent")?
+                .context("running the agent")?;
+                shares = Some(ActionShareReport::from(&s));
+                bar.inc(steps);
+                sim
             }
-            Runner::Oracle(candidates) => {
+            Runner::Oracle(candidates, classes) => {
                 let oracle_cfg = SimConfig { window_s, ..cfg };
-                meta::run_oracle(sc.clone(), oracle_cfg, candidates, ORACLE_SETTLE_MS).0
+                let sim = meta::run_oracle(
+                    sc.clone(),
+                    oracle_cfg,
+                    candidates,
+                    classes,
+                    ORACLE_SETTLE_MS,
+                )
+                .0;
+                bar.inc(steps);
+                sim
             }
         };
-        bar.inc(steps);
-        Ok((PolicyResult::from_sim(&self.name(), &sim), sim.stats()))
+        let mut result = PolicyResult::from_sim(&self.name(), &sim);
+        result.actions = shares;
+        Ok((result, sim.stats()))
     }
 }

@@ -1,12 +1,17 @@
 //! Carrying out `continuum train`: load the scenario and the hyper-parameters, train with a
-//! progress bar, write the checkpoint, the episode log and the training curve.
+//! progress bar (or, when standard error is not a terminal, a line every few episodes), write
+//! the checkpoint, the episode log and the training curve, and say what validation chose.
 
 use super::args::TrainArgs;
 use crate::agent::DqnConfig;
 use crate::sim::Scenario;
-use crate::train::{self, EpisodeLog};
+use crate::train::{self, EpisodeLog, TrainEvent};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// Without a terminal, a progress line every this many episodes (and for the last one).
+const LINE_EVERY: usize = 5;
 
 /// Runs `continuum train`.
 pub fn execute(args: &TrainArgs) -> Result<()> {
@@ -28,40 +33,89 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let bar =
-        ProgressBar::with_draw_target(Some(cfg.episodes as u64), ProgressDrawTarget::stderr());
+    let tty = std::io::stderr().is_terminal();
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] episode {pos}/{len} {msg}")
             .expect("valid template"),
     );
-    let progress = |log: &EpisodeLog, _total: usize| {
-        bar.set_message(format!(
-            "ε {:.2}  reward {:.3}  success {:.3}  λ {:.0}",
-            log.epsilon, log.mean_reward, log.success_ratio, log.lambda
-        ));
-        bar.inc(1);
+    let progress = |event: TrainEvent| match event {
+        TrainEvent::Episode(log, total) => {
+            let msg = format!(
+                "ε {:.2}  value {:+.3}  success {:.3}  λ {:.0}",
+                log.epsilon, log.mean_reward, log.success_ratio, log.lambda
+            );
+            if tty {
+                bar.set_length(total as u64);
+                bar.set_message(msg);
+                bar.inc(1);
+            } else if (log.episode + 1) % LINE_EVERY == 0 || log.episode + 1 == total {
+                eprintln!(
+                    "[{:>6.1} s] episode {}/{total}  {msg}",
+                    log.wall_s,
+                    log.episode + 1
+                );
+            }
+        }
+        TrainEvent::Phase(what) => {
+            if tty {
+                bar.set_message(what.to_string());
+            } else {
+                eprintln!("{what}");
+            }
+        }
     };
-    let logs = pool.install(|| train::train(&sc, &cfg, args.seed, &args.out, &progress))?;
+    let started = std::time::Instant::now();
+    let outcome = pool.install(|| train::train(&sc, &cfg, args.seed, &args.out, &progress))?;
     bar.finish_and_clear();
+    let logs = &outcome.logs;
     let stem = args.out.with_extension("");
-    let csv = stem.with_file_name(format!(
-        "{}.training.csv",
-        stem.file_name().and_then(|s| s.to_str()).unwrap_or("dqn")
-    ));
-    let svg = stem.with_file_name(format!(
-        "{}.training_curve.svg",
-        stem.file_name().and_then(|s| s.to_str()).unwrap_or("dqn")
-    ));
-    std::fs::write(&csv, train::training_csv(&logs))
+    let name = stem
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("dqn")
+        .to_string();
+    let csv = stem.with_file_name(format!("{name}.training.csv"));
+    let svg = stem.with_file_name(format!("{name}.training_curve.svg"));
+    std::fs::write(&csv, train::training_csv(logs))
         .with_context(|| format!("cannot write {}", csv.display()))?;
-    train::plot_training_curve(&logs, &sc.topology.name, &svg).map_err(anyhow::Error::msg)?;
+    train::plot_training_curve(logs, &sc.topology.name, &svg).map_err(anyhow::Error::msg)?;
     let last: Vec<&EpisodeLog> = logs.iter().rev().take(10).collect();
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;
-    let wall = logs.last().map_or(0.0, |l| l.wall_s);
+    let sel = &outcome.selection;
+    let action = |a: usize| cfg.actions[a].as_str();
+    let margins: Vec<String> = sel
+        .margins
+        .iter()
+        .map(|(m, r)| format!("{m}: {:.2}%", 100.0 * r))
+        .collect();
     eprintln!(
-        "trained {} episodes in {wall:.1} s; success ratio of the last {}: {mean:.4}; wrote {}, {}, {}",
+        "trained {} episodes in {:.1} s (budget: {:.2e} simulated queries per episode); success ratio of the last {}: {mean:.4}",
         logs.len(),
+        started.elapsed().as_secs_f64(),
+        outcome.budget.episode_queries,
         last.len(),
+    );
+    eprintln!(
+        "validation ({} episodes): best single policy {} {:.2}%; fallback table {} {:.2}%; agent by margin {}; kept margin {}",
+        cfg.validation_episodes,
+        action(sel.best_single.0),
+        100.0 * sel.best_single.1,
+        sel.fallback
+            .iter()
+            .map(|&a| action(a))
+            .collect::<Vec<_>>()
+            .join(","),
+        100.0 * sel.fallback_ratio,
+        margins.join(", "),
+        if sel.margin.is_finite() {
+            sel.margin.to_string()
+        } else {
+            "none (the agent is its fallback table)".into()
+        }
+    );
+    eprintln!(
+        "wrote {}, {}, {}",
         args.out.display(),
         csv.display(),
         svg.display()

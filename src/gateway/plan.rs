@@ -146,7 +146,7 @@ fn load_agent(
 ) -> Result<(Agent, crate::agent::DqnConfig)> {
     let ck = Checkpoint::load(path).with_context(|| format!("agent: {}", path.display()))?;
     let agent = Agent::new(&ck, path, topology, fleet, &profiles.variant_names())?;
-    Ok((agent, ck.config))
+    Ok((agent, ck.meta.config))
 }
 
 /// For each topology worker, the live worker on its cluster that serves its variant.

@@ -7,7 +7,7 @@ use super::live::{LiveLoads, publish};
 use super::plan::Plan;
 use super::state::{GatewayState, MetaState, PolicySource};
 use super::upstream::{Link, Upstream, quic};
-use crate::agent::{Agent, argmax};
+use crate::agent::Agent;
 use crate::load::WorkerLoad;
 use crate::observe::{DemandBuckets, WindowObserver};
 use anyhow::{Context, Result};
@@ -171,9 +171,9 @@ impl Ctx {
         let mut guard = self.agent.lock().expect("agent lock");
         let Some(agent) = guard.as_mut() else { return };
         agent.observe(&obs);
-        match agent.q_values() {
-            Ok(q) => {
-                let a = argmax(&q[sched]);
+        match agent.decide() {
+            Ok(d) => {
+                let a = d[sched][0];
                 let p = agent.actions()[a];
                 self.state.metrics.agent_decisions.inc();
                 if self.state.set_policy(p, PolicySource::Agent) {

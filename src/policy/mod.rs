@@ -1,8 +1,10 @@
 //! Dispatch policies (SPEC §6): each picks one binding among the feasible candidates.
 //! A policy is a value implementing [`Policy`]; adding one means adding its file and one line in
-//! [`REGISTRY`].
+//! [`REGISTRY`]. Streams may be grouped into classes ([`StreamClasses`]) with one policy each
+//! ([`PolicyTable`]).
 
 mod cheaper;
+pub mod classes;
 mod closest;
 mod farthest;
 mod least_impedance;
@@ -11,11 +13,14 @@ mod random;
 mod random_latency;
 mod random_load;
 mod rank;
+pub mod table;
 
 use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
+pub use classes::StreamClasses;
 pub use rank::{pick_max, pick_min, pick_weighted};
+pub use table::PolicyTable;
 
 /// A dispatch policy: a rule choosing among feasible bindings.
 pub trait Policy: Send + Sync {

@@ -71,6 +71,33 @@ pub struct PolicyResult {
     pub per_app: Vec<AppResult>,
     /// Per window, in time order.
     pub per_window: Vec<WindowPoint>,
+    /// For a meta-policy row: how often each action was chosen per class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actions: Option<ActionShareReport>,
+}
+
+/// Shares of a meta-policy's decisions, per class and action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionShareReport {
+    /// Class names.
+    pub classes: Vec<String>,
+    /// Action (policy) names.
+    pub actions: Vec<String>,
+    /// `share[c][a]`: fraction of class `c`'s decisions (every scheduler and window) that
+    /// chose action `a`.
+    pub share: Vec<Vec<f64>>,
+}
+
+impl From<&crate::meta::ActionShares> for ActionShareReport {
+    fn from(a: &crate::meta::ActionShares) -> Self {
+        Self {
+            classes: a.classes.clone(),
+            actions: a.actions.clone(),
+            share: (0..a.classes.len())
+                .map(|c| (0..a.actions.len()).map(|x| a.share(c, x)).collect())
+                .collect(),
+        }
+    }
 }
 
 impl PolicyResult {
@@ -104,6 +131,7 @@ impl PolicyResult {
             },
             per_app,
             per_window,
+            actions: None,
         }
     }
 }
@@ -161,8 +189,12 @@ pub struct Report {
     pub topology: String,
     /// Seed.
     pub seed: u64,
-    /// Client rate per scheduler, clients/min (a number when constant, else a description).
-    pub lambda: serde_json::Value,
+    /// Client rate per scheduler, clients/min: its time-average over the run (the rate itself
+    /// when constant).
+    pub lambda: f64,
+    /// How the client rate moves over time: `60` for a constant, else e.g. `sine(mean 60,
+    /// amplitude 40, period 600 s)`.
+    pub lambda_profile: String,
     /// Simulated duration, s.
     pub duration_s: f64,
     /// One entry per policy, in the order asked for.

@@ -22,7 +22,10 @@ pub fn plot_success_over_time(r: &Report, path: &Path) -> Result<(), String> {
         .max(1.0);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("Success ratio over time: {} (λ = {})", r.topology, r.lambda),
+            format!(
+                "Success ratio over time: {} (λ = {})",
+                r.topology, r.lambda_profile
+            ),
             ("sans-serif", 20),
         )
         .margin(12)
@@ -76,7 +79,7 @@ pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
         .caption(
             format!(
                 "Success ratio per application: {} (λ = {})",
-                r.topology, r.lambda
+                r.topology, r.lambda_profile
             ),
             ("sans-serif", 20),
         )

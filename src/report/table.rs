@@ -9,7 +9,7 @@ pub fn to_table(r: &Report) -> String {
     let _ = writeln!(
         s,
         "topology {}  λ {} clients/min/antenna  {} s  seed {}",
-        r.topology, r.lambda, r.duration_s, r.seed
+        r.topology, r.lambda_profile, r.duration_s, r.seed
     );
     let apps: Vec<&str> = r
         .results
@@ -54,6 +54,11 @@ pub fn to_table(r: &Report) -> String {
         }
         s.push('\n');
     }
+    for p in &r.results {
+        if let Some(a) = &p.actions {
+            s.push_str(&action_shares(&p.policy, a));
+        }
+    }
     let _ = writeln!(
         s,
         "simulated {} queries ({} events) in {:.2} s on {} thread(s): {:.2} M queries/s and {:.0}× real time per core",
@@ -64,6 +69,21 @@ pub fn to_table(r: &Report) -> String {
         r.sim.queries_per_core_s / 1e6,
         r.sim.x_real_time_per_core
     );
+    s
+}
+
+/// The shares of a meta-policy row's decisions: one line per class, `policy share%` pairs.
+fn action_shares(row: &str, a: &super::ActionShareReport) -> String {
+    let mut s = format!("actions of {row} (share of decisions per class):\n");
+    for (c, shares) in a.classes.iter().zip(&a.share) {
+        let _ = write!(s, "  {c:<26}");
+        for (name, x) in a.actions.iter().zip(shares) {
+            if *x > 0.0 {
+                let _ = write!(s, " {name} {:.1}%", 100.0 * x);
+            }
+        }
+        s.push('\n');
+    }
     s
 }
 

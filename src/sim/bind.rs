@@ -1,44 +1,51 @@
-//! Outcomes grouped by the window in which each query's stream was opened, per scheduler: what
-//! the bindings made in one window at one scheduler led to (a meta-policy's credit for them).
+//! Outcomes grouped by the window in which each query's stream was opened, per scheduler and
+//! application: what the bindings made in one window at one scheduler led to (a meta-policy's
+//! credit for them).
 
 use crate::metrics::Counts;
 
-/// `[offered, success, failure, rejected]` per (opening window, scheduler).
+/// `[offered, success, failure, rejected]` per (opening window, scheduler, app).
 #[derive(Debug, Clone)]
 pub struct BindCounts {
     schedulers: usize,
+    apps: usize,
     window_ms: f64,
     cells: Vec<[u64; 4]>,
 }
 
 impl BindCounts {
-    /// Counters for `schedulers` over a run of `horizon_ms` in windows of `window_ms`.
-    pub fn new(schedulers: usize, window_ms: f64, horizon_ms: f64) -> Self {
+    /// Counters for `schedulers` and `apps` over a run of `horizon_ms` in windows of
+    /// `window_ms`.
+    pub fn new(schedulers: usize, apps: usize, window_ms: f64, horizon_ms: f64) -> Self {
         let windows = ((horizon_ms / window_ms).ceil() as usize).clamp(1, usize::from(u16::MAX));
         Self {
             schedulers,
+            apps,
             window_ms,
-            cells: vec![[0; 4]; windows * schedulers],
+            cells: vec![[0; 4]; windows * schedulers * apps],
         }
     }
 
     /// The window of time `t_ms`.
     pub fn window_of(&self, t_ms: f64) -> u16 {
-        let last = self.cells.len() / self.schedulers - 1;
+        let last = self.cells.len() / (self.schedulers * self.apps) - 1;
         ((t_ms / self.window_ms) as usize).min(last) as u16
     }
 
-    /// Adds one to counter `k` (0 offered, then the outcome index) of (`window`, `sched`).
+    /// Adds one to counter `k` (0 offered, then the outcome index) of (`window`, `sched`,
+    /// `app`).
     #[inline]
-    pub fn count(&mut self, window: u16, sched: u16, k: usize) {
-        self.cells[usize::from(window) * self.schedulers + usize::from(sched)][k] += 1;
+    pub fn count(&mut self, window: u16, sched: u16, app: u16, k: usize) {
+        let i = (usize::from(window) * self.schedulers + usize::from(sched)) * self.apps
+            + usize::from(app);
+        self.cells[i][k] += 1;
     }
 
-    /// Counts of (`window`, `sched`).
-    pub fn get(&self, window: usize, sched: usize) -> Counts {
+    /// Counts of (`window`, `sched`, `app`); zero outside the run.
+    pub fn get(&self, window: usize, sched: usize, app: usize) -> Counts {
         let c = self
             .cells
-            .get(window * self.schedulers + sched)
+            .get((window * self.schedulers + sched) * self.apps + app)
             .copied()
             .unwrap_or_default();
         Counts {

@@ -52,12 +52,13 @@ impl Simulation {
         let demand = p.demand();
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
+        let policy = self.policies[s * self.classes.len() + self.class_of(p)];
         let bound = bind(
             &demand,
             &sched.reach,
             &sc.fleet,
             &self.view,
-            self.policies[s],
+            policy,
             &mut self.scheds[s].policy,
             &mut self.scratch,
         );
@@ -102,9 +103,9 @@ impl Simulation {
             while let Some(t) = stream.next_emission(jitter) {
                 self.stats.queries += 1;
                 self.metrics.rejected_unbound(t, stream.sched, stream.app);
-                self.by_bind.count(stream.bind_window, stream.sched, 0);
-                self.by_bind
-                    .count(stream.bind_window, stream.sched, Outcome::Rejected as usize);
+                let (w, s, a) = (stream.bind_window, stream.sched, stream.app);
+                self.by_bind.count(w, s, a, 0);
+                self.by_bind.count(w, s, a, Outcome::Rejected as usize);
             }
             return;
         };
@@ -170,7 +171,7 @@ impl Simulation {
             o.incoming_query(usize::from(q.sched), usize::from(bucket));
         }
         self.metrics.offered(t, q.sched, q.app);
-        self.by_bind.count(q.bind_window, q.sched, 0);
+        self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
     }
@@ -201,7 +202,7 @@ impl Simulation {
             self.metrics
                 .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
             self.by_bind
-                .count(q.bind_window, q.sched, Outcome::Rejected as usize);
+                .count(q.bind_window, q.sched, q.app, Outcome::Rejected as usize);
             self.queries.remove(qid);
             return;
         }
@@ -247,7 +248,8 @@ impl Simulation {
             };
             self.metrics
                 .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
-            self.by_bind.count(q.bind_window, q.sched, outcome as usize);
+            self.by_bind
+                .count(q.bind_window, q.sched, q.app, outcome as usize);
             self.queries.remove(qid);
         }
         let ws = &mut self.workers[w];

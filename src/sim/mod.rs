@@ -17,7 +17,7 @@ use crate::feasibility::Candidate;
 use crate::load::LoadView;
 use crate::metrics::Metrics;
 use crate::observe::{DemandBuckets, WindowObservation, WindowObserver};
-use crate::policy::Policy;
+use crate::policy::{Policy, PolicyTable, StreamClasses};
 use crate::rng::{Purpose, SimRng, stream_rng};
 use bind::BindCounts;
 use queue::{EventQueue, Kind};
@@ -125,6 +125,11 @@ pub struct Simulation {
     horizon_ms: f64,
     now: f64,
     events: EventQueue,
+    /// How streams are classed, and the class of each workload application (`None`: by
+    /// demand bucket, stream by stream).
+    classes: Arc<StreamClasses>,
+    class_of_app: Vec<Option<u16>>,
+    /// The policy of class `c` at scheduler `s`, at `s * classes + c`.
     policies: Vec<&'static dyn Policy>,
     scheds: Vec<SchedState>,
     streams: Slab<Stream>,
@@ -159,6 +164,7 @@ impl Simulation {
             })
             .collect();
         let horizon_ms = cfg.duration_s * 1000.0;
+        let n_apps = sc.workload.apps.len();
         let mut sim = Self {
             metrics: Metrics::new(
                 horizon_ms,
@@ -172,6 +178,8 @@ impl Simulation {
             horizon_ms,
             now: 0.0,
             events: EventQueue::default(),
+            classes: Arc::new(StreamClasses::single()),
+            class_of_app: vec![Some(0); n_apps],
             policies: vec![policy; n_sched],
             scheds,
             streams: Slab::default(),
@@ -181,7 +189,7 @@ impl Simulation {
             scratch: Vec::new(),
             free_scratch: Vec::new(),
             observer: None,
-            by_bind: BindCounts::new(n_sched, cfg.window_s * 1000.0, horizon_ms),
+            by_bind: BindCounts::new(n_sched, n_apps, cfg.window_s * 1000.0, horizon_ms),
         };
         for s in 0..n_sched {
             sim.schedule_next_client(s, 0.0);
@@ -190,9 +198,53 @@ impl Simulation {
         sim
     }
 
-    /// Sets the policy scheduler `s` uses for its next bindings.
+    /// A run in which every scheduler uses `table` (one policy per stream class).
+    pub fn with_table(sc: Arc<Scenario>, cfg: SimConfig, table: &PolicyTable) -> Self {
+        let mut sim = Self::new(sc, cfg, table.policies[0]);
+        sim.set_classes(Arc::new(table.classes.clone()));
+        for s in 0..sim.scheds.len() {
+            for (c, p) in table.policies.iter().enumerate() {
+                sim.set_class_policy(s, c, *p);
+            }
+        }
+        sim
+    }
+
+    /// Groups new streams into `classes` (each with its own policy per scheduler); every class
+    /// of a scheduler starts with the policy of its first class so far.
+    pub fn set_classes(&mut self, classes: Arc<StreamClasses>) {
+        let n = classes.len();
+        let old = self.classes.len();
+        self.policies = (0..self.scheds.len())
+            .flat_map(|s| std::iter::repeat_n(self.policies[s * old], n))
+            .collect();
+        self.class_of_app = classes.for_apps(&self.sc.workload);
+        self.classes = classes;
+    }
+
+    /// The stream classes in use.
+    pub fn classes(&self) -> &StreamClasses {
+        &self.classes
+    }
+
+    /// Sets the policy scheduler `s` uses for its next bindings, for every class.
     pub fn set_policy(&mut self, s: usize, policy: &'static dyn Policy) {
-        self.policies[s] = policy;
+        let n = self.classes.len();
+        self.policies[s * n..(s + 1) * n].fill(policy);
+    }
+
+    /// Sets the policy scheduler `s` uses for its next bindings of streams of class `class`.
+    pub fn set_class_policy(&mut self, s: usize, class: usize, policy: &'static dyn Policy) {
+        self.policies[s * self.classes.len() + class] = policy;
+    }
+
+    /// The class of a new stream of workload application `app`.
+    #[inline]
+    fn class_of(&self, p: &crate::workload::StreamParams) -> usize {
+        match self.class_of_app[usize::from(p.app)] {
+            Some(c) => usize::from(c),
+            None => self.classes.class_of_bucket(p.max_delay_ms, p.rate_qps),
+        }
     }
 
     /// Starts observing windows (for a meta-policy): from now on, incoming queries are counted
@@ -215,15 +267,15 @@ impl Simulation {
         self.observer.as_mut().map(|o| o.close(now, view))
     }
 
-    /// Outcomes so far of the queries of streams opened at scheduler `s` during window `w`:
-    /// the consequence of the bindings made there and then.
-    pub fn bound_counts(&self, w: usize, s: usize) -> crate::metrics::Counts {
-        self.by_bind.get(w, s)
+    /// Outcomes so far of the queries of streams of workload application `app` opened at
+    /// scheduler `s` during window `w`: the consequence of the bindings made there and then.
+    pub fn bound_counts(&self, w: usize, s: usize, app: usize) -> crate::metrics::Counts {
+        self.by_bind.get(w, s, app)
     }
 
-    /// The policy scheduler `s` uses now.
-    pub fn policy(&self, s: usize) -> &'static dyn Policy {
-        self.policies[s]
+    /// The policy scheduler `s` uses now for streams of class `class`.
+    pub fn policy(&self, s: usize, class: usize) -> &'static dyn Policy {
+        self.policies[s * self.classes.len() + class]
     }
 
     /// Processes every event before `t_ms` and advances the clock to `t_ms`.

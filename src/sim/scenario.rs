@@ -41,8 +41,13 @@ impl Scenario {
     }
 
     /// The same scenario with a constant client rate (`--lambda`).
-    pub fn with_lambda(mut self, per_min: f64) -> Self {
-        self.workload.lambda = Lambda::Constant(per_min);
+    pub fn with_lambda(self, per_min: f64) -> Self {
+        self.with_lambda_profile(Lambda::Constant(per_min))
+    }
+
+    /// The same scenario with client rate `lambda` over time.
+    pub fn with_lambda_profile(mut self, lambda: Lambda) -> Self {
+        self.workload.lambda = lambda;
         self
     }
 }

@@ -31,7 +31,10 @@ fn every_offered_query_has_exactly_one_outcome() {
         let total = sim.metrics().sum(|_, _, _| true);
         // Late answers need jitter on the way (only the cloud link has it), so not every
         // policy gets them; successes and rejections occur under every one.
-        assert!(total.success > 0 && total.rejected > 0, "{policy}: {total:?}");
+        assert!(
+            total.success > 0 && total.rejected > 0,
+            "{policy}: {total:?}"
+        );
         failures += total.failure;
         assert!(total.conserved(), "{policy}: {total:?}");
         assert_eq!(total.offered, sim.stats().queries, "{policy}");
@@ -184,7 +187,7 @@ fn outcomes_by_opening_window_add_up_to_the_totals() {
     for s in 0..2 {
         let mut by_bind = crate::metrics::Counts::default();
         for w in 0..windows {
-            let c = sim.bound_counts(w, s);
+            let c = sim.bound_counts(w, s, 0);
             assert!(c.conserved(), "window {w}: {c:?}");
             by_bind.add(&c);
         }

@@ -1,36 +1,31 @@
 //! One training episode: the simulator seen as a multi-agent environment. At every window
-//! boundary each scheduler's agent observes its state and picks an action (a dispatch policy)
-//! for its new bindings in the window. A window's reward is complete only once its queries
-//! have been answered, so each transition is emitted one window later, when its reward is final.
+//! boundary each scheduler's agent observes its state and picks one action (a dispatch policy)
+//! per stream class for its new bindings in the window.
+//!
+//! Credit (see [`Credit`]): with counterfactual credit, one class per window (in turn) gets the
+//! value of every action from forks of the run ([`super::counterfactual`]) and its transitions
+//! are ready at once; with temporal-difference credit, a window's reward is complete only once
+//! its queries have been answered, so each transition is emitted `lag` windows later.
 
-use crate::agent::{DqnConfig, RewardScope, RewardSpec, StateEncoder};
+use super::counterfactual::{CfSettings, class_values};
+use super::episodes::EpisodeSpec;
+use crate::agent::{Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
 use crate::metrics::Counts;
-use crate::policy::Policy;
+use crate::policy::{Policy, StreamClasses};
 use crate::rng::{Purpose, SimRng, stream_rng};
 use crate::sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// A (state, action, reward, next state, done) tuple of one scheduler.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transition {
-    /// State the action was chosen in.
-    pub state: Vec<f32>,
-    /// Action index.
-    pub action: u32,
-    /// Reward of the window.
-    pub reward: f32,
-    /// State at the next boundary.
-    pub next_state: Vec<f32>,
-    /// Whether the episode ended (θ) with this window: no bootstrap.
-    pub done: bool,
-}
+/// Time a counterfactual fork runs past its scoring horizon so its queries are answered, ms
+/// (the longest deadline of the default workload is 1 s; assumption: twice that).
+pub const CF_SETTLE_MS: f64 = 2000.0;
 
 #[derive(Debug, Clone)]
 struct Pending {
     state: Vec<f32>,
-    action: u32,
+    actions: Vec<u32>,
     window: usize,
 }
 
@@ -50,11 +45,10 @@ pub struct MetaEnv {
     sim: Simulation,
     encoder: StateEncoder,
     actions: Vec<&'static dyn Policy>,
-    reward: RewardSpec,
-    scope: RewardScope,
+    /// Workload applications of each class.
+    class_apps: Vec<Vec<usize>>,
+    cfg: Arc<DqnConfig>,
     lag: usize,
-    theta: f64,
-    warmup: usize,
     window_ms: f64,
     windows: usize,
     window: usize,
@@ -62,16 +56,20 @@ pub struct MetaEnv {
     states: Vec<Vec<f32>>,
     rng: SimRng,
     end: EpisodeEnd,
-    /// Client rate of this episode, clients/min/antenna.
-    pub lambda: f64,
-    /// Seed of this episode.
-    pub seed: u64,
+    labelled: usize,
+    /// The episode's workload.
+    pub spec: EpisodeSpec,
 }
 
 impl MetaEnv {
-    /// A new episode on `scenario` at client rate `lambda` with `seed`.
-    pub fn new(scenario: &Scenario, cfg: &DqnConfig, lambda: f64, seed: u64) -> Self {
-        let sc = Arc::new(scenario.clone().with_lambda(lambda));
+    /// A new episode on `scenario` with `spec`'s λ and seed, streams grouped by `classes`.
+    pub fn new(
+        scenario: &Scenario,
+        cfg: Arc<DqnConfig>,
+        classes: &StreamClasses,
+        spec: EpisodeSpec,
+    ) -> Self {
+        let sc = Arc::new(scenario.clone().with_lambda_profile(spec.lambda.clone()));
         let actions: Vec<&'static dyn Policy> = cfg
             .actions
             .iter()
@@ -80,35 +78,42 @@ impl MetaEnv {
         let sim_cfg = SimConfig {
             duration_s: cfg.horizon_s,
             window_s: cfg.window_s,
-            seed,
+            seed: spec.seed,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0]);
+        sim.set_classes(Arc::new(classes.clone()));
         sim.observe(cfg.buckets.clone());
-        let encoder = StateEncoder::new(&sc.topology, &sc.fleet, cfg);
+        let by_app = classes.for_apps(&sc.workload);
+        let class_apps = (0..classes.len())
+            .map(|c| {
+                (0..by_app.len())
+                    .filter(|&a| by_app[a] == Some(c as u16))
+                    .collect()
+            })
+            .collect();
+        let encoder = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
         let n = encoder.schedulers();
         let states = (0..n).map(|s| encoder.state(s)).collect();
         Self {
             sim,
             encoder,
             actions,
-            reward: cfg.reward,
-            scope: cfg.reward_scope,
+            class_apps,
             lag: match cfg.reward_scope {
                 RewardScope::BoundStreams => 1 + cfg.reward_windows,
                 _ => 1,
             },
-            theta: cfg.theta,
-            warmup: cfg.warmup_windows,
             window_ms: cfg.window_s * 1000.0,
             windows: (cfg.horizon_s / cfg.window_s).floor() as usize,
             window: 0,
             pending: vec![VecDeque::new(); n],
             states,
-            rng: stream_rng(seed, Purpose::Other, 0x656e76, 0),
+            rng: stream_rng(spec.seed, Purpose::Other, 0x656e76, 0),
             end: EpisodeEnd::Running,
-            lambda,
-            seed,
+            labelled: 0,
+            spec,
+            cfg,
         }
     }
 
@@ -130,7 +135,7 @@ impl MetaEnv {
     /// Whether the next window is a warm-up window (actions are drawn at random and no
     /// transition is recorded).
     pub fn warming_up(&self) -> bool {
-        self.window < self.warmup
+        self.window < self.cfg.warmup_windows
     }
 
     /// How the episode ended so far.
@@ -141,6 +146,13 @@ impl MetaEnv {
     /// The simulation (for final metrics).
     pub fn sim(&self) -> &Simulation {
         &self.sim
+    }
+
+    /// Whether the next window gets counterfactual values (which cost forks).
+    pub fn labels_next(&self) -> bool {
+        self.cfg.credit == Credit::Counterfactual
+            && !self.warming_up()
+            && self.window + self.cfg.cf_horizon_windows <= self.windows
     }
 
     /// Reward of `counts` under the configured definition (a window with no query counts as
@@ -163,32 +175,51 @@ impl MetaEnv {
         }) as f32
     }
 
-    fn window_counts(&self, window: usize, s: Option<usize>) -> Counts {
-        self.sim
-            .metrics()
-            .sum(|w, x, _| w == window && s.is_none_or(|s| s == x))
+    fn window_counts(&self, window: usize, s: Option<usize>, apps: Option<&[usize]>) -> Counts {
+        self.sim.metrics().sum(|w, x, a| {
+            w == window && s.is_none_or(|s| s == x) && apps.is_none_or(|apps| apps.contains(&a))
+        })
     }
 
-    /// Runs the next window with `actions[s]` at scheduler `s` (during warm-up the actions are
-    /// replaced by random ones) and returns the transitions whose rewards became final.
-    pub fn step(&mut self, actions: &[u32]) -> Vec<Transition> {
+    /// Runs the next window with `actions[s][c]` at scheduler `s` for class `c` (during
+    /// warm-up the actions are replaced by random ones) and returns the transitions whose
+    /// values became final.
+    pub fn step(&mut self, actions: &[Vec<u32>]) -> Vec<Transition> {
         assert_eq!(
             self.end,
             EpisodeEnd::Running,
             "step after the end of the episode"
         );
         let warm = self.warming_up();
-        for (s, &a) in actions.iter().enumerate() {
-            let a = if warm {
-                self.rng.random_range(0..self.actions.len()) as u32
-            } else {
-                a
-            };
-            self.sim.set_policy(s, self.actions[a as usize]);
-            if !warm {
+        let n_actions = self.actions.len();
+        let taken: Vec<Vec<u32>> = actions
+            .iter()
+            .map(|per_class| {
+                per_class
+                    .iter()
+                    .map(|&a| {
+                        if warm {
+                            self.rng.random_range(0..n_actions) as u32
+                        } else {
+                            a
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        for (s, per_class) in taken.iter().enumerate() {
+            for (c, &a) in per_class.iter().enumerate() {
+                self.sim.set_class_policy(s, c, self.actions[a as usize]);
+            }
+        }
+        let mut out = Vec::new();
+        if self.labels_next() {
+            self.counterfactual(&taken, &mut out);
+        } else if !warm && self.cfg.credit == Credit::Td {
+            for (s, a) in taken.iter().enumerate() {
                 self.pending[s].push_back(Pending {
                     state: self.states[s].clone(),
-                    action: a,
+                    actions: a.clone(),
                     window: self.window,
                 });
             }
@@ -200,13 +231,12 @@ impl MetaEnv {
         for (s, st) in self.states.iter_mut().enumerate() {
             self.encoder.state_into(s, st);
         }
-        let mut out = Vec::new();
         // The window before the one just run is complete now (its queries had a whole window
         // to be answered); check θ on it.
         if self.window >= 2 {
             let done_window = self.window - 2;
-            if done_window >= self.warmup
-                && self.window_counts(done_window, None).success_ratio() < self.theta
+            if done_window >= self.cfg.warmup_windows
+                && self.window_counts(done_window, None, None).success_ratio() < self.cfg.theta
             {
                 self.end = EpisodeEnd::Theta;
                 self.emit(done_window, true, &mut out);
@@ -225,27 +255,78 @@ impl MetaEnv {
         out
     }
 
+    /// Values of every action of this window's class (classes take turns), as transitions.
+    fn counterfactual(&mut self, taken: &[Vec<u32>], out: &mut Vec<Transition>) {
+        let classes = self.class_apps.len();
+        let class = self.labelled % classes;
+        self.labelled += 1;
+        let st = CfSettings {
+            actions: &self.actions,
+            window_ms: self.window_ms,
+            horizon_windows: self.cfg.cf_horizon_windows,
+            settle_ms: CF_SETTLE_MS,
+            scope: self.cfg.cf_scope,
+            scale: self.cfg.cf_scale,
+        };
+        let Some(values) = class_values(&self.sim, self.window, class, taken, &st) else {
+            return;
+        };
+        let n = self.actions.len();
+        for (s, v) in values.into_iter().enumerate() {
+            if v.iter().any(|x| x.is_nan()) {
+                continue;
+            }
+            let mut all = vec![0.0; classes * n];
+            let mut weights = vec![0.0; classes * n];
+            all[class * n..(class + 1) * n].copy_from_slice(&v);
+            weights[class * n..(class + 1) * n].fill(1.0);
+            out.push(Transition {
+                state: self.states[s].clone(),
+                actions: taken[s].clone(),
+                values: all,
+                weights,
+                next_state: self.states[s].clone(),
+                done: true,
+            });
+        }
+    }
+
     /// Emits every pending transition of a window ≤ `last`; the one of window `last` is
     /// terminal when `terminal`. Later pending entries are dropped when terminal.
     fn emit(&mut self, last: usize, terminal: bool, out: &mut Vec<Transition>) {
+        let n_actions = self.actions.len();
         for s in 0..self.pending.len() {
             while self.pending[s].front().is_some_and(|p| p.window <= last) {
                 let p = self.pending[s].pop_front().expect("checked");
                 let next_state = self.pending[s]
                     .front()
                     .map_or_else(|| self.states[s].clone(), |n| n.state.clone());
-                let c = match self.scope {
-                    RewardScope::Scheduler => self.window_counts(p.window, Some(s)),
-                    RewardScope::System => self.window_counts(p.window, None),
-                    RewardScope::BoundStreams => self.sim.bound_counts(p.window, s),
-                };
-                out.push(Transition {
-                    state: p.state,
-                    action: p.action,
-                    reward: Self::reward_of(self.reward, &c),
+                let mut rewards = Vec::with_capacity(self.class_apps.len());
+                let mut weights = Vec::with_capacity(self.class_apps.len());
+                for apps in &self.class_apps {
+                    let c = match self.cfg.reward_scope {
+                        RewardScope::Scheduler => self.window_counts(p.window, Some(s), Some(apps)),
+                        RewardScope::System => self.window_counts(p.window, None, Some(apps)),
+                        RewardScope::BoundStreams => {
+                            let mut t = Counts::default();
+                            for &a in apps {
+                                t.add(&self.sim.bound_counts(p.window, s, a));
+                            }
+                            t
+                        }
+                    };
+                    weights.push(if c.offered > 0 { 1.0 } else { 0.0 });
+                    rewards.push(Self::reward_of(self.cfg.reward, &c));
+                }
+                out.push(Transition::taken(
+                    p.state,
+                    p.actions,
+                    &rewards,
+                    &weights,
+                    n_actions,
                     next_state,
-                    done: terminal && p.window == last,
-                });
+                    terminal && p.window == last,
+                ));
             }
             if terminal {
                 self.pending[s].clear();

@@ -1,18 +1,29 @@
-//! Training the DQN meta-policy (SPEC §9): episodes of the simulation, collected in parallel,
-//! teach one network shared by every scheduler. Reproducible for a given seed and thread count:
-//! environments step in parallel but their transitions are merged in a fixed order, and every
-//! random draw comes from a seeded stream.
+//! Training the meta-policy (SPEC §9): episodes of the simulation, collected in parallel, teach
+//! one branching network shared by every scheduler (one head per stream class); then the
+//! fallback table and the deviation margin are chosen on validation episodes
+//! ([`select`]). Reproducible for a given seed and thread count: environments and forks run in
+//! parallel but their results are merged in a fixed order, and every random draw comes from a
+//! seeded stream.
 
+mod budget;
+mod counterfactual;
 mod curve;
 mod env;
+mod episodes;
+mod select;
 
+pub use budget::Budget;
+pub use counterfactual::{CfSettings, class_values};
 pub use curve::{plot_training_curve, training_csv};
-pub use env::{EpisodeEnd, MetaEnv, Transition};
+pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
+pub use episodes::EpisodeSpec;
+pub use select::{Selection, select};
 
 use crate::agent::{
-    Batch, Checkpoint, DqnConfig, EpsilonSchedule, LearnSettings, Learner, NetShape, ReplayBuffer,
-    StateEncoder, argmax, topology_fingerprint,
+    Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, LearnSettings, Learner,
+    NetShape, ReplayBuffer, StateEncoder, Transition, argmax, topology_fingerprint,
 };
+use crate::policy::StreamClasses;
 use crate::rng::{Purpose, SimRng, stream_rng};
 use crate::sim::Scenario;
 use anyhow::{Context, Result};
@@ -21,6 +32,7 @@ use rand::Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What one finished episode did.
@@ -28,7 +40,7 @@ use std::time::Instant;
 pub struct EpisodeLog {
     /// Episode number, from 0, in order of completion.
     pub episode: usize,
-    /// Client rate, clients/min/antenna.
+    /// Time-average client rate, clients/min/antenna.
     pub lambda: f64,
     /// Seed.
     pub seed: u64,
@@ -36,7 +48,8 @@ pub struct EpisodeLog {
     pub windows: usize,
     /// Why it ended.
     pub end: String,
-    /// Mean reward of its transitions.
+    /// Mean value of the actions taken (a reward; with counterfactual credit, how much better
+    /// than the average action of the class the taken one was, > 0 once the agent chooses well).
     pub mean_reward: f64,
     /// Success ratio of all its queries.
     pub success_ratio: f64,
@@ -48,8 +61,27 @@ pub struct EpisodeLog {
     pub wall_s: f64,
 }
 
-/// Progress reported after each episode.
-pub type Progress<'a> = &'a (dyn Fn(&EpisodeLog, usize) + Sync);
+/// What training reports as it goes.
+pub enum TrainEvent<'a> {
+    /// An episode finished (with the planned episode count).
+    Episode(&'a EpisodeLog, usize),
+    /// A phase started (a line for the user).
+    Phase(&'a str),
+}
+
+/// Progress callback.
+pub type Progress<'a> = &'a (dyn Fn(TrainEvent) + Sync);
+
+/// What training produced besides the checkpoint.
+#[derive(Debug, Clone)]
+pub struct TrainOutcome {
+    /// Per episode.
+    pub logs: Vec<EpisodeLog>,
+    /// The validation that chose the fallback and the margin.
+    pub selection: Selection,
+    /// The episode budget.
+    pub budget: Budget,
+}
 
 struct Slot {
     env: MetaEnv,
@@ -59,18 +91,28 @@ struct Slot {
     loss_steps: usize,
 }
 
+/// The classes `cfg` asks for on `scenario`'s workload.
+pub fn classes_for(scenario: &Scenario, cfg: &DqnConfig) -> StreamClasses {
+    match cfg.classes {
+        ClassMode::PerApp => StreamClasses::from_workload(&scenario.workload, &cfg.buckets),
+        ClassMode::Single => StreamClasses::single(),
+    }
+}
+
 /// Trains on `scenario` with `cfg` from `seed`, writes the checkpoint to `out`, and returns the
-/// episode log.
+/// episode log and the validation.
 pub fn train(
     scenario: &Scenario,
     cfg: &DqnConfig,
     seed: u64,
     out: &Path,
     progress: Progress,
-) -> Result<Vec<EpisodeLog>> {
+) -> Result<TrainOutcome> {
     cfg.validate()
         .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
     let start = Instant::now();
+    let cfg_arc = Arc::new(cfg.clone());
+    let classes = classes_for(scenario, cfg);
     let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
     let shape = NetShape {
         features: encoder.features(),
@@ -79,35 +121,40 @@ pub fn train(
         conv_kernel: cfg.conv_kernel,
         hidden: cfg.hidden,
         actions: cfg.actions.len(),
+        classes: classes.len(),
     };
     let settings = LearnSettings {
-        gamma: cfg.gamma,
+        gamma: if cfg.credit == Credit::Counterfactual {
+            0.0
+        } else {
+            cfg.gamma
+        },
         learning_rate: cfg.learning_rate,
         max_grad_norm: cfg.max_grad_norm,
         target_update_interval: cfg.target_update_interval,
     };
+    let budget = Budget::plan(scenario, cfg, classes.len());
     let mut learner = Learner::new(shape, settings, seed).context("cannot build the network")?;
-    let mut replay = ReplayBuffer::new(cfg.buffer_size, encoder.state_len());
+    let mut replay = ReplayBuffer::new(
+        cfg.buffer_size,
+        encoder.state_len(),
+        shape.classes,
+        shape.actions,
+    );
     let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
     let schedulers = encoder.schedulers();
     let windows = (cfg.horizon_s / cfg.window_s).floor() as usize;
     let total_transitions =
-        (cfg.episodes * windows.saturating_sub(cfg.warmup_windows) * schedulers) as u64;
+        (budget.episodes * windows.saturating_sub(cfg.warmup_windows) * schedulers) as u64;
     let eps = EpsilonSchedule {
         start: cfg.eps_start,
         end: cfg.eps_end,
         decay_steps: (total_transitions as f64 * cfg.eps_fraction) as u64,
     };
     let new_env = |rng: &mut SimRng| {
-        let [lo, hi] = cfg.lambda_range;
-        let lambda = if hi > lo {
-            rng.random_range(lo..=hi)
-        } else {
-            lo
-        };
-        let ep_seed: u64 = rng.random();
+        let spec = EpisodeSpec::draw(cfg, cfg.horizon_s, rng);
         Slot {
-            env: MetaEnv::new(scenario, cfg, lambda, ep_seed),
+            env: MetaEnv::new(scenario, cfg_arc.clone(), &classes, spec),
             rewards: 0.0,
             transitions: 0,
             losses: 0.0,
@@ -116,7 +163,7 @@ pub fn train(
     };
     let mut started = 0;
     let mut slots: Vec<Option<Slot>> = Vec::new();
-    while started < cfg.episodes && slots.len() < cfg.parallel_envs {
+    while started < budget.episodes && slots.len() < cfg.parallel_envs {
         slots.push(Some(new_env(&mut rng)));
         started += 1;
     }
@@ -125,7 +172,8 @@ pub fn train(
     let mut batch = Batch::default();
     let mut states = Vec::new();
     while slots.iter().any(Option::is_some) {
-        // Actions for every scheduler of every running environment, from one forward pass.
+        // Actions for every scheduler and class of every running environment, from one
+        // forward pass.
         states.clear();
         for slot in slots.iter().flatten() {
             for s in slot.env.states() {
@@ -135,23 +183,27 @@ pub fn train(
         let rows = states.len() / encoder.state_len();
         let q = Tensor::from_slice(&states, (rows, shape.features, shape.history), &Device::Cpu)
             .and_then(|x| learner.online().forward(&x))
-            .and_then(|q| q.to_vec2::<f32>())
+            .and_then(|q| q.to_vec3::<f32>())
             .context("forward pass")?;
         let epsilon = eps.at(env_steps);
         let mut row = 0;
-        let mut actions: Vec<Vec<u32>> = Vec::with_capacity(slots.len());
+        let mut actions: Vec<Vec<Vec<u32>>> = Vec::with_capacity(slots.len());
         for slot in slots.iter_mut().flatten() {
             let n = slot.env.schedulers();
             let env_rng = slot.env.rng();
             actions.push(
                 (0..n)
                     .map(|i| {
-                        let greedy = argmax(&q[row + i]) as u32;
-                        if env_rng.random::<f64>() < epsilon {
-                            env_rng.random_range(0..shape.actions) as u32
-                        } else {
-                            greedy
-                        }
+                        q[row + i]
+                            .iter()
+                            .map(|qc| {
+                                if env_rng.random::<f64>() < epsilon {
+                                    env_rng.random_range(0..shape.actions) as u32
+                                } else {
+                                    argmax(qc) as u32
+                                }
+                            })
+                            .collect()
                     })
                     .collect(),
             );
@@ -166,10 +218,12 @@ pub fn train(
             .collect();
         for (slot, ts) in running.iter_mut().zip(&produced) {
             for t in ts {
-                replay.push(&t.state, t.action, t.reward, &t.next_state, t.done);
-                slot.rewards += f64::from(t.reward);
+                replay.push(t);
+                if let Some(v) = t.taken_value() {
+                    slot.rewards += f64::from(v);
+                    slot.transitions += 1;
+                }
             }
-            slot.transitions += ts.len();
             env_steps += ts.len() as u64;
         }
         if replay.len() >= cfg.learning_starts.max(cfg.batch_size) {
@@ -193,8 +247,8 @@ pub fn train(
             let s = slot.take().expect("checked");
             let log = EpisodeLog {
                 episode: logs.len(),
-                lambda: s.env.lambda,
-                seed: s.env.seed,
+                lambda: s.env.spec.mean_lambda(cfg.horizon_s),
+                seed: s.env.spec.seed,
                 windows: s.env.sim().now_ms().div_euclid(cfg.window_s * 1000.0) as usize,
                 end: format!("{:?}", s.env.end()).to_lowercase(),
                 mean_reward: if s.transitions == 0 {
@@ -211,22 +265,39 @@ pub fn train(
                 },
                 wall_s: start.elapsed().as_secs_f64(),
             };
-            progress(&log, cfg.episodes);
+            progress(TrainEvent::Episode(&log, budget.episodes));
             logs.push(log);
-            if started < cfg.episodes {
+            if started < budget.episodes {
                 *slot = Some(new_env(&mut rng));
                 started += 1;
             }
         }
     }
     let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
-    Checkpoint::save(
-        out,
-        learner.online_vars(),
+    let mut meta = CheckpointMeta {
+        actions: cfg.actions.clone(),
+        classes: classes.clone(),
+        topology: scenario.topology.name.clone(),
+        fingerprint: fp,
         shape,
-        cfg,
-        &scenario.topology.name,
-        &fp,
-    )?;
-    Ok(logs)
+        config: cfg.clone(),
+        fallback: vec![0; classes.len()],
+        margin: f64::INFINITY,
+    };
+    progress(TrainEvent::Phase(
+        "choosing the fallback table and the margin on validation episodes",
+    ));
+    let mut val_rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
+    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
+        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut val_rng))
+        .collect();
+    let selection = select(scenario, &meta, learner.online_vars(), &validation)?;
+    meta.fallback = selection.fallback.clone();
+    meta.margin = selection.margin;
+    crate::agent::Checkpoint::save(out, learner.online_vars(), &meta)?;
+    Ok(TrainOutcome {
+        logs,
+        selection,
+        budget,
+    })
 }

@@ -48,6 +48,33 @@ impl Lambda {
         }
     }
 
+    /// Time-average of the rate over `[0, duration_ms)` (exact for constants and steps, a
+    /// fine Riemann sum for sines), clients per minute.
+    pub fn mean_over(&self, duration_ms: f64) -> f64 {
+        match self {
+            Lambda::Constant(x) => *x,
+            _ if duration_ms.is_nan() || duration_ms <= 0.0 => self.at(0.0),
+            Lambda::Step(steps) => {
+                let mut total = 0.0;
+                for (i, (t, r)) in steps.iter().enumerate() {
+                    let from = if i == 0 { 0.0 } else { t.min(duration_ms) };
+                    let to = steps
+                        .get(i + 1)
+                        .map_or(duration_ms, |n| n.0.min(duration_ms));
+                    total += r * (to - from).max(0.0);
+                }
+                total / duration_ms
+            }
+            Lambda::Sine { .. } => {
+                let n = 10_000;
+                (0..n)
+                    .map(|i| self.at((i as f64 + 0.5) / n as f64 * duration_ms))
+                    .sum::<f64>()
+                    / n as f64
+            }
+        }
+    }
+
     /// A one-line description, for reports.
     pub fn describe(&self) -> String {
         match self {
@@ -79,6 +106,8 @@ mod tests {
         assert_eq!(l.at(999.0), 10.0);
         assert_eq!(l.at(1000.0), 20.0);
         assert_eq!(l.max(), 20.0);
+        assert_eq!(l.mean_over(2000.0), 15.0);
+        assert_eq!(l.mean_over(500.0), 10.0);
     }
 
     #[test]
@@ -90,5 +119,11 @@ mod tests {
         };
         assert_eq!(l.at(3.0), 0.0);
         assert!((l.at(1.0) - 3.0).abs() < 1e-9);
+        let full = Lambda::Sine {
+            mean: 60.0,
+            amplitude: 40.0,
+            period_ms: 1000.0,
+        };
+        assert!((full.mean_over(3000.0) - 60.0).abs() < 1e-6);
     }
 }

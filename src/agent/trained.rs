@@ -1,0 +1,209 @@
+//! The [`Agent`] a checkpoint becomes: it encodes each window's observation and picks, per
+//! scheduler and stream class, a dispatch policy. A class leaves its fallback action (chosen on
+//! validation episodes when training) only when the network's value of the greedy action beats
+//! the fallback's by more than the checkpoint's margin: the learned policy improves on the
+//! fallback where it is confident and keeps it elsewhere.
+
+use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
+use super::net::QNet;
+use super::state::StateEncoder;
+use crate::feasibility::Fleet;
+use crate::observe::WindowObservation;
+use crate::policy::{self, Policy, StreamClasses};
+use crate::topology::Topology;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::{VarBuilder, VarMap};
+use std::path::Path;
+
+/// A trained meta-policy.
+pub struct Agent {
+    net: QNet,
+    _vars: VarMap,
+    encoder: StateEncoder,
+    actions: Vec<&'static dyn Policy>,
+    classes: StreamClasses,
+    fallback: Vec<usize>,
+    margin: f64,
+    batch: Vec<f32>,
+    state: Vec<f32>,
+}
+
+impl Agent {
+    /// Builds the agent of `ck` for `topology`; fails if the checkpoint was trained for a
+    /// topology with other workers or for policies this build does not know.
+    pub fn new(
+        ck: &Checkpoint,
+        path: &Path,
+        topology: &Topology,
+        fleet: &Fleet,
+        variant_names: &[String],
+    ) -> Result<Self, CheckpointError> {
+        let m = &ck.meta;
+        let bad = |msg: String| CheckpointError::Incompatible {
+            path: path.display().to_string(),
+            message: msg,
+        };
+        let fp = topology_fingerprint(topology, variant_names);
+        if fp != m.fingerprint {
+            return Err(bad(format!(
+                "it was trained on topology `{}` (fingerprint {}), but `{}` has other workers (fingerprint {fp})",
+                m.topology, m.fingerprint, topology.name
+            )));
+        }
+        let actions = m
+            .actions
+            .iter()
+            .map(|a| {
+                policy::by_name(a)
+                    .ok_or_else(|| bad(format!("unknown policy `{a}` in its action list")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let encoder = StateEncoder::new(topology, fleet, &m.config);
+        if encoder.features() != m.shape.features || encoder.history() != m.shape.history {
+            return Err(bad(format!(
+                "state is {}×{} for this topology, but the network expects {}×{}",
+                encoder.features(),
+                encoder.history(),
+                m.shape.features,
+                m.shape.history
+            )));
+        }
+        let heads = m.shape.classes * m.shape.actions;
+        if let Some(out) = ck.tensors.get("out.weight")
+            && out.dims().first() != Some(&heads)
+        {
+            return Err(bad(format!(
+                "its header lists {} classes × {} actions ({heads} outputs), but its network has {:?} outputs",
+                m.shape.classes,
+                m.shape.actions,
+                out.dims().first()
+            )));
+        }
+        let vars = VarMap::new();
+        let net = QNet::new(
+            m.shape,
+            VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        {
+            let data = vars.data().lock().expect("var map lock");
+            for (name, var) in data.iter() {
+                let t = ck
+                    .tensors
+                    .get(name)
+                    .ok_or_else(|| bad(format!("weights lack `{name}`")))?;
+                var.set(t).map_err(|e| bad(format!("`{name}`: {e}")))?;
+            }
+        }
+        Ok(Self {
+            net,
+            _vars: vars,
+            encoder,
+            actions,
+            classes: m.classes.clone(),
+            fallback: m.fallback.clone(),
+            margin: m.margin,
+            batch: Vec::new(),
+            state: Vec::new(),
+        })
+    }
+
+    /// The policies the agent chooses among.
+    pub fn actions(&self) -> &[&'static dyn Policy] {
+        &self.actions
+    }
+
+    /// How streams are grouped into the agent's classes.
+    pub fn classes(&self) -> &StreamClasses {
+        &self.classes
+    }
+
+    /// The fallback action of each class.
+    pub fn fallback(&self) -> &[usize] {
+        &self.fallback
+    }
+
+    /// The margin a class's greedy action must beat its fallback by.
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+
+    /// Replaces the margin (validation tries several on one network).
+    pub fn set_margin(&mut self, margin: f64) {
+        self.margin = margin;
+    }
+
+    /// Adds a window's observation to the state history.
+    pub fn observe(&mut self, obs: &WindowObservation) {
+        self.encoder.push(obs);
+    }
+
+    /// Values of every scheduler's current state, `[scheduler][class][action]`.
+    pub fn q_values(&mut self) -> candle_core::Result<Vec<Vec<Vec<f32>>>> {
+        let n = self.encoder.schedulers();
+        self.batch.clear();
+        for s in 0..n {
+            self.encoder.state_into(s, &mut self.state);
+            self.batch.extend_from_slice(&self.state);
+        }
+        let shape = self.net.shape();
+        let x = Tensor::from_slice(
+            &self.batch,
+            (n, shape.features, shape.history),
+            &Device::Cpu,
+        )?;
+        self.net.forward(&x)?.to_vec3::<f32>()
+    }
+
+    /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
+    /// beats the class's fallback by more than the margin, else the fallback.
+    pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
+        let q = self.q_values()?;
+        let (fallback, margin) = (&self.fallback, self.margin);
+        Ok(q.iter()
+            .map(|per_class| {
+                per_class
+                    .iter()
+                    .zip(fallback)
+                    .map(|(q, &fb)| conservative_choice(q, fb, margin))
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+/// The greedy action of `q` if its value exceeds the fallback's by more than `margin`, else
+/// `fallback`.
+pub fn conservative_choice(q: &[f32], fallback: usize, margin: f64) -> usize {
+    let best = argmax(q);
+    if f64::from(q[best] - q[fallback]) > margin {
+        best
+    } else {
+        fallback
+    }
+}
+
+/// Index of the greatest value (the first on ties).
+pub fn argmax(q: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, x) in q.iter().enumerate() {
+        if *x > q[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deviates_only_beyond_the_margin() {
+        let q = [0.1f32, 0.5, 0.3];
+        assert_eq!(conservative_choice(&q, 2, 0.1), 1);
+        assert_eq!(conservative_choice(&q, 2, 0.25), 2);
+        assert_eq!(conservative_choice(&q, 1, 0.0), 1);
+        assert_eq!(conservative_choice(&q, 0, f64::INFINITY), 0);
+    }
+}

@@ -1,0 +1,81 @@
+//! Carrying out `continuum table`: search the best static per-class table on the given seeds
+//! and write it.
+
+use super::args::TableArgs;
+use crate::meta::table_search::TableSearch;
+use crate::policy::StreamClasses;
+use crate::sim::Scenario;
+use crate::train::EpisodeSpec;
+use crate::workload::Lambda;
+use anyhow::{Context, Result, bail};
+
+/// Runs `continuum table`.
+pub fn execute(args: &TableArgs) -> Result<()> {
+    let seeds = args
+        .seeds
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<u64>()
+                .map_err(|_| anyhow::anyhow!("--seeds: expected integers, got `{s}`"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if seeds.is_empty() {
+        bail!("--seeds: expected at least one seed");
+    }
+    if !(args.duration > 0.0 && args.duration.is_finite()) {
+        bail!("--duration: expected a number of seconds > 0");
+    }
+    let mut sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
+    if let Some(l) = args.lambda {
+        if !(l >= 0.0 && l.is_finite()) {
+            bail!("--lambda: expected clients per minute >= 0, got {l}");
+        }
+        sc = sc.with_lambda(l);
+    }
+    let actions = match &args.policies {
+        Some(p) => crate::policy::parse_list(p).map_err(anyhow::Error::msg)?,
+        None => crate::meta::default_oracle_policies(),
+    };
+    if actions.is_empty() {
+        bail!("--policies: expected at least one policy name");
+    }
+    let classes =
+        StreamClasses::from_workload(&sc.workload, &crate::observe::DemandBuckets::default());
+    let lambda: Lambda = sc.workload.lambda.clone();
+    let episodes: Vec<EpisodeSpec> = seeds
+        .iter()
+        .map(|&seed| EpisodeSpec {
+            lambda: lambda.clone(),
+            seed,
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let search = TableSearch {
+        scenario: &sc,
+        episodes: &episodes,
+        duration_s: args.duration,
+        actions: &actions,
+        classes: &classes,
+    };
+    let found = pool.install(|| search.search());
+    let table = search.table(&found.table.0);
+    table
+        .save(&args.out)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!(
+        "best single policy {} {:.2}%; per-class table {} {:.2}% ({} runs on seeds {}); wrote {}",
+        actions[found.best_single.0].name(),
+        100.0 * found.best_single.1,
+        table.describe(),
+        100.0 * found.table.1,
+        found.runs,
+        args.seeds,
+        args.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! The gateway's active dispatch policy per stream class, and where each came from: the
+//! configuration (a policy, or a per-class table), the meta-policy's choice for the window, or
+//! an operator's pin. Streams are classed with the core's rule ([`StreamClasses`]): the
+//! application a client names, else its SPEC §9 demand bucket.
+
+use crate::policy::{self, Policy, PolicyTable, StreamClasses};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Where a class's active policy came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PolicySource {
+    /// The configured static policy or table.
+    Static = 0,
+    /// Chosen by the meta-policy this window.
+    Agent = 1,
+    /// Pinned by an operator (`PUT /v1/policy`).
+    Pinned = 2,
+}
+
+impl PolicySource {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Static => "static",
+            Self::Agent => "agent",
+            Self::Pinned => "pinned",
+        }
+    }
+
+    fn from_u8(x: u8) -> Self {
+        match x {
+            1 => Self::Agent,
+            2 => Self::Pinned,
+            _ => Self::Static,
+        }
+    }
+}
+
+/// One class's active policy (an index into the registry) and its source.
+struct Slot {
+    policy: AtomicUsize,
+    source: AtomicU8,
+    configured: usize,
+}
+
+struct Inner {
+    classes: StreamClasses,
+    slots: Vec<Slot>,
+}
+
+/// The active policy of every class.
+pub struct ActivePolicies {
+    inner: RwLock<Arc<Inner>>,
+}
+
+/// One class's state, for the admin API and metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassPolicy {
+    /// Class name.
+    pub class: String,
+    /// Active policy.
+    pub policy: &'static str,
+    /// Where it came from.
+    pub source: PolicySource,
+}
+
+fn registry_index(p: &dyn Policy) -> usize {
+    policy::REGISTRY
+        .iter()
+        .position(|q| q.name() == p.name())
+        .expect("registered policy")
+}
+
+fn inner_of(table: &PolicyTable) -> Inner {
+    Inner {
+        classes: table.classes.clone(),
+        slots: table
+            .policies
+            .iter()
+            .map(|p| {
+                let i = registry_index(*p);
+                Slot {
+                    policy: AtomicUsize::new(i),
+                    source: AtomicU8::new(PolicySource::Static as u8),
+                    configured: i,
+                }
+            })
+            .collect(),
+    }
+}
+
+impl ActivePolicies {
+    /// Every class starts with its configured policy in `table`.
+    pub fn new(table: &PolicyTable) -> Self {
+        Self {
+            inner: RwLock::new(Arc::new(inner_of(table))),
+        }
+    }
+
+    /// Replaces the classes and configured policies (a reload); pins are dropped.
+    pub fn reset(&self, table: &PolicyTable) {
+        *self.inner.write().expect("policies lock") = Arc::new(inner_of(table));
+    }
+
+    fn get(&self) -> Arc<Inner> {
+        self.inner.read().expect("policies lock").clone()
+    }
+
+    /// The class of a stream of application `app` (if it names one) with deadline
+    /// `max_delay_ms` and rate `rate_qps`, and that class's active policy.
+    pub fn for_stream(
+        &self,
+        app: Option<&str>,
+        max_delay_ms: f64,
+        rate_qps: f64,
+    ) -> (usize, &'static dyn Policy) {
+        let inner = self.get();
+        let c = inner.classes.class_of(app, max_delay_ms, rate_qps);
+        let p = policy::REGISTRY[inner.slots[c].policy.load(Ordering::Acquire)];
+        (c, p)
+    }
+
+    /// Sets class `class`'s policy from `source`, unless the class is pinned and `source` is
+    /// not an operator's; whether it changed. Out-of-range classes are ignored.
+    pub fn set(&self, class: usize, p: &'static dyn Policy, source: PolicySource) -> bool {
+        let inner = self.get();
+        let Some(slot) = inner.slots.get(class) else {
+            return false;
+        };
+        let pinned = PolicySource::from_u8(slot.source.load(Ordering::Acquire))
+            == PolicySource::Pinned;
+        if pinned && source != PolicySource::Pinned {
+            return false;
+        }
+        let i = registry_index(p);
+        let changed = slot.policy.swap(i, Ordering::AcqRel) != i;
+        slot.source.store(source as u8, Ordering::Release);
+        changed
+    }
+
+    /// Pins `p` for class `class`, or for every class when `None`.
+    pub fn pin(&self, class: Option<usize>, p: &'static dyn Policy) {
+        let n = self.get().slots.len();
+        for c in (0..n).filter(|c| class.is_none_or(|k| k == *c)) {
+            self.set(c, p, PolicySource::Pinned);
+        }
+    }
+
+    /// Removes the pins of `class` (every class when `None`): the configured policy applies
+    /// until the agent's next choice.
+    pub fn unpin(&self, class: Option<usize>) {
+        let inner = self.get();
+        for (c, slot) in inner.slots.iter().enumerate() {
+            if class.is_none_or(|k| k == c)
+                && PolicySource::from_u8(slot.source.load(Ordering::Acquire))
+                    == PolicySource::Pinned
+            {
+                slot.policy.store(slot.configured, Ordering::Release);
+                slot.source
+                    .store(PolicySource::Static as u8, Ordering::Release);
+            }
+        }
+    }
+
+    /// The index of the class named `name`.
+    pub fn class_index(&self, name: &str) -> Option<usize> {
+        self.get().classes.by_name(name)
+    }
+
+    /// Every class's state, in class order.
+    pub fn list(&self) -> Vec<ClassPolicy> {
+        let inner = self.get();
+        inner
+            .classes
+            .names()
+            .iter()
+            .zip(&inner.slots)
+            .map(|(name, slot)| ClassPolicy {
+                class: name.clone(),
+                policy: policy::REGISTRY[slot.policy.load(Ordering::Acquire)].name(),
+                source: PolicySource::from_u8(slot.source.load(Ordering::Acquire)),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::DemandBuckets;
+    use crate::policy::by_name;
+
+    fn two_classes() -> PolicyTable {
+        PolicyTable {
+            classes: StreamClasses::new(
+                vec!["ar".into(), "cam".into()],
+                DemandBuckets::default(),
+                // Deadlines ≤ 100 ms are `ar`, the rest `cam`.
+                [[0u16; 3], [1; 3], [1; 3], [1; 3]].concat(),
+            )
+            .unwrap(),
+            policies: vec![by_name("closest").unwrap(), by_name("farthest").unwrap()],
+            default: None,
+        }
+    }
+
+    #[test]
+    fn classes_by_name_then_bucket_and_pins_win() {
+        let a = ActivePolicies::new(&two_classes());
+        assert_eq!(a.for_stream(Some("cam"), 50.0, 30.0).1.name(), "farthest");
+        assert_eq!(a.for_stream(None, 50.0, 30.0).1.name(), "closest");
+        assert_eq!(a.for_stream(Some("other"), 800.0, 5.0).1.name(), "farthest");
+        // The agent sets one class; an operator pins every class; the agent cannot override.
+        assert!(a.set(0, by_name("least-impedance").unwrap(), PolicySource::Agent));
+        a.pin(None, by_name("random").unwrap());
+        assert!(!a.set(0, by_name("closest").unwrap(), PolicySource::Agent));
+        assert!(a.list().iter().all(|c| c.policy == "random"));
+        // Unpinning one class brings its configured policy back.
+        a.unpin(Some(1));
+        let l = a.list();
+        assert_eq!((l[0].policy, l[0].source), ("random", PolicySource::Pinned));
+        assert_eq!((l[1].policy, l[1].source), ("farthest", PolicySource::Static));
+        assert_eq!(a.class_index("cam"), Some(1));
+    }
+}
