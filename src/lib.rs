@@ -2,9 +2,11 @@
 //!
 //! The crate is a sans-IO core — [`topology`], [`profiles`], [`workload`], [`feasibility`],
 //! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
-//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command.
+//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command. [`alloc`] is
+//! the sans-IO core of online resource allocation (OGASched and its heuristics).
 
 pub mod agent;
+pub mod alloc;
 pub mod cli;
 pub mod config;
 pub mod feasibility;
