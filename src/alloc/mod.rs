@@ -26,7 +26,8 @@
 //! # Allocators ([`Allocator`])
 //!
 //! Every slot an allocator maps (problem, demand) to an allocation in Y:
-//! `oga` ([`Oga`]: a projected gradient step per slot, [`project`]; learning rate [`StepSize`]),
+//! `oga` and `oga-oblivious` ([`Oga`] with its two [`Timing`]s: a projected gradient step per
+//! slot, [`project`]; learning rate [`StepSize`]),
 //! `drf`, `fairness`, `binpacking`, `spreading` (the heuristics, each in its file with its
 //! exact rule). [`best_fixed`] computes the best fixed allocation in hindsight, the comparator
 //! of the regret.

@@ -209,7 +209,7 @@ pub fn to_table(r: &BenchReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "OGASched reproduction on a {} \n|L| {}  |R| {}  K {}  links {}  T {}  arrival p {}  contention {}  \
+        "OGASched reproduction; trace {}\n|L| {}  |R| {}  K {}  links {}  T {}  arrival p {}  contention {}  \
          α [{}, {}]  β [{}, {}]  utility {}  η0 {}  decay {}  seed {}",
         s.trace,
         s.ports,

@@ -42,6 +42,8 @@ fn lines(
         .map(|p| p.0)
         .fold(1.0, f64::max);
     let (lo, hi) = span(series.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
+    // Headroom above the data for the legend, so that it never hides a line.
+    let hi = hi + 0.3 * (hi - lo);
     let mut chart = ChartBuilder::on(&root)
         .caption(caption, ("sans-serif", 20))
         .margin(12)
@@ -67,7 +69,7 @@ fn lines(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
