@@ -2,10 +2,13 @@
 //!
 //! The crate is a sans-IO core — [`topology`], [`profiles`], [`workload`], [`feasibility`],
 //! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
-//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command.
+//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command. [`alloc`] is
+//! the sans-IO core of online resource allocation (OGASched and its heuristics), reproduced by
+//! [`oga_bench`].
 
 pub mod admission;
 pub mod agent;
+pub mod alloc;
 pub mod cli;
 pub mod config;
 pub mod feasibility;
@@ -16,6 +19,7 @@ pub mod loadgen;
 pub mod meta;
 pub mod metrics;
 pub mod observe;
+pub mod oga_bench;
 pub mod policy;
 pub mod profiler;
 pub mod profiles;

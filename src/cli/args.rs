@@ -63,6 +63,9 @@ pub enum Command {
     },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
     Loadgen(crate::loadgen::LoadgenArgs),
+    /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,
+    /// spreading) on a synthetic trace: average reward over time, gains and regret.
+    OgaBench(crate::oga_bench::OgaBenchArgs),
     /// Measure the ONNX models of a directory and write a profile the simulator accepts.
     Profile {
         /// Directory with `models.yaml` and the ONNX files.

@@ -67,6 +67,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Worker { config } => return crate::worker::run_from_file(config),
         Command::Gateway { config } => return crate::gateway::run_from_file(config),
         Command::Loadgen(args) => return crate::loadgen::execute(args),
+        Command::OgaBench(args) => return crate::oga_bench::execute(args),
         Command::Profile {
             models,
             out,

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Runs `continuum oga-bench` over the settings reported in docs/oga.md and prints the tables
+(markdown). Needs a release build: `cargo build --release`.
+
+    python3 scripts/oga_results.py            # every table (a few minutes on 2 cores)
+    python3 scripts/oga_results.py --quick    # only the per-utility table
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+
+BIN = "target/release/continuum"
+BASELINES = ["drf", "fairness", "binpacking", "spreading"]
+PAPER = {"drf": 11.33, "fairness": 7.75, "binpacking": 13.89, "spreading": 13.44}
+
+
+def bench(*args):
+    out = subprocess.run(
+        [BIN, "oga-bench", "--format", "json", *map(str, args)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out)
+
+
+def avg(r, name):
+    return next(a["average_reward"] for a in r["allocators"] if a["name"] == name)
+
+
+def regret_per_t(r, name, frac):
+    pts = r["regret"]
+    p = pts[max(0, round(len(pts) * frac) - 1)]
+    return p["t"], p["regret"][name] / p["t"]
+
+
+def pct(x):
+    return f"{x:+.2f} %"
+
+
+def utilities(seed):
+    print(f"### Per utility (defaults, seed {seed})\n")
+    print("| utility | oga | oga-oblivious | drf | fairness | binpacking | spreading | best fixed / T |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows = []
+    for u in ["linear", "log", "reciprocal", "poly", "mixed"]:
+        r = bench("--utility", u, "--seed", seed)
+        rows.append((u, r))
+        last = r["regret"][-1]
+        cells = [f"{avg(r, n):.1f}" for n in ["oga", "oga-oblivious", *BASELINES]]
+        print(f"| {u} | {' | '.join(cells)} | {last['best_fixed'] / last['t']:.1f} |")
+    print("\nOGA's gain in average reward over each heuristic (oga / oga-oblivious), next to the paper's:\n")
+    print("| utility | " + " | ".join(f"vs {b} (paper {PAPER[b]} %)" for b in BASELINES) + " |")
+    print("|---|" + "---|" * len(BASELINES))
+    for u, r in rows:
+        g = {x["baseline"]: x for x in r["gains"]}
+        cells = [f"{g[b]['gain_pct']:+.2f} / {g[b]['oblivious_gain_pct']:+.2f} %" for b in BASELINES]
+        print(f"| {u} | {' | '.join(cells)} |")
+    print("\nRegret per slot against the best fixed allocation in hindsight (oga / oga-oblivious):\n")
+    print("| utility | t = T/4 | t = T/2 | t = T |")
+    print("|---|---|---|---|")
+    for u, r in rows:
+        cells = []
+        for f in [0.25, 0.5, 1.0]:
+            t, a = regret_per_t(r, "oga", f)
+            _, b = regret_per_t(r, "oga-oblivious", f)
+            cells.append(f"{a:.1f} / {b:.1f} (t = {t})")
+        print(f"| {u} | {' | '.join(cells)} |")
+    print()
+    return rows
+
+
+def seeds():
+    print("### Across seeds (defaults: linear utilities)\n")
+    print("| seed | " + " | ".join(f"oga vs {b}" for b in BASELINES) + " | oga regret/T | oga-oblivious regret/T (T/4 → T) |")
+    print("|---|" + "---|" * (len(BASELINES) + 2))
+    for s in [1, 2, 3, 4, 5]:
+        r = bench("--seed", s, "--regret-points", 4)
+        g = {x["baseline"]: x["gain_pct"] for x in r["gains"]}
+        _, o = regret_per_t(r, "oga", 1.0)
+        _, b0 = regret_per_t(r, "oga-oblivious", 0.25)
+        _, b1 = regret_per_t(r, "oga-oblivious", 1.0)
+        print(f"| {s} | {' | '.join(pct(g[b]) for b in BASELINES)} | {o:.1f} | {b0:.1f} → {b1:.1f} |")
+    print()
+
+
+def eta0():
+    print("### Learning rate η0 (decay 0.9999, seed 1): average reward (oga / oga-oblivious) and regret/T at T\n")
+    print("| utility | η0 | oga | oga-oblivious | regret/T oga | regret/T oga-oblivious | best fixed / T |")
+    print("|---|---|---|---|---|---|---|")
+    for u in ["linear", "reciprocal", "mixed"]:
+        for e in [1, 5, 25, 100]:
+            r = bench("--utility", u, "--eta0", e, "--regret-points", 4)
+            last = r["regret"][-1]
+            t = last["t"]
+            print(
+                f"| {u} | {e} | {avg(r, 'oga'):.1f} | {avg(r, 'oga-oblivious'):.1f} | "
+                f"{last['regret']['oga'] / t:.1f} | {last['regret']['oga-oblivious'] / t:.1f} | "
+                f"{last['best_fixed'] / t:.1f} |"
+            )
+    print()
+
+
+def contention():
+    print("### Contention level ℓ (seed 1): OGA's gain over each heuristic (oga)\n")
+    print("| utility | ℓ | " + " | ".join(f"vs {b}" for b in BASELINES) + " |")
+    print("|---|---|" + "---|" * len(BASELINES))
+    for u in ["linear", "mixed"]:
+        for c in [0.4, 1, 10]:
+            r = bench("--utility", u, "--contention", c, "--regret-points", 2)
+            g = {x["baseline"]: x["gain_pct"] for x in r["gains"]}
+            print(f"| {u} | {c} | {' | '.join(pct(g[b]) for b in BASELINES)} |")
+    print()
+
+
+def long_run():
+    print("### T = 8000 (linear, seed 1): regret per slot\n")
+    r = bench("--slots", 8000, "--regret-points", 8)
+    print("| t | best fixed / t | oga | oga-oblivious |")
+    print("|---|---|---|---|")
+    for p in r["regret"]:
+        t = p["t"]
+        print(f"| {t} | {p['best_fixed'] / t:.1f} | {p['regret']['oga'] / t:.1f} | {p['regret']['oga-oblivious'] / t:.1f} |")
+    g = {x["baseline"]: x["gain_pct"] for x in r["gains"]}
+    print(f"\nGains of oga at T = 8000: {', '.join(f'{b} {pct(g[b])}' for b in BASELINES)}; wall {r['wall_s']:.1f} s.\n")
+
+
+def comparator():
+    print("### Accuracy of the hindsight comparator (seed 1): best fixed / T at T\n")
+    print("| utility | 2000 steps per horizon (default) | 10000 steps per horizon | difference |")
+    print("|---|---|---|---|")
+    for u in ["linear", "mixed", "reciprocal"]:
+        v = []
+        for it in [2000, 10000]:
+            r = bench("--utility", u, "--regret-points", 1, "--hindsight-iterations", it)
+            last = r["regret"][-1]
+            v.append(last["best_fixed"] / last["t"])
+        print(f"| {u} | {v[0]:.2f} | {v[1]:.2f} | {v[1] - v[0]:+.2f} ({(v[1] - v[0]) / abs(v[1]) * 100:+.2f} %) |")
+    print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only the per-utility table")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    utilities(a.seed)
+    if a.quick:
+        return 0
+    seeds()
+    eta0()
+    contention()
+    long_run()
+    comparator()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+//! BINPACKING (the Kubernetes / Volcano `binpack` idea, as OGASched's authors define it:
+//! "dispatch the request to the node that can hold it with the least idle resources", so that
+//! fragmentation is avoided). The ports that have a job this slot are served in index order;
+//! for every resource k, among the port's instances whose free capacity covers the whole
+//! request a_l^k, the one with the *least* free capacity gets it (best fit; ties: the lower
+//! instance index); when none can hold it, the instance with the most free capacity gives all
+//! it has left (the authors' fallback).
+//!
+//! Instances are those linked to the port: the authors' prototype looks at every node, which
+//! allocates on pairs that the bipartite model does not have.
+
+use super::Allocator;
+use super::problem::{Allocation, Problem};
+
+/// Best fit: fuller instances first.
+#[derive(Debug, Default, Clone)]
+pub struct BinPacking {
+    free: Vec<f64>,
+}
+
+impl Allocator for BinPacking {
+    fn name(&self) -> &'static str {
+        "binpacking"
+    }
+
+    fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
+        place_whole_requests(p, demand, out, &mut self.free, Fit::Fullest);
+    }
+}
+
+/// Which instance takes a whole request (shared by BINPACKING and SPREADING).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// The one with the least free capacity among those that can hold the request; if none
+    /// can, the one with the most, which gives all it has.
+    Fullest,
+    /// The one with the most free capacity, which gives min(request, free).
+    Emptiest,
+}
+
+/// Serves the ports with demand in index order, one instance per (port, resource) chosen by
+/// `fit` among the port's instances.
+pub(crate) fn place_whole_requests(
+    p: &Problem,
+    demand: &[f64],
+    out: &mut Allocation,
+    free: &mut Vec<f64>,
+    fit: Fit,
+) {
+    out.clear();
+    p.fill_capacities(free);
+    let (links, nk) = (p.links(), p.resources());
+    for l in (0..p.ports()).filter(|&l| demand[l] > 0.0) {
+        for k in 0..nk {
+            let a = p.request(l, k);
+            if a <= 0.0 {
+                continue;
+            }
+            let free_of = |e: usize| free[links[e].instance * nk + k];
+            // (free, link) of the emptiest and of the fullest that fits; ties: lower instance.
+            let mut emptiest: Option<(f64, usize)> = None;
+            let mut fullest_fit: Option<(f64, usize)> = None;
+            for &e in p.port_links(l) {
+                let f = free_of(e);
+                if emptiest.is_none_or(|(b, _)| f > b) {
+                    emptiest = Some((f, e));
+                }
+                if f >= a && fullest_fit.is_none_or(|(b, _)| f < b) {
+                    fullest_fit = Some((f, e));
+                }
+            }
+            let chosen = match fit {
+                Fit::Fullest => fullest_fit.or(emptiest),
+                Fit::Emptiest => emptiest,
+            };
+            if let Some((f, e)) = chosen {
+                let take = a.min(f);
+                if take > 0.0 {
+                    out.set(e, k, take);
+                    free[links[e].instance * nk + k] -= take;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::tests::two_by_two;
+
+    #[test]
+    fn the_fullest_instance_that_fits_takes_the_request() {
+        // Port 0 (a = 2) is served first and has only instance 0 (c = 7): 5 left there.
+        // Port 1 (a = 3) fits on both instance 0 (5 free) and instance 1 (4 free): the fuller,
+        // instance 1, takes it.
+        let p = two_by_two(&[2.0, 3.0], &[7.0, 4.0]);
+        let mut y = Allocation::zeros(&p);
+        let mut bp = BinPacking::default();
+        bp.allocate(&p, &[1.0, 1.0], &mut y);
+        // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
+        assert_eq!(y.values(), &[2.0, 0.0, 3.0]);
+        // Port 1 asks 5: after port 0 took 2 of instance 0 both instances have 4 free, none
+        // can hold 5, so the emptiest (a tie: the lower index, instance 0) gives all its 4.
+        let p = two_by_two(&[2.0, 5.0], &[6.0, 4.0]);
+        bp.allocate(&p, &[1.0, 1.0], &mut y);
+        assert_eq!(y.values(), &[2.0, 4.0, 0.0]);
+        p.check_feasible(&y, Some(&[1.0, 1.0]), 0.0).unwrap();
+    }
+}

@@ -1,0 +1,47 @@
+//! SPREADING (the inverse of BINPACKING, as OGASched's authors define it): the ports that have
+//! a job this slot are served in index order; for every resource k, the port's instance with
+//! the *most* free capacity gives min(a_l^k, free) (ties: the lower instance index). Only
+//! instances linked to the port are considered (see [`super::binpacking`]).
+
+use super::Allocator;
+use super::binpacking::{Fit, place_whole_requests};
+use super::problem::{Allocation, Problem};
+
+/// Worst fit: emptier instances first.
+#[derive(Debug, Default, Clone)]
+pub struct Spreading {
+    free: Vec<f64>,
+}
+
+impl Allocator for Spreading {
+    fn name(&self) -> &'static str {
+        "spreading"
+    }
+
+    fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
+        place_whole_requests(p, demand, out, &mut self.free, Fit::Emptiest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::tests::two_by_two;
+
+    #[test]
+    fn the_emptiest_instance_takes_the_request() {
+        // Port 0 (a = 2) is served first and has only instance 0: it takes 2 (6 → 4 free).
+        // Port 1 (a = 3) then sees 4 free on both: a tie, so the lower index, instance 0.
+        let p = two_by_two(&[2.0, 3.0], &[6.0, 4.0]);
+        let mut y = Allocation::zeros(&p);
+        let mut sp = Spreading::default();
+        sp.allocate(&p, &[1.0, 1.0], &mut y);
+        // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
+        assert_eq!(y.values(), &[2.0, 3.0, 0.0]);
+        // Port 1 alone, asking 7: the emptiest (6 free) gives all it has.
+        let p = two_by_two(&[2.0, 7.0], &[6.0, 4.0]);
+        sp.allocate(&p, &[0.0, 1.0], &mut y);
+        assert_eq!(y.values(), &[0.0, 6.0, 0.0]);
+        p.check_feasible(&y, Some(&[0.0, 1.0]), 0.0).unwrap();
+    }
+}
