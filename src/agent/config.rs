@@ -95,6 +95,9 @@ pub struct DqnConfig {
     pub credit: Credit,
     /// Counterfactual credit: windows after the decision over which the forks are scored.
     pub cf_horizon_windows: usize,
+    /// Counterfactual credit: windows a fork keeps the action for (1: the decision window
+    /// only; up to `cf_horizon_windows`: the value of keeping the action that long).
+    pub cf_persist_windows: usize,
     /// Counterfactual credit: whose queries score a fork.
     pub cf_scope: CfScope,
     /// Counterfactual values are this factor × the change of the scored queries' success
@@ -214,6 +217,7 @@ impl Default for DqnConfig {
             classes: ClassMode::PerApp,
             credit: Credit::Counterfactual,
             cf_horizon_windows: 6,
+            cf_persist_windows: 6,
             cf_scope: CfScope::System,
             cf_scale: 100.0,
             lambda_profile: LambdaProfile::Dynamic,
@@ -309,6 +313,12 @@ impl DqnConfig {
         }
         if self.cf_horizon_windows == 0 {
             return bad("cf_horizon_windows", "expected at least 1 window");
+        }
+        if self.cf_persist_windows == 0 || self.cf_persist_windows > self.cf_horizon_windows {
+            return bad(
+                "cf_persist_windows",
+                "expected 1 <= cf_persist_windows <= cf_horizon_windows",
+            );
         }
         if !pos(self.cf_scale) {
             return bad("cf_scale", "expected a number > 0");

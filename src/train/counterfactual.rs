@@ -2,8 +2,8 @@
 //! forking the simulation at a window boundary.
 //!
 //! One fork per action: the fork applies that action to the class at every scheduler for the
-//! window, then gives the class back its behaviour actions and runs on for the rest of the
-//! scoring horizon, so the forks differ only by the one window's choice. Every fork sees the
+//! window (or for several, `persist_windows`), then gives the class back its behaviour actions
+//! and runs on for the rest of the scoring horizon, so the forks differ only by that choice. Every fork sees the
 //! same clients, frames and network draws (each comes from its own seeded stream), so the
 //! differences between forks measure the action rather than the luck of the window. A fork's
 //! value is the success ratio of the scored queries — those emitted from the boundary to the end
@@ -23,6 +23,9 @@ pub struct CfSettings<'a> {
     pub window_ms: f64,
     /// Windows scored from the boundary on.
     pub horizon_windows: usize,
+    /// Windows the fork keeps the action for (1 ≤ persist ≤ horizon), before the class gets
+    /// its behaviour actions back.
+    pub persist_windows: usize,
     /// Time a fork runs past its horizon so its queries are answered, ms.
     pub settle_ms: f64,
     /// Whose queries are scored.
@@ -43,7 +46,7 @@ pub fn class_values(
     st: &CfSettings,
 ) -> Option<Vec<Vec<f32>>> {
     let schedulers = behaviour.len();
-    let end = (window + 1) as f64 * st.window_ms;
+    let end = (window + st.persist_windows.clamp(1, st.horizon_windows)) as f64 * st.window_ms;
     let horizon = (window + st.horizon_windows) as f64 * st.window_ms;
     let last = window + st.horizon_windows;
     // Per fork: (success, offered) per scheduler over the scored windows.

@@ -264,6 +264,7 @@ impl MetaEnv {
             actions: &self.actions,
             window_ms: self.window_ms,
             horizon_windows: self.cfg.cf_horizon_windows,
+            persist_windows: self.cfg.cf_persist_windows,
             settle_ms: CF_SETTLE_MS,
             scope: self.cfg.cf_scope,
             scale: self.cfg.cf_scale,
