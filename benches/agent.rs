@@ -40,7 +40,7 @@ fn decision(c: &mut Criterion) {
     let ck = Checkpoint {
         meta: CheckpointMeta {
             actions: cfg.actions.clone(),
-            fallback: vec![0; classes.len()],
+            fallback: continuum::agent::Fallback::single(vec![0; classes.len()]),
             classes,
             topology: sc.topology.name.clone(),
             fingerprint: topology_fingerprint(&sc.topology, &names),

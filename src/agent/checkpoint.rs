@@ -3,6 +3,7 @@
 //! table and deviation margin chosen on validation, hyper-parameters) in the file's header.
 
 use super::config::DqnConfig;
+use super::fallback::Fallback;
 use super::net::NetShape;
 use crate::observe::DemandBuckets;
 use crate::policy::StreamClasses;
@@ -89,8 +90,8 @@ pub struct CheckpointMeta {
     pub shape: NetShape,
     /// Hyper-parameters it was trained with.
     pub config: DqnConfig,
-    /// Per class, the action (index) taken when the network is not confident enough.
-    pub fallback: Vec<usize>,
+    /// What each class does when the network is not confident enough, by load level.
+    pub fallback: Fallback,
     /// A class deviates from its fallback action only when the greedy action's value beats
     /// the fallback's by more than this (infinite: never; the agent is then its fallback).
     pub margin: f64,
@@ -122,7 +123,7 @@ struct MetaJson {
     conv_channels: usize,
     conv_kernel: usize,
     hidden: usize,
-    fallback: Vec<usize>,
+    fallback: Fallback,
     /// The margin; `null` for infinite.
     margin: Option<f64>,
     config: DqnConfig,
@@ -199,9 +200,9 @@ impl Checkpoint {
         let m: MetaJson = serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         let classes = StreamClasses::new(m.classes, m.buckets, m.bucket_map)
             .map_err(|e| fmt(format!("classes: {e}")))?;
-        if m.fallback.len() != classes.len() || m.fallback.iter().any(|a| *a >= m.actions.len()) {
-            return Err(fmt("`fallback` must name one action per class".to_string()));
-        }
+        m.fallback
+            .validate(classes.len(), m.actions.len())
+            .map_err(|e| fmt(format!("`fallback`: {e}")))?;
         let shape = NetShape {
             features: m.features,
             history: m.history,

@@ -108,9 +108,14 @@ pub struct DqnConfig {
     /// Total simulated queries training may spend (episodes and counterfactual forks); the
     /// episode count is cut so the estimate stays within it. 0: no cap.
     pub budget_queries: f64,
-    /// Validation episodes (held-out seeds from the training distribution) on which the
-    /// deviation margin and the fallback are chosen.
+    /// Validation episodes (held-out seeds from the training distribution, λ moving as in
+    /// training) on which the deviation margin is chosen.
     pub validation_episodes: usize,
+    /// Load levels of the fallback: the λ range is cut into this many equal parts, and the best
+    /// static per-class table is searched at the middle λ of each (1: one table for all loads).
+    pub fallback_levels: usize,
+    /// Episodes (held-out seeds, constant λ) each level's table search scores tables on.
+    pub fallback_seeds: usize,
     /// Candidate margins, in the value unit: a class deviates from the fallback table only when
     /// the greedy action's value beats the fallback action's by more than the margin.
     pub margins: Vec<f64>,
@@ -222,7 +227,9 @@ impl Default for DqnConfig {
             cf_scale: 100.0,
             lambda_profile: LambdaProfile::Dynamic,
             budget_queries: 5.0e9,
-            validation_episodes: 6,
+            validation_episodes: 4,
+            fallback_levels: 4,
+            fallback_seeds: 2,
             margins: vec![0.0, 0.05, 0.1, 0.2],
         }
     }
@@ -325,6 +332,12 @@ impl DqnConfig {
         }
         if !(self.budget_queries >= 0.0 && self.budget_queries.is_finite()) {
             return bad("budget_queries", "expected a number >= 0 (0: no cap)");
+        }
+        if self.fallback_levels == 0 || self.fallback_seeds == 0 {
+            return bad(
+                "fallback_levels",
+                "expected fallback_levels >= 1 and fallback_seeds >= 1",
+            );
         }
         if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
             return bad("margins", "expected numbers >= 0");

@@ -6,6 +6,7 @@
 mod checkpoint;
 mod config;
 mod dqn;
+mod fallback;
 mod net;
 mod replay;
 mod schedule;
@@ -15,6 +16,7 @@ mod trained;
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
 pub use config::{CfScope, ClassMode, Credit, DqnConfig, LambdaProfile, RewardScope, RewardSpec};
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
+pub use fallback::Fallback;
 pub use net::{NetShape, QNet, build, copy_weights, init_weights};
 pub use replay::{Batch, ReplayBuffer, Transition};
 pub use schedule::EpsilonSchedule;

@@ -25,6 +25,9 @@ pub struct StateEncoder {
     stream_ref: f64,
     /// Per scheduler, the last `history` feature vectors, oldest first.
     past: Vec<VecDeque<Vec<f32>>>,
+    /// Per scheduler, its incoming queries per second in the windows observed so far (at most
+    /// `history`), oldest first.
+    incoming: Vec<VecDeque<f64>>,
 }
 
 impl StateEncoder {
@@ -43,6 +46,7 @@ impl StateEncoder {
                 .iter()
                 .map(|_| (0..cfg.history).map(|_| vec![0.0; features]).collect())
                 .collect(),
+            incoming: vec![VecDeque::new(); order.len()],
             order,
             capacity: fleet.workers.iter().map(|w| w.capacity_qps).collect(),
             workers,
@@ -91,6 +95,22 @@ impl StateEncoder {
                 f[3 * self.workers + b] = clip(q / self.incoming_scale);
             }
             self.past[s].push_back(f);
+            let seen = &mut self.incoming[s];
+            if seen.len() == self.history {
+                seen.pop_front();
+            }
+            seen.push_back(obs.incoming(s).iter().sum());
+        }
+    }
+
+    /// Scheduler `s`'s incoming queries per second, averaged over the windows of its state
+    /// observed so far (0 before the first).
+    pub fn incoming_qps(&self, s: usize) -> f64 {
+        let seen = &self.incoming[s];
+        if seen.is_empty() {
+            0.0
+        } else {
+            seen.iter().sum::<f64>() / seen.len() as f64
         }
     }
 

@@ -5,6 +5,7 @@
 //! fallback where it is confident and keeps it elsewhere.
 
 use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
+use super::fallback::Fallback;
 use super::net::QNet;
 use super::state::StateEncoder;
 use crate::feasibility::Fleet;
@@ -22,7 +23,7 @@ pub struct Agent {
     encoder: StateEncoder,
     actions: Vec<&'static dyn Policy>,
     classes: StreamClasses,
-    fallback: Vec<usize>,
+    fallback: Fallback,
     margin: f64,
     batch: Vec<f32>,
     state: Vec<f32>,
@@ -118,8 +119,8 @@ impl Agent {
         &self.classes
     }
 
-    /// The fallback action of each class.
-    pub fn fallback(&self) -> &[usize] {
+    /// The fallback tables.
+    pub fn fallback(&self) -> &Fallback {
         &self.fallback
     }
 
@@ -156,15 +157,24 @@ impl Agent {
     }
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
-    /// beats the class's fallback by more than the margin, else the fallback.
+    /// beats the fallback (the table of the scheduler's load level) by more than the margin,
+    /// else the fallback. With an infinite margin the network is not even evaluated.
     pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
+        let n = self.encoder.schedulers();
+        let tables: Vec<Vec<usize>> = (0..n)
+            .map(|s| self.fallback.table(self.encoder.incoming_qps(s)).to_vec())
+            .collect();
+        if self.margin.is_infinite() {
+            return Ok(tables);
+        }
         let q = self.q_values()?;
-        let (fallback, margin) = (&self.fallback, self.margin);
+        let margin = self.margin;
         Ok(q.iter()
-            .map(|per_class| {
+            .zip(&tables)
+            .map(|(per_class, table)| {
                 per_class
                     .iter()
-                    .zip(fallback)
+                    .zip(table)
                     .map(|(q, &fb)| conservative_choice(q, fb, margin))
                     .collect()
             })

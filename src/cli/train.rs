@@ -84,6 +84,21 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;
     let sel = &outcome.selection;
     let action = |a: usize| cfg.actions[a].as_str();
+    for l in &sel.levels {
+        eprintln!(
+            "fallback at λ {:.0}: best single policy {} {:.2}%; table {} {:.2}%",
+            l.lambda,
+            action(l.best_single.0),
+            100.0 * l.best_single.1,
+            l.table
+                .0
+                .iter()
+                .map(|&a| action(a))
+                .collect::<Vec<_>>()
+                .join(","),
+            100.0 * l.table.1,
+        );
+    }
     let margins: Vec<String> = sel
         .margins
         .iter()
@@ -97,21 +112,14 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         last.len(),
     );
     eprintln!(
-        "validation ({} episodes): best single policy {} {:.2}%; fallback table {} {:.2}%; agent by margin {}; kept margin {}",
+        "validation ({} episodes): fallback tables alone {:.2}%; agent by margin {}; kept margin {}",
         cfg.validation_episodes,
-        action(sel.best_single.0),
-        100.0 * sel.best_single.1,
-        sel.fallback
-            .iter()
-            .map(|&a| action(a))
-            .collect::<Vec<_>>()
-            .join(","),
         100.0 * sel.fallback_ratio,
         margins.join(", "),
         if sel.margin.is_finite() {
             sel.margin.to_string()
         } else {
-            "none (the agent is its fallback table)".into()
+            "none (the agent is its fallback tables)".into()
         }
     );
     eprintln!(

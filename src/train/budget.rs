@@ -41,11 +41,19 @@ impl Budget {
             Credit::Td => 0.0,
         };
         let episode_queries = window_queries * (windows + forks);
-        // Validation: every single policy, the per-class best, about two sweeps of coordinate
-        // ascent, and one run per margin, on each validation episode.
+        // Selection: at each load level, every single policy, the per-class best and about two
+        // sweeps of coordinate ascent on each of its episodes; then the fallback and each margin
+        // on each dynamic validation episode.
         let c = classes as f64;
-        let runs = actions + 1.0 + 2.0 * c * (actions - 1.0) + cfg.margins.len() as f64;
-        let validation_queries = window_queries * windows * runs * cfg.validation_episodes as f64;
+        let search_runs = actions + 1.0 + 2.0 * c * (actions - 1.0);
+        let level_queries: f64 = super::level_lambdas(lo, hi, cfg.fallback_levels)
+            .iter()
+            .map(|l| scenario.workload.expected_qps(*l) * schedulers * cfg.horizon_s)
+            .sum::<f64>()
+            * search_runs
+            * cfg.fallback_seeds as f64;
+        let margin_runs = (cfg.margins.len() + 1) as f64 * cfg.validation_episodes as f64;
+        let validation_queries = level_queries + window_queries * windows * margin_runs;
         let episodes = if cfg.budget_queries > 0.0 {
             let left = (cfg.budget_queries - validation_queries).max(0.0);
             ((left / episode_queries.max(1.0)).floor() as usize).clamp(1, cfg.episodes.max(1))

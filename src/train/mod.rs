@@ -17,11 +17,11 @@ pub use counterfactual::{CfSettings, class_values};
 pub use curve::{plot_training_curve, training_csv};
 pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
 pub use episodes::EpisodeSpec;
-pub use select::{Selection, select};
+pub use select::{LevelChoice, Selection, level_lambdas, select};
 
 use crate::agent::{
-    Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, LearnSettings, Learner,
-    NetShape, ReplayBuffer, StateEncoder, Transition, argmax, topology_fingerprint,
+    Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, Fallback, LearnSettings,
+    Learner, NetShape, ReplayBuffer, StateEncoder, Transition, argmax, topology_fingerprint,
 };
 use crate::policy::StreamClasses;
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -281,17 +281,13 @@ pub fn train(
         fingerprint: fp,
         shape,
         config: cfg.clone(),
-        fallback: vec![0; classes.len()],
+        fallback: Fallback::single(vec![0; classes.len()]),
         margin: f64::INFINITY,
     };
     progress(TrainEvent::Phase(
-        "choosing the fallback table and the margin on validation episodes",
+        "choosing the fallback tables and the margin on held-out episodes",
     ));
-    let mut val_rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
-    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
-        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut val_rng))
-        .collect();
-    let selection = select(scenario, &meta, learner.online_vars(), &validation)?;
+    let selection = select(scenario, &meta, learner.online_vars(), seed)?;
     meta.fallback = selection.fallback.clone();
     meta.margin = selection.margin;
     crate::agent::Checkpoint::save(out, learner.online_vars(), &meta)?;

@@ -1,32 +1,51 @@
-//! Choosing, after training, what the checkpoint does when the network is not confident: the
-//! fallback table (the best static per-class table on validation episodes, never below the best
-//! single policy there) and the margin by which a class's greedy action must beat its fallback
-//! action to be taken. Each candidate margin runs the agent on the same validation episodes;
-//! the best one is kept only if it scores above the fallback table alone, otherwise the margin
-//! is infinite and the agent is its fallback. Validation episodes come from the training
-//! distribution with their own seeds, never an evaluation seed.
+//! Choosing, after training, what the checkpoint does when the network is not confident, on
+//! episodes never used in training and never an evaluation seed:
+//!
+//! 1. **Fallback tables by load level.** The λ range is cut into `fallback_levels` equal parts;
+//!    at the middle λ of each, the best static per-class table is searched on
+//!    `fallback_seeds` episodes ([`TableSearch`]: never below the best single policy there).
+//!    A scheduler uses the table of the level its observed incoming rate falls in; the level
+//!    edges are the expected per-scheduler rates halfway between two middles.
+//! 2. **Margin.** Each candidate margin runs the agent on `validation_episodes` dynamic
+//!    episodes (λ moving as in training), and so does the fallback alone; the best is kept,
+//!    the fallback alone on ties — the network must earn its deviations.
 
 use super::EpisodeSpec;
-use crate::agent::{Agent, Checkpoint, CheckpointMeta};
+use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback};
 use crate::meta::run_agent;
 use crate::meta::table_search::TableSearch;
+use crate::metrics::Counts;
 use crate::policy::{self, Policy};
+use crate::rng::{Purpose, stream_rng};
 use crate::sim::{Scenario, SimConfig};
+use crate::workload::Lambda;
 use anyhow::{Context, Result};
 use candle_nn::VarMap;
+use rand::Rng;
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 
+/// One load level's search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelChoice {
+    /// The level's λ, clients/min/antenna.
+    pub lambda: f64,
+    /// The best single policy (action index) there and its success ratio.
+    pub best_single: (usize, f64),
+    /// The table kept and its success ratio.
+    pub table: (Vec<usize>, f64),
+}
+
 /// What validation found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
-    /// The fallback action of each class.
-    pub fallback: Vec<usize>,
-    /// Success ratio of the fallback table on the validation episodes.
+    /// The fallback tables.
+    pub fallback: Fallback,
+    /// Each level's search.
+    pub levels: Vec<LevelChoice>,
+    /// Success ratio of the fallback alone on the dynamic validation episodes.
     pub fallback_ratio: f64,
-    /// The best single policy (action index) and its success ratio.
-    pub best_single: (usize, f64),
     /// Each candidate margin and the agent's success ratio with it.
     pub margins: Vec<(f64, f64)>,
     /// The margin kept (infinite: the agent is its fallback).
@@ -35,13 +54,23 @@ pub struct Selection {
     pub runs: usize,
 }
 
-/// Runs the validation for a network (`vars`) described by `meta` (its fallback and margin
-/// are ignored) on `episodes`.
+/// The λ at the middle of each of `levels` equal parts of `[lo, hi]`.
+pub fn level_lambdas(lo: f64, hi: f64, levels: usize) -> Vec<f64> {
+    if hi <= lo {
+        return vec![lo];
+    }
+    (0..levels)
+        .map(|i| lo + (i as f64 + 0.5) * (hi - lo) / levels as f64)
+        .collect()
+}
+
+/// Runs the selection for a network (`vars`) described by `meta` (its fallback and margin are
+/// ignored); `seed` draws the held-out episodes.
 pub fn select(
     scenario: &Scenario,
     meta: &CheckpointMeta,
     vars: &VarMap,
-    episodes: &[EpisodeSpec],
+    seed: u64,
 ) -> Result<Selection> {
     let cfg = &meta.config;
     let actions: Vec<&'static dyn Policy> = meta
@@ -49,15 +78,45 @@ pub fn select(
         .iter()
         .map(|a| policy::by_name(a).expect("validated action"))
         .collect();
-    let search = TableSearch {
-        scenario,
-        episodes,
-        duration_s: cfg.horizon_s,
-        actions: &actions,
-        classes: &meta.classes,
+    let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
+    // 1. A table per load level.
+    let [lo, hi] = cfg.lambda_range;
+    let lambdas = level_lambdas(lo, hi, cfg.fallback_levels);
+    let mut runs = 0;
+    let mut levels = Vec::new();
+    for &lambda in &lambdas {
+        let episodes: Vec<EpisodeSpec> = (0..cfg.fallback_seeds)
+            .map(|_| EpisodeSpec {
+                lambda: Lambda::Constant(lambda),
+                seed: rng.random(),
+            })
+            .collect();
+        let search = TableSearch {
+            scenario,
+            episodes: &episodes,
+            duration_s: cfg.horizon_s,
+            actions: &actions,
+            classes: &meta.classes,
+        };
+        let found = search.search();
+        runs += found.runs;
+        levels.push(LevelChoice {
+            lambda,
+            best_single: found.best_single,
+            table: found.table,
+        });
+    }
+    let fallback = Fallback {
+        edges_qps: lambdas
+            .windows(2)
+            .map(|w| scenario.workload.expected_qps((w[0] + w[1]) / 2.0))
+            .collect(),
+        tables: levels.iter().map(|l| l.table.0.clone()).collect(),
     };
-    let found = search.search();
-    let (fallback, fallback_ratio) = found.table.clone();
+    // 2. The margin, on dynamic episodes.
+    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
+        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut rng))
+        .collect();
     let tensors = vars
         .data()
         .lock()
@@ -72,11 +131,15 @@ pub fn select(
         },
         tensors,
     };
-    let jobs: Vec<(usize, usize)> = (0..cfg.margins.len())
-        .flat_map(|m| (0..episodes.len()).map(move |e| (m, e)))
+    // The fallback alone first (infinite margin), then each candidate.
+    let candidates: Vec<f64> = std::iter::once(f64::INFINITY)
+        .chain(cfg.margins.iter().copied())
+        .collect();
+    let jobs: Vec<(usize, usize)> = (0..candidates.len())
+        .flat_map(|m| (0..validation.len()).map(move |e| (m, e)))
         .collect();
     let names = scenario.profiles.variant_names();
-    let runs: Vec<crate::metrics::Counts> = jobs
+    let counts: Vec<Counts> = jobs
         .par_iter()
         .map(|&(m, e)| {
             let mut agent = Agent::new(
@@ -86,16 +149,16 @@ pub fn select(
                 &scenario.fleet,
                 &names,
             )?;
-            agent.set_margin(cfg.margins[m]);
+            agent.set_margin(candidates[m]);
             let sc = Arc::new(
                 scenario
                     .clone()
-                    .with_lambda_profile(episodes[e].lambda.clone()),
+                    .with_lambda_profile(validation[e].lambda.clone()),
             );
             let sim_cfg = SimConfig {
                 duration_s: cfg.horizon_s,
                 window_s: cfg.window_s,
-                seed: episodes[e].seed,
+                seed: validation[e].seed,
                 ..SimConfig::default()
             };
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
@@ -103,32 +166,39 @@ pub fn select(
             Ok(sim.metrics().sum(|_, _, _| true))
         })
         .collect::<Result<_>>()?;
-    let margins: Vec<(f64, f64)> = runs
-        .chunks(episodes.len().max(1))
-        .zip(&cfg.margins)
-        .map(|(per_episode, &m)| {
-            let mut t = crate::metrics::Counts::default();
+    runs += jobs.len();
+    let scores: Vec<f64> = counts
+        .chunks(validation.len().max(1))
+        .map(|per_episode| {
+            let mut t = Counts::default();
             per_episode.iter().for_each(|c| t.add(c));
-            (m, t.success_ratio())
+            t.success_ratio()
         })
         .collect();
-    let best = margins
-        .iter()
-        .copied()
-        .fold(None, |b: Option<(f64, f64)>, x| match b {
-            Some(b) if b.1 >= x.1 => Some(b),
-            _ => Some(x),
-        });
-    let margin = match best {
-        Some((m, r)) if r > fallback_ratio => m,
-        _ => f64::INFINITY,
-    };
+    let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
     Ok(Selection {
         fallback,
-        fallback_ratio,
-        best_single: found.best_single,
-        margins,
-        margin,
-        runs: found.runs + jobs.len(),
+        levels,
+        fallback_ratio: scores[0],
+        margins: cfg
+            .margins
+            .iter()
+            .copied()
+            .zip(scores[1..].iter().copied())
+            .collect(),
+        margin: candidates[best],
+        runs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_split_the_range_evenly() {
+        assert_eq!(level_lambdas(20.0, 100.0, 4), vec![30.0, 50.0, 70.0, 90.0]);
+        assert_eq!(level_lambdas(60.0, 60.0, 4), vec![60.0]);
+        assert_eq!(level_lambdas(0.0, 10.0, 1), vec![5.0]);
+    }
 }

@@ -198,7 +198,7 @@ fn tiny_meta(sc: &crate::sim::Scenario, classes: StreamClasses) -> (CheckpointMe
     let names = sc.profiles.variant_names();
     let meta = CheckpointMeta {
         actions: cfg.actions.clone(),
-        fallback: vec![1; classes.len()],
+        fallback: crate::agent::Fallback::single(vec![1; classes.len()]),
         classes,
         topology: "tiny".into(),
         fingerprint: topology_fingerprint(&sc.topology, &names),
@@ -262,7 +262,7 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
     let mut wrong = ck.clone();
     wrong.meta.classes = two;
     wrong.meta.shape.classes = 2;
-    wrong.meta.fallback = vec![0, 0];
+    wrong.meta.fallback = crate::agent::Fallback::single(vec![0, 0]);
     let err = Agent::new(&wrong, &path, &sc.topology, &sc.fleet, &names)
         .err()
         .expect("incompatible classes");
