@@ -5,12 +5,16 @@
 //!
 //! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
 //! - [`live`]: the load view fed by worker reports, published every Δ;
-//! - [`state`]: binding and forwarding; [`streams`]: open streams;
+//! - [`state`]: shared state; [`binding`]: binding streams; [`forward`]: forwarding queries;
+//!   [`error`]: error answers; [`streams`]: open streams;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end;
 //! - [`metrics`]: Prometheus; [`server`]: tasks, reload, shutdown.
 
 pub mod api;
+pub mod binding;
 pub mod config;
+pub mod error;
+pub mod forward;
 pub mod live;
 pub mod metrics;
 pub mod plan;
