@@ -20,8 +20,39 @@ thread_local! {
 }
 
 impl GatewayState {
-    /// Opens a stream: validates, rate-limits, binds.
+    /// Opens a stream: validates, rate-limits, issues its token, binds.
     pub fn open(&self, req: OpenRequest) -> Result<(Arc<Stream>, Binding), ApiError> {
+        self.admit(req, None)
+    }
+
+    /// Re-binds a stream this gateway does not hold (it restarted, or the stream was dropped
+    /// while idle) from its verified token: as an open, except that the open rate limit does
+    /// not apply (a restart brings every live stream back at once) and the token is kept.
+    pub fn resume(
+        &self,
+        token: &str,
+        claims: super::token::Claims,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+        let nonce = claims
+            .nonce()
+            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "stream token without a nonce"))?;
+        // Two first queries of one stream may race here: the first to insert wins.
+        if let Some(s) = self.streams.get(nonce) {
+            let b = self.current_binding(&self.snapshot(), &s)?;
+            return Ok((s, b));
+        }
+        let r = self.admit(claims.req, Some((Arc::from(token), nonce)));
+        if r.is_ok() {
+            self.metrics.stream_resumes.inc();
+        }
+        r
+    }
+
+    fn admit(
+        &self,
+        req: OpenRequest,
+        known: Option<(Arc<str>, u128)>,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
         let bad = |m: String| {
             self.metrics
                 .stream_opens
@@ -47,7 +78,7 @@ impl GatewayState {
             ));
         }
         let now_s = self.started.elapsed().as_secs_f64();
-        let limited = !self.opens.lock().expect("bucket lock").take(now_s);
+        let limited = known.is_none() && !self.opens.lock().expect("bucket lock").take(now_s);
         if limited || self.streams.len() >= plan.cfg.max_streams {
             self.metrics
                 .stream_opens
@@ -66,7 +97,16 @@ impl GatewayState {
             };
             return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, why));
         }
-        let id = self.streams.next_id();
+        let (token, nonce) = match known {
+            Some(k) => k,
+            None => {
+                let (t, n) = self.stream_key().issue(&req).map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
+                })?;
+                (Arc::from(t), n)
+            }
+        };
+        let id = nonce as u64;
         let bucket = self
             .meta
             .lock()
@@ -77,7 +117,9 @@ impl GatewayState {
             });
         let stream = Arc::new(Stream {
             id,
-            app: Arc::from(req.app.as_deref().unwrap_or("-")),
+            nonce,
+            token,
+            app: self.app_label(req.app.as_deref()),
             access_ms: req.access_ms.unwrap_or(plan.cfg.default_access_ms),
             bucket,
             binding: Mutex::new(None),
@@ -104,11 +146,17 @@ impl GatewayState {
         Ok((stream, b))
     }
 
-    /// Closes a stream; whether it was open.
-    pub fn close(&self, id: u64) -> bool {
-        let r = self.streams.remove(id);
+    /// Closes a stream; whether it was open. Its token cannot re-bind afterwards (on this
+    /// gateway, for `closed_stream_memory_ms`).
+    pub fn close(&self, nonce: u128) -> bool {
+        let r = self.streams.remove(nonce, self.now_ms());
         self.metrics.streams_open.set(self.streams.len() as i64);
         r
+    }
+
+    /// The policy that binds `stream`: the active one (the hook for per-class policies).
+    pub fn policy_for(&self, _stream: &Stream) -> &'static dyn crate::policy::Policy {
+        self.policy().0
     }
 
     /// Binds `stream` with the active policy over snapshot `snap` (SPEC §5–6, the simulator's
@@ -130,8 +178,9 @@ impl GatewayState {
             access_ms: stream.access_ms,
             max_delay_ms: r.max_delay_ms,
             min_accuracy: r.min_accuracy,
+            items: r.items.unwrap_or(1),
         };
-        let (policy, _) = self.policy();
+        let policy = self.policy_for(stream);
         let t = Instant::now();
         let chosen = SCRATCH.with(|sc| {
             let mut rng = self.rng.lock().expect("rng lock");
@@ -153,10 +202,11 @@ impl GatewayState {
             let mut e = ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
-                    "no worker can serve this stream: every candidate fails the {constraint} constraint ({} reachable workers up; ruled out by task {}, accuracy {}, latency {}, load {})",
+                    "no worker can serve this stream: every candidate fails the {constraint} constraint ({} reachable workers up; ruled out by task {}, accuracy {}, batch size {}, latency {}, load {})",
                     snap.reach.len(),
                     short.task,
                     short.accuracy,
+                    short.batch,
                     short.latency,
                     short.load
                 ),

@@ -22,6 +22,8 @@ pub struct Relayed {
     pub body: Bytes,
     /// `Inference-Header-Content-Length` when the output is binary.
     pub header_len: Option<usize>,
+    /// Time of the worker call.
+    pub upstream: Duration,
     /// `success` or `failure`.
     pub outcome: &'static str,
     /// Variant that served it.
@@ -48,8 +50,32 @@ impl GatewayState {
     }
 
     /// Forwards one query of `stream` (received at `t0`) and judges its outcome: every query
-    /// that reaches here is counted exactly once as success, failure or rejected.
+    /// that reaches here is counted exactly once as success, failure or rejected (and in the
+    /// task's statistics).
     pub async fn forward(
+        &self,
+        stream: &Stream,
+        parsed: Option<ParsedInfer>,
+        body: Bytes,
+        header_len: Option<usize>,
+        t0: Instant,
+    ) -> Result<Relayed, ApiError> {
+        let items = parsed
+            .as_ref()
+            .and_then(|p| p.shape.first().copied())
+            .unwrap_or(stream.req.items.unwrap_or(1) as usize);
+        let r = self
+            .forward_once(stream, parsed, body, header_len, t0)
+            .await;
+        let stats = self.task_stats(&stream.req.task);
+        match &r {
+            Ok(x) => stats.answered(items, t0.elapsed(), x.upstream),
+            Err(_) => stats.failed(t0.elapsed()),
+        }
+        r
+    }
+
+    async fn forward_once(
         &self,
         stream: &Stream,
         parsed: Option<ParsedInfer>,
@@ -173,6 +199,7 @@ impl GatewayState {
         Ok(Relayed {
             body,
             header_len,
+            upstream: upstream_time,
             outcome,
             variant: b.variant.clone(),
             cluster: b.cluster.clone(),

@@ -9,6 +9,7 @@ use super::live::Snapshot;
 use super::metrics::GatewayMetrics;
 use super::plan::Plan;
 use super::streams::{StreamTable, TokenBucket};
+use super::token::StreamKey;
 use crate::observe::WindowObserver;
 use crate::policy::{self, Policy};
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -60,6 +61,9 @@ pub struct GatewayState {
     pub meta: Mutex<Option<MetaState>>,
     pub(super) started: Instant,
     pub(super) queries: AtomicU64,
+    key: RwLock<Arc<StreamKey>>,
+    stats: dashmap::DashMap<String, Arc<TaskStats>>,
+    app_classes: RwLock<Arc<Vec<Arc<str>>>>,
 }
 
 fn registry_index(p: &dyn Policy) -> usize {
@@ -74,6 +78,11 @@ impl GatewayState {
     pub fn new(snap: Snapshot) -> Self {
         let cfg = &snap.plan.cfg;
         let p = policy::by_name(&cfg.policy).expect("validated policy name");
+        let app_classes = cfg
+            .app_classes
+            .iter()
+            .map(|a| Arc::from(a.as_str()))
+            .collect();
         let s = Self {
             rng: Mutex::new(stream_rng(
                 cfg.seed,
@@ -93,6 +102,11 @@ impl GatewayState {
             meta: Mutex::new(None),
             started: Instant::now(),
             queries: AtomicU64::new(0),
+            stats: dashmap::DashMap::new(),
+            key: RwLock::new(Arc::new(
+                StreamKey::random().expect("the system random generator works"),
+            )),
+            app_classes: RwLock::new(Arc::new(app_classes)),
         };
         s.metrics.set_policy(p.name());
         s
@@ -150,6 +164,45 @@ impl GatewayState {
         self.set_policy(fallback, PolicySource::Static);
     }
 
+    /// The statistics of a task (created on first use; tasks come from the plan, so the
+    /// set is bounded by the configuration).
+    pub fn task_stats(&self, task: &str) -> Arc<TaskStats> {
+        if let Some(s) = self.stats.get(task) {
+            return s.clone();
+        }
+        self.stats.entry(task.to_string()).or_default().clone()
+    }
+
+    /// The key stream tokens are signed with.
+    pub fn stream_key(&self) -> Arc<StreamKey> {
+        self.key.read().expect("key lock").clone()
+    }
+
+    /// Replaces the stream key (at start, from the configuration).
+    pub fn set_stream_key(&self, k: StreamKey) {
+        *self.key.write().expect("key lock") = Arc::new(k);
+    }
+
+    /// Replaces the application classes that get their own metric label (on reload).
+    pub fn set_app_classes(&self, classes: &[String]) {
+        *self.app_classes.write().expect("classes lock") =
+            Arc::new(classes.iter().map(|a| Arc::from(a.as_str())).collect());
+    }
+
+    /// The metric label of a client's application class: itself if configured, else `other`
+    /// (`-` when the client named none), so the label set stays bounded whatever clients send.
+    pub fn app_label(&self, app: Option<&str>) -> Arc<str> {
+        let Some(app) = app else {
+            return Arc::from("-");
+        };
+        let classes = self.app_classes.read().expect("classes lock");
+        classes
+            .iter()
+            .find(|c| &***c == app)
+            .cloned()
+            .unwrap_or_else(|| Arc::from("other"))
+    }
+
     /// Queries forwarded or refused since start.
     pub fn query_count(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
@@ -167,4 +220,69 @@ pub fn task_list(plan: &Plan) -> String {
         .map(|t| t.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A task's query statistics as the gateway saw them (Triton's statistics extension).
+#[derive(Debug, Default)]
+pub struct TaskStats {
+    success: AtomicU64,
+    success_ns: AtomicU64,
+    fail: AtomicU64,
+    fail_ns: AtomicU64,
+    items: AtomicU64,
+    upstream_ns: AtomicU64,
+    last_ms: AtomicU64,
+}
+
+impl TaskStats {
+    /// An answered query of `items` items that took `total`, `upstream` of it at the worker.
+    pub fn answered(
+        &self,
+        items: usize,
+        total: std::time::Duration,
+        upstream: std::time::Duration,
+    ) {
+        self.success.fetch_add(1, Ordering::Relaxed);
+        self.success_ns
+            .fetch_add(total.as_nanos() as u64, Ordering::Relaxed);
+        self.items.fetch_add(items as u64, Ordering::Relaxed);
+        self.upstream_ns
+            .fetch_add(upstream.as_nanos() as u64, Ordering::Relaxed);
+        self.last_ms
+            .store(crate::worker::oip_core::epoch_ms(), Ordering::Relaxed);
+    }
+
+    /// A refused or failed query.
+    pub fn failed(&self, total: std::time::Duration) {
+        self.fail.fetch_add(1, Ordering::Relaxed);
+        self.fail_ns
+            .fetch_add(total.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// As the OIP core's statistics of model `name`: one execution per forwarded query, its
+    /// compute time the worker call.
+    pub fn snapshot(&self, name: &str) -> crate::worker::oip_core::ModelStats {
+        use crate::worker::oip_core::{Duration, ModelStats};
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let ok = ld(&self.success);
+        ModelStats {
+            name: name.to_string(),
+            last_inference_ms: ld(&self.last_ms),
+            inference_count: ld(&self.items),
+            execution_count: ok,
+            success: Duration {
+                count: ok,
+                ns: ld(&self.success_ns),
+            },
+            fail: Duration {
+                count: ld(&self.fail),
+                ns: ld(&self.fail_ns),
+            },
+            queue: Duration { count: ok, ns: 0 },
+            compute_infer: Duration {
+                count: ok,
+                ns: ld(&self.upstream_ns),
+            },
+        }
+    }
 }
