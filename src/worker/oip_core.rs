@@ -192,6 +192,17 @@ fn duration_json(d: Duration) -> Value {
     json!({"count": d.count, "ns": d.ns})
 }
 
+impl ModelStats {
+    /// The input and output stages of compute, which are not timed apart from inference: as
+    /// many as the inference stage (Triton's clients require equal counts), no time.
+    pub fn untimed_stage(&self) -> Duration {
+        Duration {
+            count: self.compute_infer.count,
+            ns: 0,
+        }
+    }
+}
+
 /// Model statistics as JSON (`GET /v2/models[/{m}]/stats`).
 pub fn stats_json(stats: &[ModelStats]) -> Value {
     let zero = duration_json(Duration::default());
@@ -206,9 +217,9 @@ pub fn stats_json(stats: &[ModelStats]) -> Value {
                 "success": duration_json(s.success),
                 "fail": duration_json(s.fail),
                 "queue": duration_json(s.queue),
-                "compute_input": zero,
+                "compute_input": duration_json(s.untimed_stage()),
                 "compute_infer": duration_json(s.compute_infer),
-                "compute_output": zero,
+                "compute_output": duration_json(s.untimed_stage()),
                 "cache_hit": zero,
                 "cache_miss": zero,
             },

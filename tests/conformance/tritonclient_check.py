@@ -113,6 +113,14 @@ def run(kind, client, mod, args, expected):
         ms = stats["model_stats"][0]
         count, success = ms["inference_count"], ms["inference_stats"]["success"]["count"]
     check(f"{t} statistics count the inferences", count >= 1 + args.max_batch and success >= 3, (count, success))
+    # perf_analyzer (Triton's client tools) refuses statistics whose compute stages differ in count.
+    if kind == "grpc":
+        st = ms.inference_stats
+        counts = {st.compute_input.count, st.compute_infer.count, st.compute_output.count}
+    else:
+        st = ms["inference_stats"]
+        counts = {st[k]["count"] for k in ("compute_input", "compute_infer", "compute_output")}
+    check(f"{t} statistics compute stages agree in count", len(counts) == 1, counts)
 
     idx = client.get_model_repository_index()
     names = [m.name for m in idx.models] if kind == "grpc" else [m["name"] for m in idx]
