@@ -450,3 +450,93 @@ fn property_hostile_bodies_always_get_a_json_answer() {
         l.stop().await;
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
+    use continuum::worker::grpc::{GrpcInferenceServiceClient, pb};
+    let l = live(false, json!({"grpc": {"listen": "127.0.0.1:0"}})).await;
+    let a = l.addr();
+    let s = open(a, &stream_req(2000.0, 0.5)).await;
+    let token = s["stream_id"].as_str().unwrap().to_string();
+    let url = format!("http://{}", l.gw.grpc_addr().unwrap());
+    let mut c = GrpcInferenceServiceClient::connect(url).await.unwrap();
+    let x = continuum::inference::reference_input(1, &ITEM);
+    let req = |params: Vec<(&str, pb::infer_parameter::ParameterChoice)>| pb::ModelInferRequest {
+        model_name: "object-detection".into(),
+        inputs: vec![pb::model_infer_request::InferInputTensor {
+            name: "input".into(),
+            datatype: "FP32".into(),
+            shape: vec![1, 3, 64, 64],
+            ..Default::default()
+        }],
+        raw_input_contents: vec![x.iter().flat_map(|f| f.to_le_bytes()).collect()],
+        parameters: params
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    pb::InferParameter {
+                        parameter_choice: Some(v),
+                    },
+                )
+            })
+            .collect(),
+        ..Default::default()
+    };
+    use pb::infer_parameter::ParameterChoice as P;
+    // A query of the open stream goes to its binding (accuracy 0.5: the cloud's cnn-l).
+    let r = c
+        .model_infer(req(vec![("stream_id", P::StringParam(token.clone()))]))
+        .await
+        .unwrap()
+        .into_inner();
+    let variant = &r.parameters["variant"].parameter_choice;
+    assert_eq!(
+        *variant,
+        Some(P::StringParam(s["variant"].as_str().unwrap().into()))
+    );
+    let out: Vec<f32> = r.raw_output_contents[0]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_close(
+        &continuum::inference::Tensor {
+            shape: vec![1, 16],
+            data: out,
+        },
+        &direct("cnn-l", 1),
+        1e-4,
+    );
+    // A forged stream id is NOT_FOUND, a bad deadline INVALID_ARGUMENT, an unknown model
+    // NOT_FOUND; the task's statistics count the query.
+    let e = c
+        .model_infer(req(vec![(
+            "stream_id",
+            P::StringParam("forged.token".into()),
+        )]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    let e = c
+        .model_infer(req(vec![("deadline_ms", P::DoubleParam(1.9e22))]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().contains("parameters.deadline_ms"));
+    let mut bad = req(vec![]);
+    bad.model_name = "nope".into();
+    assert_eq!(
+        c.model_infer(bad).await.unwrap_err().code(),
+        tonic::Code::NotFound
+    );
+    let st = c
+        .model_statistics(pb::ModelStatisticsRequest {
+            name: "object-detection".into(),
+            version: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(st.model_stats[0].inference_count >= 1);
+    l.stop().await;
+}
