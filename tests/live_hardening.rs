@@ -185,7 +185,11 @@ async fn trickle(a: SocketAddr, head: &[u8], gap: Duration, cap: Duration) -> Du
 async fn slow_clients_time_out_and_connections_are_capped() {
     let limits = json!({"listen": "127.0.0.1:0", "header_read_timeout_ms": 400,
                         "body_read_timeout_ms": 400, "max_connections_per_ip": 4});
-    let w = start(config(&[("s1", "cnn-s", 1, 0.0)], json!({"http": limits}))).await;
+    let w = start(config(
+        &[("s1", "cnn-s", 1, 0.0)],
+        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
+    ))
+    .await;
     let l = live(false, json!({"http": {"listen": "127.0.0.1:0", "header_read_timeout_ms": 400,
                                          "body_read_timeout_ms": 400, "max_connections_per_ip": 4}}))
     .await;
@@ -236,6 +240,20 @@ async fn slow_clients_time_out_and_connections_are_capped() {
         let (st, _, _) = http(a, get(a, "/v2/health/live")).await;
         assert_eq!(st, 200, "served again once connections closed");
     }
+    // The gRPC endpoint holds to the same per-IP cap.
+    let g = w.grpc_addr().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(g).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut extra = tokio::net::TcpStream::connect(g).await.unwrap();
+    let mut buf = [0u8; 16];
+    let r = tokio::time::timeout(Duration::from_secs(2), extra.read(&mut buf)).await;
+    assert!(
+        matches!(r, Ok(Ok(0)) | Ok(Err(_))),
+        "5th gRPC connection not closed: {r:?}"
+    );
     w.shutdown().await;
     l.stop().await;
 }

@@ -347,11 +347,10 @@ impl Gateway {
         tasks.push(tokio::spawn(reaper(ctx.clone(), stop_rx.clone())));
         tasks.push(tokio::spawn(meta_loop(ctx.clone(), stop_rx.clone())));
         if let Some(l) = grpc_listener {
-            let max = plan.cfg.http.limits.max_body_bytes;
             tasks.push(tokio::spawn(crate::worker::grpc::serve(
                 l,
                 ctx.clone(),
-                max,
+                plan.cfg.http.limits.clone(),
                 stop_rx.clone(),
             )));
         }

@@ -3,10 +3,12 @@
 //! worker and the gateway serve it with the same code as their HTTP routes. Errors carry the
 //! gRPC code of the HTTP status the HTTP route would answer (400 → `INVALID_ARGUMENT`, 404 →
 //! `NOT_FOUND`, 429 → `RESOURCE_EXHAUSTED`, 503 → `UNAVAILABLE`, …). gzip-compressed messages
-//! are accepted and sent when the client asks.
+//! are accepted and sent when the client asks. The HTTP section's connection caps and accept
+//! back-off apply here too.
 
 use super::oip::{self, OipModel, ParsedInfer};
 use super::oip_core::{self, ModelInfo, ModelStats, OipCore, OipError};
+use super::serve::{ConnCaps, ConnSlot, ServeLimits};
 use hyper::StatusCode;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -44,19 +46,21 @@ pub async fn bind(
     Ok((Some(l), Some(a)))
 }
 
-/// Serves `core` on `listener` until `stop` turns true (messages up to `max_message_bytes`).
+/// Serves `core` on `listener` until `stop` turns true, within the connection caps and the
+/// message size (`max_body_bytes`) of `limits`.
 pub async fn serve<C: OipCore>(
     listener: TcpListener,
     core: Arc<C>,
-    max_message_bytes: usize,
+    limits: ServeLimits,
     mut stop: watch::Receiver<bool>,
 ) {
+    let max_message_bytes = limits.max_body_bytes;
     let svc = GrpcInferenceServiceServer::new(Service { core })
         .max_decoding_message_size(max_message_bytes)
         .max_encoding_message_size(max_message_bytes)
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip);
-    let incoming = accepted(listener);
+    let incoming = accepted(listener, ConnCaps::new(&limits));
     let r = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(svc)
@@ -70,30 +74,83 @@ pub async fn serve<C: OipCore>(
 }
 
 /// Accepted connections as a stream, backing off when `accept` fails (as the HTTP loop does).
+/// Connections over the caps are closed at once.
 fn accepted(
     listener: TcpListener,
-) -> impl futures_util::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    caps: Arc<ConnCaps>,
+) -> impl futures_util::Stream<Item = std::io::Result<Capped>> {
     let log = super::serve::RateLimitedLog::new(std::time::Duration::from_secs(1));
     let state = (listener, log, super::serve::AcceptBackoff::default());
-    futures_util::stream::unfold(state, |(l, log, mut backoff)| async move {
-        loop {
-            match l.accept().await {
-                Ok((s, _)) => {
-                    backoff.reset();
-                    let _ = s.set_nodelay(true);
-                    return Some((Ok(s), (l, log, backoff)));
-                }
-                Err(e) => {
-                    let wait = backoff.fail();
-                    if let Some(suppressed) = log.allow() {
-                        tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
-                            suppressed, "gRPC accept failed");
+    futures_util::stream::unfold(state, move |(l, log, mut backoff)| {
+        let caps = caps.clone();
+        async move {
+            loop {
+                match l.accept().await {
+                    Ok((s, peer)) => {
+                        backoff.reset();
+                        let Some(slot) = caps.admit(peer.ip()) else {
+                            continue;
+                        };
+                        let _ = s.set_nodelay(true);
+                        return Some((Ok(Capped { io: s, _slot: slot }), (l, log, backoff)));
                     }
-                    tokio::time::sleep(wait).await;
+                    Err(e) => {
+                        let wait = backoff.fail();
+                        if let Some(suppressed) = log.allow() {
+                            tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
+                            suppressed, "gRPC accept failed");
+                        }
+                        tokio::time::sleep(wait).await;
+                    }
                 }
             }
         }
     })
+}
+
+/// A gRPC connection holding its place under the connection caps until it closes.
+pub struct Capped {
+    io: tokio::net::TcpStream,
+    _slot: ConnSlot,
+}
+
+impl tonic::transport::server::Connected for Capped {
+    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.io.connect_info()
+    }
+}
+
+impl tokio::io::AsyncRead for Capped {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Capped {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
 }
 
 /// The gRPC status of an OIP error.

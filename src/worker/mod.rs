@@ -306,8 +306,8 @@ impl Worker {
             )),
         ];
         if let Some(l) = grpc_listener {
-            let max = inner.cfg.http.limits.max_body_bytes;
-            tasks.push(tokio::spawn(grpc::serve(l, inner.clone(), max, stop_rx)));
+            let limits = inner.cfg.http.limits.clone();
+            tasks.push(tokio::spawn(grpc::serve(l, inner.clone(), limits, stop_rx)));
         }
         tracing::info!(worker = %inner.cfg.name, %http_addr, %quic_addr, grpc_addr = ?grpc_addr,
             variants = ?inner.variants.keys().collect::<Vec<_>>(), "worker serving");

@@ -179,14 +179,14 @@ impl AcceptBackoff {
 }
 
 /// Open connections in all and per IP.
-struct ConnCaps {
+pub(crate) struct ConnCaps {
     all: Arc<Semaphore>,
     per_ip: DashMap<IpAddr, usize>,
     max_per_ip: usize,
 }
 
 /// Holds one connection's place under the caps.
-struct ConnSlot {
+pub(crate) struct ConnSlot {
     caps: Arc<ConnCaps>,
     ip: IpAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
@@ -204,7 +204,17 @@ impl Drop for ConnSlot {
 }
 
 impl ConnCaps {
-    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<ConnSlot> {
+    /// Caps of `limits`.
+    pub(crate) fn new(limits: &ServeLimits) -> Arc<Self> {
+        Arc::new(Self {
+            all: Arc::new(Semaphore::new(limits.max_connections)),
+            per_ip: DashMap::new(),
+            max_per_ip: limits.max_connections_per_ip,
+        })
+    }
+
+    /// A place for one more connection from `ip`, if the caps allow.
+    pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<ConnSlot> {
         let permit = self.all.clone().try_acquire_owned().ok()?;
         let mut n = self.per_ip.entry(ip).or_insert(0);
         if *n >= self.max_per_ip {
@@ -232,11 +242,7 @@ pub async fn serve_with<H, F>(
     H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
 {
-    let caps = Arc::new(ConnCaps {
-        all: Arc::new(Semaphore::new(limits.max_connections)),
-        per_ip: DashMap::new(),
-        max_per_ip: limits.max_connections_per_ip,
-    });
+    let caps = ConnCaps::new(&limits);
     let accept_log = RateLimitedLog::new(Duration::from_secs(1));
     let cap_log = RateLimitedLog::new(Duration::from_secs(1));
     let mut backoff = AcceptBackoff::default();
