@@ -2,8 +2,8 @@
 //! `proto/inference.proto`), generic over the shared OIP core ([`super::oip_core`]) so the
 //! worker and the gateway serve it with the same code as their HTTP routes. Errors carry the
 //! gRPC code of the HTTP status the HTTP route would answer (400 → `INVALID_ARGUMENT`, 404 →
-//! `NOT_FOUND`, 429 → `RESOURCE_EXHAUSTED`, 503 → `UNAVAILABLE`, …). gzip-compressed messages
-//! are accepted and sent when the client asks. The HTTP section's connection caps and accept
+//! `NOT_FOUND`, 429 → `RESOURCE_EXHAUSTED`, 503 → `UNAVAILABLE`, …). gzip-compressed requests
+//! are accepted; answers go uncompressed. The HTTP section's connection caps and accept
 //! back-off apply here too.
 
 use super::oip::{self, OipModel, ParsedInfer};
@@ -58,8 +58,10 @@ pub async fn serve<C: OipCore>(
     let svc = GrpcInferenceServiceServer::new(Service { core })
         .max_decoding_message_size(max_message_bytes)
         .max_encoding_message_size(max_message_bytes)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip);
+        // Requests may be gzip-compressed; answers are sent uncompressed (as Triton does unless
+        // asked): gRPC clients advertise gzip by default, and compressing every float tensor
+        // costs CPU for little gain.
+        .accept_compressed(CompressionEncoding::Gzip);
     let incoming = accepted(listener, ConnCaps::new(&limits));
     let r = tonic::transport::Server::builder()
         .tcp_nodelay(true)
