@@ -52,6 +52,7 @@ fn decision(c: &mut Criterion) {
         access_ms: 5.0,
         max_delay_ms: 200.0,
         min_accuracy: 0.2,
+        items: 1,
     };
     for &n in &[10usize, 100, 1000] {
         let (fleet, reach, view) = setup(n);

@@ -115,6 +115,8 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         .enumerate()
         .map(|(i, &(d, a, r, kb))| Stream {
             id: i as u64 + 1,
+            nonce: i as u128 + 1,
+            token: Arc::from(""),
             req: OpenRequest {
                 task: "object-detection".into(),
                 app: None,
@@ -124,6 +126,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
                 frame_kb: kb,
                 access_ms: None,
                 tx_ms: None,
+                items: None,
             },
             app: Arc::from("bench"),
             access_ms: plan.cfg.default_access_ms,

@@ -28,14 +28,14 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
     );
 
     for (s, model) in [(&near, "cnn-s"), (&far, "cnn-l")] {
-        let path = format!("/v1/streams/{}/infer", s["stream_id"]);
+        let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
         let (st, h, body) = http(a, post_json(a, &path, &infer_json(1))).await;
         assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
         assert_eq!(h["x-continuum-outcome"], "success");
         assert_close(&output_of(&body), &direct(model, 1), 1e-4);
     }
     // GET shows the binding; DELETE closes; the closed stream is unknown.
-    let id = near["stream_id"].as_u64().unwrap();
+    let id = near["stream_id"].as_str().unwrap();
     let (st, _, body) = http(a, get(a, &format!("/v1/streams/{id}"))).await;
     assert_eq!(st, 200);
     assert_eq!(
@@ -155,7 +155,7 @@ async fn bad_input_gets_clear_errors_and_nothing_breaks() {
     assert_eq!(v["constraint"], "latency", "{v}");
     // One good stream, then bad queries on it.
     let s = open(a, &stream_req(500.0, 0.2)).await;
-    let path = format!("/v1/streams/{}/infer", s["stream_id"]);
+    let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
     let mut q = infer_json(1);
     q["inputs"][0]["shape"] = json!([1, 3, 64]);
     let (st, _, body) = http(a, post_json(a, &path, &q)).await;
@@ -165,7 +165,9 @@ async fn bad_input_gets_clear_errors_and_nothing_breaks() {
     let (st, _, _) = http(a, post_json(a, "/v1/streams/999999/infer", &infer_json(1))).await;
     assert_eq!(st, 404);
     let (st, _, _) = http(a, get(a, "/v1/nowhere")).await;
-    assert_eq!(st, 405);
+    assert_eq!(st, 404, "an unknown path is not found, whatever its prefix");
+    let (st, _, _) = http(a, get(a, "/v1/streams")).await;
+    assert_eq!(st, 405, "a known path with the wrong method");
     // A flood of opens: the bucket of 4 is spent (2 above + 1 good + this one), then 429.
     let mut limited = 0;
     for _ in 0..6 {

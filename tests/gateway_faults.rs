@@ -16,7 +16,7 @@ async fn killed_worker_streams_move_and_it_is_used_again_when_back() {
     // Served by either cluster; least-impedance puts it on the central office.
     let s = open(a, &stream_req(5000.0, 0.2)).await;
     assert_eq!(s["cluster"], "co-0");
-    let path = format!("/v1/streams/{}/infer", s["stream_id"]);
+    let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
     let co = l.co.take().unwrap();
     let co_quic = co.quic_addr().to_string();
     // Queries in flight while the worker goes away: every one gets an answer.
@@ -73,7 +73,11 @@ async fn killed_worker_streams_move_and_it_is_used_again_when_back() {
     assert_eq!(s2["cluster"], "co-0");
     let (st, h, _) = http(
         a,
-        post_json(a, &format!("/v1/streams/{}/infer", s2["stream_id"]), &body),
+        post_json(
+            a,
+            &format!("/v1/streams/{}/infer", s2["stream_id"].as_str().unwrap()),
+            &body,
+        ),
     )
     .await;
     assert_eq!(
@@ -100,7 +104,7 @@ async fn reload_applies_the_new_file_and_keeps_open_streams() {
     assert!(gw.wait_workers_up(Duration::from_secs(20)).await);
     let a = gw.http_addr();
     let s = open(a, &stream_req(5000.0, 0.2)).await;
-    let path = format!("/v1/streams/{}/infer", s["stream_id"]);
+    let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
     write("farthest");
     let (st, _, b) = http(a, request(a, "POST", "/v1/reload", Some("s3cret"), None)).await;
     assert_eq!(st, 200, "{}", String::from_utf8_lossy(&b));
@@ -168,7 +172,7 @@ async fn the_meta_policy_switches_the_policy_every_window() {
     assert_eq!(p0["agent"], true);
     assert!(!p0["actions"].as_array().unwrap().contains(&json!("random")));
     let s = open(a, &stream_req(5000.0, 0.2)).await;
-    let path = format!("/v1/streams/{}/infer", s["stream_id"]);
+    let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
     for _ in 0..10 {
         let (st, _, _) = http(a, post_json(a, &path, &infer_json(1))).await;
         assert_eq!(st, 200);

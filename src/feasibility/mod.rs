@@ -26,6 +26,9 @@ pub struct Demand {
     pub max_delay_ms: f64,
     /// Min accuracy A^i.
     pub min_accuracy: f64,
+    /// Items per query (1 for the simulator's frames): a variant whose batch size B_v is
+    /// smaller cannot serve it, and the load it brings is items × ρ_i.
+    pub items: u32,
 }
 
 /// A feasible binding and the figures policies rank it by.
@@ -59,14 +62,18 @@ pub struct Shortfall {
     pub latency: u32,
     /// Workers without spare capacity.
     pub load: u32,
+    /// Workers whose batch size is below the query's items.
+    pub batch: u32,
 }
 
 impl Shortfall {
     /// The constraint that ruled out the candidates that got furthest (checked in the order
-    /// task, accuracy, latency, load), for messages.
+    /// task, accuracy, batch, latency, load), for messages.
     pub fn binding_constraint(&self) -> &'static str {
         if self.load > 0 {
             "load"
+        } else if self.batch > 0 {
+            "batch"
         } else if self.latency > 0 {
             "latency"
         } else if self.accuracy > 0 {
@@ -108,6 +115,10 @@ pub fn feasible(
             short.accuracy += 1;
             continue;
         }
+        if d.items > w.batch {
+            short.batch += 1;
+            continue;
+        }
         let proc_ms = w.base_ms + w.per_kb_ms * d.size_kb;
         if latency_bound_ms(d, r, proc_ms) > d.max_delay_ms {
             short.latency += 1;
@@ -115,7 +126,7 @@ pub fn feasible(
         }
         let load = view.workers[r.worker as usize].load_qps;
         let eta = d.size_kb / w.ref_kb;
-        if load + eta * d.rate_qps > w.capacity_qps {
+        if load + eta * d.rate_qps * f64::from(d.items) > w.capacity_qps {
             short.load += 1;
             continue;
         }

@@ -20,6 +20,7 @@ fn demand(max_delay_ms: f64, min_accuracy: f64) -> Demand {
         access_ms: 2.0,
         max_delay_ms,
         min_accuracy,
+        items: 1,
     }
 }
 
@@ -84,4 +85,29 @@ fn load_constraint_at_its_boundary() {
     view.workers[own].load_qps = 90.001;
     let short = feasible(&demand(15.0, 0.0), reach, &f, &view, &mut out);
     assert_eq!((out.len(), short.binding_constraint()), (0, "load"));
+}
+
+/// A query of more items than a variant's batch size cannot go to it, and its load counts
+/// items × rate: of a0's reach only the cloud's big-b4 (B = 4) holds 2 items.
+#[test]
+fn batch_items_rule_out_small_batches_and_scale_the_load() {
+    let (t, f) = setup();
+    let reach = &t.schedulers[0].reach;
+    let view = LoadView::idle(f.workers.len());
+    let mut out = Vec::new();
+    let mut d = demand(1000.0, 0.0);
+    feasible(&d, reach, &f, &view, &mut out);
+    assert_eq!(out.len(), 3);
+    d.items = 2;
+    let short = feasible(&d, reach, &f, &view, &mut out);
+    assert_eq!((out.len(), short.batch), (1, 2));
+    assert_eq!(short.binding_constraint(), "batch");
+    let w = f.workers[out[0].worker as usize];
+    assert!(w.batch >= 2);
+    // Demand is items × rate: a rate that fits at 2 items per query does not at 4.
+    d.rate_qps = w.capacity_qps / (3.0 * d.size_kb / w.ref_kb);
+    assert_eq!(feasible(&d, reach, &f, &view, &mut out).load, 0);
+    d.items = 4;
+    assert_eq!(feasible(&d, reach, &f, &view, &mut out).load, 1);
+    assert!(out.is_empty());
 }

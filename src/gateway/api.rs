@@ -5,33 +5,39 @@
 //! | `POST /v1/streams` | open a stream: 201 `{stream_id, variant, cluster, expected_delay_ms, policy}`; 503 naming the constraint no candidate met; 429 when opens are rate-limited |
 //! | `POST /v1/streams/{id}/infer` | an OIP v2 inference request, forwarded to the bound worker |
 //! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding; close (204) |
-//! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters`, forwards, unbinds |
-//! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready]` | OIP v2 server and model metadata, health |
+//! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds |
+//! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready,/config,/stats]`, `/v2/models/stats`, `POST /v2/repository/index` | OIP v2 metadata, health and Triton's tooling routes, from the shared OIP core ([`super::oip`]) |
 //! | `GET /v1/policy`, `PUT /v1/policy` | the active policy; pin one (`{"policy": name}`, or `null` to unpin; admin token) |
 //! | `POST /v1/reload` | re-read the configuration (admin token) |
 //! | `GET /v1/workers` | live workers: up, RTT, report age, queries in flight |
 //! | `GET /metrics` | Prometheus text |
 //!
-//! Answers to forwarded queries carry `x-continuum-outcome` (`success` / `failure`),
-//! `x-continuum-variant` and `x-continuum-cluster`. Errors are `{"error": …}`: 400 malformed,
-//! 401 missing/wrong admin token, 404 unknown task/stream/route, 405, 413 body too large, 429
-//! rejected (`"status": "rejected"`) or rate-limited, 502/504 worker failed/timed out, 503 no
-//! feasible worker (`"constraint"`).
+//! A stream id is the stream's token ([`super::token`]): unguessable, and enough for a
+//! restarted gateway to re-bind the stream. Answers to forwarded queries carry
+//! `x-continuum-outcome` (`success` / `failure`), `x-continuum-variant` and
+//! `x-continuum-cluster`. Errors are `{"error": …}`: 400 malformed, 401 missing/wrong admin
+//! token, 404 unknown task/stream/route, 405 wrong method on a known route, 408 body too slow,
+//! 413 body too large (after decompression), 415 unsupported `Content-Encoding`, 429 rejected
+//! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
+//! failed/timed out, 503 no feasible worker (`"constraint"`).
 
 use super::server::Ctx;
 use super::state::{ApiError, PolicySource, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
-use crate::worker::http::{Resp, json_resp, serve_with};
+use crate::worker::http::{
+    ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
+    segments, serve_with,
+};
 use crate::worker::oip::HEADER_LEN;
+use crate::worker::serve::{self, BodyError};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -39,7 +45,8 @@ use tracing::Instrument;
 
 /// Accepts connections until `stop`; open connections then finish their requests and close.
 pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, stop: watch::Receiver<bool>) {
-    serve_with(listener, stop, move |req| handle(ctx.clone(), req)).await
+    let limits = ctx.plan().cfg.http.limits.clone();
+    serve_with(listener, limits, stop, move |req| handle(ctx.clone(), req)).await
 }
 
 fn err(e: ApiError) -> Resp {
@@ -52,25 +59,32 @@ fn empty(status: StatusCode) -> Resp {
     r
 }
 
+fn not_allowed(method: &Method, path: &str) -> Resp {
+    err(ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("method {method} not allowed on {path}"),
+    ))
+}
+
 async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Resp, Infallible> {
     let t0 = Instant::now();
-    let path = req.uri().path().trim_end_matches('/').to_string();
-    let parts: Vec<&str> = path.split('/').skip(1).collect();
+    let path = req.uri().path().to_string();
+    let parts = segments(&path);
     let method = req.method().clone();
     let get = method == Method::GET || method == Method::HEAD;
     let post = method == Method::POST;
     let st = &ctx.state;
     let resp = match parts.as_slice() {
         ["v1", "streams"] if post => open_stream(&ctx, req).await,
-        ["v1", "streams", id, "infer"] if post => match stream_of(&ctx, id) {
+        ["v1", "streams", id, "infer"] if post => match ctx.stream_of(id) {
             Ok(s) => stream_infer(&ctx, s, req, t0).await,
             Err(e) => err(e),
         },
-        ["v1", "streams", id] if method == Method::DELETE => match parse_id(id) {
-            Some(n) if st.close(n) => empty(StatusCode::NO_CONTENT),
-            _ => err(unknown_stream(&ctx, id)),
+        ["v1", "streams", id] if method == Method::DELETE => match ctx.close_stream(id) {
+            Ok(()) => empty(StatusCode::NO_CONTENT),
+            Err(e) => err(e),
         },
-        ["v1", "streams", id] if get => match stream_of(&ctx, id) {
+        ["v1", "streams", id] if get => match ctx.stream_of(id) {
             Ok(s) => json_resp(StatusCode::OK, &stream_json(&s)),
             Err(e) => err(e),
         },
@@ -100,111 +114,70 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Resp, Infallibl
             );
             r
         }
-        ["v2"] if get => json_resp(
-            StatusCode::OK,
-            &json!({"name": "continuum-gateway", "version": env!("CARGO_PKG_VERSION"),
-                    "extensions": ["binary_tensor_data"]}),
-        ),
-        ["v2", "health", "live"] if get => empty(StatusCode::OK),
-        ["v2", "health", "ready"] if get => {
-            if st.snapshot().reach.is_empty() {
-                err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "no worker is up",
-                ))
-            } else {
-                empty(StatusCode::OK)
-            }
-        }
-        ["v2", "models", task, rest @ ..] => {
-            let rest = match rest {
-                ["versions", _, tail @ ..] => tail,
-                tail => tail,
-            };
-            model_route(&ctx, task, rest, &method, req, t0).await
-        }
-        ["v1", ..] | ["v2", ..] | ["metrics"] => err(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            format!("method {method} not allowed on {path}"),
-        )),
-        _ => err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no route for {path}"),
-        )),
+        ["v1", "streams"]
+        | ["v1", "streams", _]
+        | ["v1", "streams", _, "infer"]
+        | ["v1", "policy" | "reload" | "workers"]
+        | ["metrics"] => not_allowed(&method, &path),
+        _ => match oip_path(&parts) {
+            None => err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no route for {path}"),
+            )),
+            Some(route) => match check_method(&route, &method) {
+                Some(r) => r,
+                None => oip_route(&ctx, route, req, t0).await,
+            },
+        },
     };
     Ok(resp)
 }
 
-fn parse_id(id: &str) -> Option<u64> {
-    id.parse().ok()
+async fn oip_route(
+    ctx: &Arc<Ctx>,
+    route: OipPath<'_>,
+    req: Request<Incoming>,
+    t0: Instant,
+) -> Resp {
+    match route {
+        OipPath::Model {
+            name,
+            version,
+            what: ModelPart::Infer,
+        } => {
+            let plan = ctx.plan();
+            let Some(spec) = plan.task(name) else {
+                return err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("unknown model `{name}`; served tasks: {}", task_list(&plan)),
+                ));
+            };
+            if let Err(e) = check_version(name, version) {
+                return err(ApiError::new(e.status, e.message));
+            }
+            one_shot(ctx, &plan, spec, req, t0).await
+        }
+        other => oip_answer(&**ctx, other, req, &ctx.plan().cfg.http.limits).await,
+    }
 }
 
-fn unknown_stream(ctx: &Ctx, id: &str) -> ApiError {
-    ctx.state
-        .metrics
-        .bad_requests
-        .get_or_create(&super::metrics::ResultLabel {
-            result: "unknown_stream",
-        })
-        .inc();
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        format!("unknown stream `{id}` (never opened, closed, or idle past the timeout)"),
-    )
-}
-
-fn stream_of(ctx: &Ctx, id: &str) -> Result<Arc<Stream>, ApiError> {
-    parse_id(id)
-        .and_then(|n| ctx.state.streams.get(n))
-        .ok_or_else(|| unknown_stream(ctx, id))
-}
-
-/// Reads a body within the configured limit; also returns the binary-extension header length.
+/// Reads a body within the configured limits; also returns the binary-extension header length.
 async fn read_body(ctx: &Ctx, req: Request<Incoming>) -> Result<(Bytes, Option<usize>), ApiError> {
-    let limit = ctx.plan().cfg.http.max_body_bytes;
-    let too_large = || {
+    let limits = ctx.plan().cfg.http.limits.clone();
+    serve::read_body(req, &limits).await.map_err(|e| {
+        let result = match e {
+            BodyError::TooLarge(_) => "too_large",
+            BodyError::Unsupported(_) => "unsupported_encoding",
+            BodyError::Timeout(_) => "body_timeout",
+            BodyError::Bad(_) => "malformed",
+        };
         ctx.state
             .metrics
             .bad_requests
-            .get_or_create(&super::metrics::ResultLabel {
-                result: "too_large",
-            })
+            .get_or_create(&super::metrics::ResultLabel { result })
             .inc();
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body over the limit of {limit} bytes"),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|s| s.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    let header_len = match req.headers().get(HEADER_LEN) {
-        None => None,
-        Some(h) => Some(
-            h.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<usize>().ok())
-                .ok_or_else(|| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "Inference-Header-Content-Length must be a byte count",
-                    )
-                })?,
-        ),
-    };
-    match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => Ok((b.to_bytes(), header_len)),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("cannot read the request body: {e}"),
-        )),
-    }
+        ApiError::new(e.status(), e)
+    })
 }
 
 async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
@@ -234,7 +207,7 @@ async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
             json_resp(
                 StatusCode::CREATED,
                 &json!({
-                    "stream_id": s.id,
+                    "stream_id": &*s.token,
                     "variant": &*b.variant,
                     "cluster": &*b.cluster,
                     "worker": b.upstream.cfg.name,
@@ -289,68 +262,7 @@ async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Ins
     }
 }
 
-async fn model_route(
-    ctx: &Ctx,
-    task: &str,
-    rest: &[&str],
-    method: &Method,
-    req: Request<Incoming>,
-    t0: Instant,
-) -> Resp {
-    let plan = ctx.plan();
-    let Some(spec) = plan.task(task) else {
-        return err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("unknown model `{task}`; served tasks: {}", task_list(&plan)),
-        ));
-    };
-    let get = *method == Method::GET || *method == Method::HEAD;
-    match (rest, get, *method == Method::POST) {
-        ([], true, _) => {
-            let dims = |item: &[usize]| {
-                let mut v = vec![-1i64];
-                v.extend(item.iter().map(|d| *d as i64));
-                v
-            };
-            json_resp(
-                StatusCode::OK,
-                &json!({
-                    "name": spec.name,
-                    "versions": ["1"],
-                    "platform": "continuum-gateway",
-                    "inputs": [{"name": spec.io.input, "datatype": "FP32", "shape": dims(&spec.io.shape)}],
-                    "outputs": [{"name": spec.io.output, "datatype": "FP32", "shape": dims(&spec.io.output_shape)}],
-                }),
-            )
-        }
-        (["ready"], true, _) => {
-            let snap = ctx.state.snapshot();
-            let served = snap
-                .reach
-                .iter()
-                .any(|r| snap.plan.fleet.workers[r.worker as usize].task == spec.id);
-            if served {
-                empty(StatusCode::OK)
-            } else {
-                err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("no worker serving `{task}` is up"),
-                ))
-            }
-        }
-        (["infer"], _, true) => one_shot(ctx, &plan, spec, req, t0).await,
-        ([] | ["ready"] | ["infer"], _, _) => err(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method not allowed",
-        )),
-        _ => err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no route for model `{task}`"),
-        )),
-    }
-}
-
-/// A one-shot OIP query: a stream of one query, bound, forwarded and closed.
+/// A one-shot OIP query over HTTP: the body is relayed as it came to HTTP workers.
 async fn one_shot(
     ctx: &Ctx,
     plan: &super::plan::Plan,
@@ -358,7 +270,6 @@ async fn one_shot(
     req: Request<Incoming>,
     t0: Instant,
 ) -> Resp {
-    let task = spec.name.as_str();
     let (body, header_len) = match read_body(ctx, req).await {
         Ok(b) => b,
         Err(e) => return err(e),
@@ -367,57 +278,7 @@ async fn one_shot(
         Ok(p) => p,
         Err(e) => return err(e),
     };
-    let num = |k: &'static str| parsed.parameters.get(k).map(|v| v.as_f64().ok_or(k));
-    let (max_delay, min_acc) = match (num("max_delay_ms"), num("min_accuracy")) {
-        (Some(Err(k)), _) | (_, Some(Err(k))) => {
-            return err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!("parameters.{k} must be a number"),
-            ));
-        }
-        (d, a) => (
-            d.and_then(Result::ok)
-                .unwrap_or(plan.cfg.upstream_timeout_ms as f64),
-            a.and_then(Result::ok).unwrap_or(0.0),
-        ),
-    };
-    let open = OpenRequest {
-        task: task.to_string(),
-        app: Some("oneshot".into()),
-        max_delay_ms: max_delay,
-        min_accuracy: min_acc,
-        // One query: its rate is one per its deadline at most. assumption: 1 qps.
-        rate_fps: 1.0,
-        frame_kb: (body.len() as f64 / 1024.0).max(1e-3),
-        access_ms: Some(0.0),
-        tx_ms: Some(0.0),
-    };
-    if let Err(m) = open.validate() {
-        return err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("parameters.{m}"),
-        ));
-    }
-    let stream = Stream {
-        id: 0,
-        app: Arc::from("oneshot"),
-        access_ms: 0.0,
-        bucket: 0,
-        binding: std::sync::Mutex::new(None),
-        last_ms: AtomicU64::new(0),
-        rng: std::sync::Mutex::new(crate::rng::stream_rng(
-            plan.cfg.seed,
-            crate::rng::Purpose::Other,
-            plan.sched as u64,
-            ctx.state.query_count(),
-        )),
-        req: open,
-    };
-    match ctx
-        .state
-        .forward(&stream, Some(parsed), body, header_len, t0)
-        .await
-    {
+    match ctx.one_shot(plan, spec, parsed, body, header_len, t0).await {
         Ok(r) => relayed(r),
         Err(e) => err(e),
     }
@@ -426,9 +287,9 @@ async fn one_shot(
 fn stream_json(s: &Stream) -> Value {
     let b = s.binding();
     json!({
-        "stream_id": s.id,
+        "stream_id": &*s.token,
         "task": s.req.task,
-        "app": &*s.app,
+        "app": s.req.app,
         "max_delay_ms": s.req.max_delay_ms,
         "min_accuracy": s.req.min_accuracy,
         "rate_fps": s.req.rate_fps,

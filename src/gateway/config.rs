@@ -24,6 +24,26 @@ pub struct GatewayConfig {
     /// Client endpoint.
     #[serde(default)]
     pub http: HttpConfig,
+    /// gRPC client endpoint (KServe v2 / Triton `GRPCInferenceService`; none unless set).
+    #[serde(default)]
+    pub grpc: Option<crate::worker::config::GrpcConfig>,
+    /// Application classes that get their own `app` label in metrics; any other class a
+    /// client names is counted as `other`, so clients cannot grow the label set.
+    #[serde(default)]
+    pub app_classes: Vec<String>,
+    /// Secret that signs stream tokens (at least 16 bytes; e.g. `CONTINUUM_STREAM_KEY`). With
+    /// the same secret a restarted gateway accepts the streams of the one before.
+    #[serde(default)]
+    pub stream_key: Option<String>,
+    /// File holding the stream key in hex, created with a random key on first start when
+    /// missing (used when `stream_key` is not set). Without either, a random key is drawn at
+    /// start and streams do not survive a restart.
+    #[serde(default)]
+    pub stream_key_file: Option<PathBuf>,
+    /// How long a closed stream's token stays refused, ms (after that its holder could
+    /// re-bind it). assumption: 1 h, far beyond any client's retry of a closed stream.
+    #[serde(default = "default_closed_memory_ms")]
+    pub closed_stream_memory_ms: u64,
     /// The live workers: where each cluster's variants are served.
     pub workers: Vec<UpstreamConfig>,
     /// Wire names and item shape of each task's tensors (for OIP metadata and for relaying
@@ -39,7 +59,8 @@ pub struct GatewayConfig {
     #[serde(default = "default_window_ms")]
     pub window_ms: u64,
     /// Token required by `PUT /v1/policy` and `POST /v1/reload` (`Authorization: Bearer …`);
-    /// without one, those routes always answer 401.
+    /// without one, those routes always answer 401. The example token `change-me` is refused
+    /// unless `http.listen` is a loopback address.
     #[serde(default)]
     pub admin_token: Option<String>,
     /// Load view publication period Δ, ms (SPEC §8 default staleness: 100 ms).
@@ -99,24 +120,28 @@ pub enum LogFormat {
 
 /// Client endpoint settings.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct HttpConfig {
     /// Listen address (port 0: any free port).
     #[serde(default = "default_listen")]
     pub listen: SocketAddr,
-    /// Largest request body; larger ones get 413. assumption: 8 MiB, as the worker.
-    #[serde(default = "default_max_body")]
-    pub max_body_bytes: usize,
+    /// Body size (8 MiB, as the worker), read timeouts, connection caps and header limits
+    /// (unknown keys are refused here).
+    #[serde(flatten)]
+    pub limits: crate::worker::serve::ServeLimits,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: default_listen(),
-            max_body_bytes: default_max_body(),
+            limits: Default::default(),
         }
     }
 }
+
+/// The admin token of the shipped example configuration: anyone can read it, so a gateway
+/// reachable from other hosts refuses to start with it.
+pub const WELL_KNOWN_ADMIN_TOKEN: &str = "change-me";
 
 /// How the gateway talks to one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -208,8 +233,8 @@ fn default_seed() -> u64 {
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8080))
 }
-fn default_max_body() -> usize {
-    8 << 20
+fn default_closed_memory_ms() -> u64 {
+    3_600_000
 }
 
 /// Top-level keys that `CONTINUUM_*` variables may set.
@@ -219,6 +244,11 @@ const ENV_KEYS: &[&str] = &[
     "profiles",
     "scheduler",
     "http",
+    "grpc",
+    "app_classes",
+    "stream_key",
+    "stream_key_file",
+    "closed_stream_memory_ms",
     "policy",
     "agent",
     "window_ms",
@@ -290,8 +320,9 @@ impl GatewayConfig {
                 self.max_in_flight_per_worker as u64,
             ),
             ("max_streams", self.max_streams as u64),
-            ("http.max_body_bytes", self.http.max_body_bytes as u64),
+            ("closed_stream_memory_ms", self.closed_stream_memory_ms),
         ];
+        self.http.limits.validate()?;
         if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{k}: expected >= 1"));
         }
@@ -314,6 +345,37 @@ impl GatewayConfig {
                 self.default_access_ms
             ));
         }
+        if self.admin_token.as_deref() == Some(WELL_KNOWN_ADMIN_TOKEN)
+            && !self.http.listen.ip().is_loopback()
+        {
+            return Err(format!(
+                "admin_token: `{WELL_KNOWN_ADMIN_TOKEN}` is the example token anyone can read; \
+                 set your own (e.g. CONTINUUM_ADMIN_TOKEN) or bind http.listen to loopback \
+                 (listening on {})",
+                self.http.listen
+            ));
+        }
+        if self.admin_token.as_deref() == Some("") {
+            return Err("admin_token: expected a non-empty token".into());
+        }
+        let key_len = self.stream_key.as_ref().map(String::len);
+        if key_len.is_some_and(|n| n < super::token::MIN_KEY_BYTES) {
+            return Err(format!(
+                "stream_key: expected at least {} bytes, got {}",
+                super::token::MIN_KEY_BYTES,
+                key_len.unwrap_or(0)
+            ));
+        }
+        if self
+            .app_classes
+            .iter()
+            .any(|a| a.len() > super::streams::MAX_APP_LEN)
+        {
+            return Err(format!(
+                "app_classes: expected names of at most {} bytes",
+                super::streams::MAX_APP_LEN
+            ));
+        }
         if crate::policy::by_name(&self.policy).is_none() {
             return Err(format!(
                 "policy: unknown policy `{}`; known policies: {}",
@@ -322,5 +384,54 @@ impl GatewayConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(listen: &str, token: Option<&str>) -> GatewayConfig {
+        let mut v = serde_json::json!({
+            "topology": "t.yaml", "profiles": "p.yaml", "scheduler": "a",
+            "http": {"listen": listen},
+            "workers": [{"name": "w", "cluster": "c", "protocol": "quic", "address": "127.0.0.1:1"}],
+            "tasks": {},
+        });
+        if let Some(t) = token {
+            v["admin_token"] = serde_json::json!(t);
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_example_admin_token_is_refused_off_loopback() {
+        assert!(cfg("127.0.0.1:0", Some("change-me")).validate().is_ok());
+        assert!(cfg("[::1]:0", Some("change-me")).validate().is_ok());
+        let e = cfg("0.0.0.0:8080", Some("change-me"))
+            .validate()
+            .unwrap_err();
+        assert!(e.starts_with("admin_token"), "{e}");
+        assert!(
+            cfg("0.0.0.0:8080", Some("a-real-secret-token"))
+                .validate()
+                .is_ok()
+        );
+        assert!(cfg("0.0.0.0:8080", None).validate().is_ok());
+    }
+
+    #[test]
+    fn http_limits_are_read_and_unknown_keys_refused() {
+        let mut v = serde_json::json!({"listen": "127.0.0.1:0", "max_body_bytes": 10,
+                                       "header_read_timeout_ms": 5});
+        let h: HttpConfig = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(
+            (h.limits.max_body_bytes, h.limits.header_read_timeout_ms),
+            (10, 5)
+        );
+        v["max_body_byte"] = serde_json::json!(1);
+        let h: HttpConfig = serde_json::from_value(v).unwrap();
+        let e = h.limits.validate().unwrap_err();
+        assert!(e.starts_with("http.max_body_byte:"), "{e}");
     }
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicU64;
 pub struct QueryLabels {
     /// `success`, `failure` or `rejected`.
     pub outcome: &'static str,
-    /// Application class (as the client named it; `-` if none).
+    /// Application class: a configured class, `other`, or `-` if the client named none.
     pub app: String,
     /// Variant that served it (`-` if none).
     pub variant: String,
@@ -57,6 +57,8 @@ pub struct GatewayMetrics {
     pub streams_open: Gauge,
     /// Streams moved to another worker (their worker went down or was removed).
     pub rebinds: Counter,
+    /// Streams re-bound from their token (after a restart, or after being dropped idle).
+    pub stream_resumes: Counter,
     /// Time of one binding decision (feasibility + policy), s.
     pub decision_seconds: Histogram,
     /// Gateway time of a forwarded query minus the worker call and any injected delay, s.
@@ -90,6 +92,7 @@ impl GatewayMetrics {
             bad_requests: Family::default(),
             streams_open: Gauge::default(),
             rebinds: Counter::default(),
+            stream_resumes: Counter::default(),
             decision_seconds: hist(),
             added_latency_seconds: hist(),
             active_policy: Family::default(),
@@ -122,6 +125,11 @@ impl GatewayMetrics {
             "continuum_gateway_rebinds",
             "Streams moved to another worker",
             m.rebinds.clone(),
+        );
+        r.register(
+            "continuum_gateway_stream_resumes",
+            "Streams re-bound from their token (after a restart or an idle drop)",
+            m.stream_resumes.clone(),
         );
         r.register(
             "continuum_gateway_decision_seconds",

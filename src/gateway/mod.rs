@@ -5,18 +5,25 @@
 //!
 //! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
 //! - [`live`]: the load view fed by worker reports, published every Δ;
-//! - [`state`]: binding and forwarding; [`streams`]: open streams;
-//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end;
+//! - [`state`]: shared state; [`binding`]: binding streams; [`forward`]: forwarding queries;
+//!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
+//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
+//!   the HTTP and gRPC front ends share;
 //! - [`metrics`]: Prometheus; [`server`]: tasks, reload, shutdown.
 
 pub mod api;
+pub mod binding;
 pub mod config;
+pub mod error;
+pub mod forward;
 pub mod live;
 pub mod metrics;
+pub mod oip;
 pub mod plan;
 pub mod server;
 pub mod state;
 pub mod streams;
+pub mod token;
 pub mod upstream;
 
 pub use config::GatewayConfig;

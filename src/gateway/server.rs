@@ -35,6 +35,8 @@ pub struct Ctx {
     started: Instant,
     /// Where the client endpoint listens.
     pub http_addr: SocketAddr,
+    /// Where the gRPC endpoint listens, when one is configured.
+    pub grpc_addr: Option<SocketAddr>,
 }
 
 impl Ctx {
@@ -131,6 +133,7 @@ impl Ctx {
         let cfg = plan.cfg.clone();
         self.state
             .set_open_limit(cfg.stream_open_rate, cfg.stream_open_burst);
+        self.state.set_app_classes(&cfg.app_classes);
         let plan = Arc::new(plan);
         *self.plan.write().expect("plan lock") = plan.clone();
         *self.upstreams.write().expect("upstreams lock") = Arc::new(next);
@@ -261,6 +264,20 @@ async fn scrape_loop(
     }
 }
 
+/// The stream key the configuration names: `stream_key`, else `stream_key_file` (created
+/// when missing), else a random one (streams then do not survive a restart).
+fn stream_key(cfg: &GatewayConfig) -> Result<super::token::StreamKey> {
+    use super::token::StreamKey;
+    match (&cfg.stream_key, &cfg.stream_key_file) {
+        (Some(k), _) => StreamKey::from_secret(k.as_bytes()),
+        (None, Some(p)) => StreamKey::load_or_create(p),
+        (None, None) => {
+            tracing::warn!("no stream_key or stream_key_file: streams will not survive a restart");
+            StreamKey::random()
+        }
+    }
+}
+
 /// A running gateway.
 pub struct Gateway {
     ctx: Arc<Ctx>,
@@ -302,6 +319,8 @@ impl Gateway {
         let started = Instant::now();
         let first = publish(&plan, &upstreams, &loads, 0, started, 0.0);
         let state = Arc::new(GatewayState::new(first));
+        state.set_stream_key(stream_key(&plan.cfg)?);
+        let (grpc_listener, grpc_addr) = crate::worker::grpc::bind(plan.cfg.grpc.as_ref()).await?;
         if agent.is_some() {
             *state.meta.lock().expect("meta lock") = Some(meta_state(&plan, 0.0));
         }
@@ -318,6 +337,7 @@ impl Gateway {
             reload_lock: tokio::sync::Mutex::new(()),
             started,
             http_addr,
+            grpc_addr,
         });
         let mut tasks: Vec<JoinHandle<()>> = upstreams
             .iter()
@@ -326,6 +346,14 @@ impl Gateway {
         tasks.push(tokio::spawn(publisher(ctx.clone(), stop_rx.clone())));
         tasks.push(tokio::spawn(reaper(ctx.clone(), stop_rx.clone())));
         tasks.push(tokio::spawn(meta_loop(ctx.clone(), stop_rx.clone())));
+        if let Some(l) = grpc_listener {
+            tasks.push(tokio::spawn(crate::worker::grpc::serve(
+                l,
+                ctx.clone(),
+                plan.cfg.http.limits.clone(),
+                stop_rx.clone(),
+            )));
+        }
         tasks.push(tokio::spawn(super::api::serve(
             listener,
             ctx.clone(),
@@ -345,6 +373,11 @@ impl Gateway {
     /// Address of the client endpoint.
     pub fn http_addr(&self) -> SocketAddr {
         self.ctx.http_addr
+    }
+
+    /// Address of the gRPC endpoint, when one is configured.
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.ctx.grpc_addr
     }
 
     /// Waits until every configured worker is up, or `within` passes; whether all are up.
@@ -395,15 +428,27 @@ async fn reaper(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
             _ = tick.tick() => {}
             _ = stop.changed() => break,
         }
-        let idle = ctx.plan().cfg.stream_idle_timeout_ms;
-        let cutoff = ctx.state.now_ms().saturating_sub(idle);
-        let n = ctx.state.streams.reap(cutoff);
+        let (idle, memory) = {
+            let plan = ctx.plan();
+            (
+                plan.cfg.stream_idle_timeout_ms,
+                plan.cfg.closed_stream_memory_ms,
+            )
+        };
+        let now = ctx.state.now_ms();
+        let n = ctx
+            .state
+            .streams
+            .reap(now.saturating_sub(idle), now.saturating_sub(memory));
         if n > 0 {
             ctx.state
                 .metrics
                 .streams_open
                 .set(ctx.state.streams.len() as i64);
-            tracing::info!(closed = n, "idle streams closed");
+            tracing::info!(
+                dropped = n,
+                "idle streams dropped (their tokens re-bind on use)"
+            );
         }
     }
 }

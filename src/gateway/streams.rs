@@ -1,21 +1,24 @@
 //! Open client streams: what each asked for, where it is bound, when it was last heard from.
-//! A concurrent map (dashmap) keyed by stream id; idle streams are reaped.
+//! A concurrent map (dashmap) keyed by the stream token's nonce ([`super::token`]); idle
+//! streams are dropped from memory (their token re-binds on next use), closed ones are
+//! remembered for a while so that their token stays dead.
 
 use super::upstream::Upstream;
 use crate::rng::SimRng;
 use dashmap::DashMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A stream open request (`POST /v1/streams`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenRequest {
     /// Task name.
     pub task: String,
-    /// Application class, for the per-app counts.
-    #[serde(default)]
+    /// Application class, for the per-app counts (at most [`MAX_APP_LEN`] bytes; metrics
+    /// label it `other` unless it is one of the configured `app_classes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
     /// Max end-to-end delay D^i, ms.
     pub max_delay_ms: f64,
@@ -26,12 +29,20 @@ pub struct OpenRequest {
     /// Query size ζ_i, KB.
     pub frame_kb: f64,
     /// One-way access delay δ_i, ms (default: the gateway's `default_access_ms`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_ms: Option<f64>,
     /// Transmission time t_i, ms (default 0: the query is already at the gateway).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_ms: Option<f64>,
+    /// Items (batch entries) per query (default 1): the stream's demand is items × rate, and
+    /// only variants whose batch size holds them are feasible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<u32>,
 }
+
+/// Longest `app` accepted, bytes. assumption: 64, several times the longest class name in
+/// workloads/.
+pub const MAX_APP_LEN: usize = 64;
 
 impl OpenRequest {
     /// Checks the numbers: the error names the field and what was expected.
@@ -49,6 +60,15 @@ impl OpenRequest {
                 let want = if zero_ok { ">= 0" } else { "> 0" };
                 return Err(format!("{k}: expected a number {want}, got {v}"));
             }
+        }
+        if self.items == Some(0) {
+            return Err("items: expected an integer >= 1, got 0".into());
+        }
+        let app_len = self.app.as_ref().map_or(0, String::len);
+        if app_len > MAX_APP_LEN {
+            return Err(format!(
+                "app: expected at most {MAX_APP_LEN} bytes, got {app_len}"
+            ));
         }
         if self.min_accuracy > 1.0 {
             return Err(format!(
@@ -85,8 +105,12 @@ pub struct Binding {
 
 /// One open stream.
 pub struct Stream {
-    /// Its id.
+    /// A short id for logs, random streams and worker frames (the nonce's low 64 bits).
     pub id: u64,
+    /// The nonce of its token (its key in the table).
+    pub nonce: u128,
+    /// The token the client names it by.
+    pub token: Arc<str>,
     /// What it asked for.
     pub req: OpenRequest,
     /// Application class label.
@@ -120,32 +144,33 @@ impl Stream {
     }
 }
 
-/// Every open stream.
+/// Every open stream, and the recently closed ones.
 #[derive(Default)]
 pub struct StreamTable {
-    map: DashMap<u64, Arc<Stream>>,
-    next: AtomicU64,
+    map: DashMap<u128, Arc<Stream>>,
+    closed: DashMap<u128, u64>,
 }
 
 impl StreamTable {
-    /// A fresh stream id (ids start at 1).
-    pub fn next_id(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
     /// Adds a stream.
     pub fn insert(&self, s: Arc<Stream>) {
-        self.map.insert(s.id, s);
+        self.map.insert(s.nonce, s);
     }
 
-    /// The stream of this id.
-    pub fn get(&self, id: u64) -> Option<Arc<Stream>> {
-        self.map.get(&id).map(|s| s.clone())
+    /// The open stream of this nonce.
+    pub fn get(&self, nonce: u128) -> Option<Arc<Stream>> {
+        self.map.get(&nonce).map(|s| s.clone())
     }
 
-    /// Removes a stream; whether it was open.
-    pub fn remove(&self, id: u64) -> bool {
-        self.map.remove(&id).is_some()
+    /// Whether the stream of this nonce was closed (its token must not re-bind).
+    pub fn is_closed(&self, nonce: u128) -> bool {
+        self.closed.contains_key(&nonce)
+    }
+
+    /// Closes a stream at `now_ms`: removes it and remembers its nonce; whether it was open.
+    pub fn remove(&self, nonce: u128, now_ms: u64) -> bool {
+        self.closed.insert(nonce, now_ms);
+        self.map.remove(&nonce).is_some()
     }
 
     /// Open streams.
@@ -158,11 +183,14 @@ impl StreamTable {
         self.map.is_empty()
     }
 
-    /// Closes streams last used before `cutoff_ms`; returns how many.
-    pub fn reap(&self, cutoff_ms: u64) -> usize {
+    /// Drops streams last used before `cutoff_ms` from memory (a later query re-binds them
+    /// from their token) and forgets closes older than `closed_cutoff_ms`; returns how many
+    /// streams were dropped.
+    pub fn reap(&self, cutoff_ms: u64, closed_cutoff_ms: u64) -> usize {
         let before = self.map.len();
         self.map
             .retain(|_, s| s.last_ms.load(Ordering::Relaxed) >= cutoff_ms);
+        self.closed.retain(|_, t| *t >= closed_cutoff_ms);
         before - self.map.len()
     }
 
@@ -218,6 +246,7 @@ mod tests {
             frame_kb: 48.0,
             access_ms: None,
             tx_ms: None,
+            items: None,
         }
     }
 
@@ -233,6 +262,12 @@ mod tests {
         let mut r = req();
         r.access_ms = Some(f64::NAN);
         assert!(r.validate().unwrap_err().starts_with("access_ms"));
+        let mut r = req();
+        r.app = Some("a".repeat(MAX_APP_LEN + 1));
+        assert!(r.validate().unwrap_err().starts_with("app"));
+        let mut r = req();
+        r.items = Some(0);
+        assert!(r.validate().unwrap_err().starts_with("items"));
     }
 
     #[test]

@@ -345,7 +345,11 @@ async fn stream(ctx: Arc<Ctx>, c: Arrival) {
             status: 201, body, ..
         } => serde_json::from_slice::<serde_json::Value>(body)
             .ok()
-            .and_then(|v| v["stream_id"].as_u64()),
+            .and_then(|v| match &v["stream_id"] {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            }),
         _ => None,
     };
     let Some(id) = id else {

@@ -3,6 +3,7 @@
 //! `CONTINUUM_LOAD_REPORT_MS=50`, `CONTINUUM_BACKEND=tract`. Only variables that name a worker
 //! setting are read, so unrelated `CONTINUUM_*` variables do no harm.
 
+use super::serve::ServeLimits;
 use crate::inference::BackendChoice;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -25,6 +26,9 @@ pub struct WorkerConfig {
     /// The HTTP (Open Inference Protocol v2) endpoint.
     #[serde(default)]
     pub http: HttpConfig,
+    /// The gRPC endpoint (none unless configured).
+    #[serde(default)]
+    pub grpc: Option<GrpcConfig>,
     /// The QUIC endpoint.
     #[serde(default)]
     pub quic: QuicConfig,
@@ -44,15 +48,22 @@ pub struct WorkerConfig {
 
 /// HTTP endpoint settings.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct HttpConfig {
     /// Listen address (port 0: any free port).
     #[serde(default = "default_http_addr")]
     pub listen: SocketAddr,
-    /// Largest request body accepted; larger ones get 413. Default 8 MiB (assumption: 40× a
-    /// batch of 8 images of 3×64×64 FP32, leaves room for JSON-encoded tensors).
-    #[serde(default = "default_max_body")]
-    pub max_body_bytes: usize,
+    /// Body size, read timeouts, connection caps and header limits (unknown keys are refused
+    /// here).
+    #[serde(flatten)]
+    pub limits: ServeLimits,
+}
+
+/// gRPC endpoint settings (KServe v2 / Triton `GRPCInferenceService`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcConfig {
+    /// Listen address (port 0: any free port); Triton's default port is 8001.
+    pub listen: SocketAddr,
 }
 
 /// QUIC endpoint settings.
@@ -76,6 +87,10 @@ pub struct QuicConfig {
     /// (assumption: as `http.max_body_bytes`).
     #[serde(default = "default_max_body")]
     pub max_frame_bytes: usize,
+    /// Shortest load report period a SUBSCRIBE may ask for, ms; shorter asks get this.
+    /// assumption: 20 ms, 5× finer than the gateways' default publication period Δ = 100 ms.
+    #[serde(default = "default_min_report_ms")]
+    pub min_report_ms: u64,
 }
 
 /// One served variant.
@@ -115,6 +130,9 @@ fn default_window_ms() -> u64 {
 fn default_grace_ms() -> u64 {
     10_000
 }
+fn default_min_report_ms() -> u64 {
+    20
+}
 fn default_http_addr() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8000))
 }
@@ -138,7 +156,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: default_http_addr(),
-            max_body_bytes: default_max_body(),
+            limits: ServeLimits::default(),
         }
     }
 }
@@ -151,6 +169,7 @@ impl Default for QuicConfig {
             key: None,
             dev_cert_out: None,
             max_frame_bytes: default_max_body(),
+            min_report_ms: default_min_report_ms(),
         }
     }
 }
@@ -161,6 +180,7 @@ const ENV_KEYS: &[&str] = &[
     "backend",
     "models_dir",
     "http",
+    "grpc",
     "quic",
     "load_report_ms",
     "load_window_ms",
@@ -209,8 +229,9 @@ impl WorkerConfig {
         if self.load_report_ms == 0 || self.load_window_ms == 0 {
             return Err("load_report_ms and load_window_ms must be >= 1".into());
         }
-        if self.http.max_body_bytes == 0 || self.quic.max_frame_bytes == 0 {
-            return Err("http.max_body_bytes and quic.max_frame_bytes must be >= 1".into());
+        self.http.limits.validate()?;
+        if self.quic.max_frame_bytes == 0 {
+            return Err("quic.max_frame_bytes: expected >= 1".into());
         }
         if self.quic.cert.is_some() != self.quic.key.is_some() {
             return Err("quic: give both cert and key, or neither".into());

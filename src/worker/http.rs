@@ -1,77 +1,50 @@
-//! The HTTP/1.1 front end (hyper): Open Inference Protocol v2 routes and `/metrics`.
+//! The HTTP front end (hyper; HTTP/1.1 and HTTP/2 over cleartext): Open Inference Protocol v2
+//! routes and `/metrics`. The routes other than inference answer from the shared OIP core
+//! ([`super::oip_core`]), so the gateway serves them the same way.
 //!
 //! | route | answer |
 //! |---|---|
 //! | `GET /v2` | server metadata |
 //! | `GET /v2/health/live`, `/v2/health/ready` | 200 (ready: 503 while shutting down) |
-//! | `GET /v2/models/{m}[/versions/{v}]` | model metadata, 404 if unknown |
+//! | `GET /v2/models/{m}[/versions/{v}]` | model metadata (with `max_batch_size`), 404 if unknown |
 //! | `GET /v2/models/{m}[/versions/{v}]/ready` | 200, 404 if unknown |
-//! | `POST /v2/models/{m}[/versions/{v}]/infer` | inference ([`super::oip`]) |
+//! | `GET /v2/models/{m}[/versions/{v}]/config` | Triton model configuration |
+//! | `GET /v2/models[/{m}[/versions/{v}]]/stats` | Triton statistics extension |
+//! | `POST /v2/repository/index` | Triton repository index (`{"ready": true}`: ready ones only) |
+//! | `POST /v2/models/{m}[/versions/{v}]/infer` | inference ([`super::oip`]); gzip/deflate bodies |
 //! | `GET /metrics` | Prometheus text |
 //!
-//! Errors are `{"error": "…"}` with 400 (bad input), 404 (unknown model or route), 405 (wrong
-//! method), 413 (body over `http.max_body_bytes`), 429 (rejected by admission; the body also
-//! says `"status": "rejected"`), 500 (inference failed), 503 (shutting down).
+//! Errors are `{"error": "…"}` with 400 (bad input), 404 (unknown model, version or route),
+//! 405 (wrong method on a known route), 408 (body not received in time), 413 (body over
+//! `http.max_body_bytes` after decompression), 415 (unsupported `Content-Encoding`), 429
+//! (rejected by admission; the body also says `"status": "rejected"`), 431 (header fields over
+//! the limits), 500 (inference failed), 503 (shutting down).
 
+use super::oip_core::{self, OipCore, OipError};
+use super::serve::{BodyError, ServeLimits, read_body};
 use super::variant::{InferRequest, QueryError};
 use super::{Inner, oip};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-/// A complete response.
-pub type Resp = Response<Full<Bytes>>;
+pub use super::serve::{Resp, serve_with};
 
 /// Accepts connections until `stop` turns true; open connections then finish their current
 /// request and close.
 pub async fn serve(listener: TcpListener, inner: Arc<Inner>, stop: watch::Receiver<bool>) {
-    serve_with(listener, stop, move |req| handle(inner.clone(), req)).await
-}
-
-/// Serves `handler` on every connection accepted from `listener` (HTTP/1.1, and HTTP/2 over
-/// cleartext) until `stop` turns true; open connections then finish their current request and
-/// close. The worker's and the gateway's front ends both run on it.
-pub async fn serve_with<H, F>(listener: TcpListener, mut stop: watch::Receiver<bool>, handler: H)
-where
-    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
-    F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
-{
-    loop {
-        let (tcp, _) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
-            _ = stop.changed() => break,
-        };
-        let _ = tcp.set_nodelay(true);
-        let handler = handler.clone();
-        let mut stop = stop.clone();
-        tokio::spawn(async move {
-            let svc = hyper::service::service_fn(handler);
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(tcp), svc);
-            tokio::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => { let _ = r; }
-                _ = stop.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
-        });
-    }
+    let limits = inner.cfg.http.limits.clone();
+    serve_with(listener, limits, stop, move |req| {
+        handle(inner.clone(), req)
+    })
+    .await
 }
 
 /// A JSON response.
@@ -89,43 +62,236 @@ fn error(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
     json_resp(status, &json!({"error": msg.to_string()}))
 }
 
-/// The HTTP status and body of a query error.
-pub fn query_error(e: &QueryError) -> Resp {
-    let status = match e {
+/// The HTTP status of a query error.
+pub fn query_status(e: &QueryError) -> StatusCode {
+    match e {
         QueryError::Rejected(_) => StatusCode::TOO_MANY_REQUESTS,
         QueryError::BadInput(_) => StatusCode::BAD_REQUEST,
         QueryError::NotFound(_) => StatusCode::NOT_FOUND,
         QueryError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         QueryError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         QueryError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-    };
+    }
+}
+
+/// The HTTP status and body of a query error.
+pub fn query_error(e: &QueryError) -> Resp {
     let mut body = json!({"error": e.to_string()});
     if matches!(e, QueryError::Rejected(_)) {
         body["status"] = json!("rejected");
     }
-    json_resp(status, &body)
+    json_resp(query_status(e), &body)
+}
+
+fn oip_error(e: OipError) -> Resp {
+    error(e.status, e.message)
+}
+
+/// What an OIP path under `/v2` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OipPath<'a> {
+    /// `/v2`: server metadata.
+    Server,
+    /// `/v2/health/live`.
+    Live,
+    /// `/v2/health/ready`.
+    Ready,
+    /// `/v2/models/stats`: statistics of every model.
+    AllStats,
+    /// `/v2/repository/index`.
+    Index,
+    /// `/v2/models/{m}[/versions/{v}]{tail}`.
+    Model {
+        /// Model name.
+        name: &'a str,
+        /// Version named in the path.
+        version: Option<&'a str>,
+        /// What of the model.
+        what: ModelPart,
+    },
+}
+
+/// The part of a model a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelPart {
+    /// Metadata.
+    Metadata,
+    /// Readiness.
+    Ready,
+    /// Triton model configuration.
+    Config,
+    /// Statistics.
+    Stats,
+    /// Inference.
+    Infer,
+}
+
+impl OipPath<'_> {
+    /// The method that path takes (GET also allows HEAD).
+    pub fn method(&self) -> Method {
+        match self {
+            Self::Index
+            | Self::Model {
+                what: ModelPart::Infer,
+                ..
+            } => Method::POST,
+            _ => Method::GET,
+        }
+    }
+}
+
+/// Parses the segments of a path (without the leading empty one); `None` for a path that
+/// names nothing (404).
+pub fn oip_path<'a>(parts: &[&'a str]) -> Option<OipPath<'a>> {
+    Some(match parts {
+        ["v2"] => OipPath::Server,
+        ["v2", "health", "live"] => OipPath::Live,
+        ["v2", "health", "ready"] => OipPath::Ready,
+        ["v2", "models", "stats"] => OipPath::AllStats,
+        ["v2", "repository", "index"] => OipPath::Index,
+        ["v2", "models", name, rest @ ..] => {
+            let (version, tail) = match rest {
+                ["versions", v, tail @ ..] => (Some(*v), tail),
+                tail => (None, tail),
+            };
+            let what = match tail {
+                [] => ModelPart::Metadata,
+                ["ready"] => ModelPart::Ready,
+                ["config"] => ModelPart::Config,
+                ["stats"] => ModelPart::Stats,
+                ["infer"] => ModelPart::Infer,
+                _ => return None,
+            };
+            OipPath::Model {
+                name,
+                version,
+                what,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `None` when `method` is the one `path` takes; otherwise the 405 answer.
+pub fn check_method(path: &OipPath, method: &Method) -> Option<Resp> {
+    let want = path.method();
+    if *method == want || (want == Method::GET && *method == Method::HEAD) {
+        None
+    } else {
+        Some(error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("method not allowed: use {want}, not {method}"),
+        ))
+    }
+}
+
+/// Answers every OIP route but inference (`path.what != Infer`) from `core`; the method has
+/// been checked.
+pub async fn oip_answer<C: OipCore + ?Sized>(
+    core: &C,
+    path: OipPath<'_>,
+    req: Request<Incoming>,
+    limits: &ServeLimits,
+) -> Resp {
+    let r = match path {
+        OipPath::Server => Ok(json_resp(
+            StatusCode::OK,
+            &oip_core::server_json(&core.server()),
+        )),
+        OipPath::Live => Ok(Response::new(Full::default())),
+        OipPath::Ready if core.ready() => Ok(Response::new(Full::default())),
+        OipPath::Ready => Err(OipError::new(StatusCode::SERVICE_UNAVAILABLE, "not ready")),
+        OipPath::AllStats => core
+            .stats(None)
+            .map(|s| json_resp(StatusCode::OK, &oip_core::stats_json(&s))),
+        OipPath::Index => match read_body(req, limits).await {
+            Err(e) => Err(OipError::new(e.status(), e.to_string())),
+            Ok((body, _)) => index_request(&body).map(|ready| {
+                json_resp(StatusCode::OK, &oip_core::index_json(&core.models(), ready))
+            }),
+        },
+        OipPath::Model {
+            name,
+            version,
+            what,
+        } => model_answer(core, name, version, what),
+    };
+    r.unwrap_or_else(oip_error)
+}
+
+fn model_answer<C: OipCore + ?Sized>(
+    core: &C,
+    name: &str,
+    version: Option<&str>,
+    what: ModelPart,
+) -> Result<Resp, OipError> {
+    let m = core.model(name)?;
+    check_version(name, version)?;
+    Ok(match what {
+        ModelPart::Metadata => json_resp(StatusCode::OK, &oip_core::metadata_json(&m)),
+        ModelPart::Ready if m.ready => Response::new(Full::default()),
+        ModelPart::Ready => {
+            return Err(OipError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("model `{name}` is not ready"),
+            ));
+        }
+        ModelPart::Config => json_resp(StatusCode::OK, &oip_core::config_json(&m)),
+        ModelPart::Stats => json_resp(
+            StatusCode::OK,
+            &oip_core::stats_json(&core.stats(Some(name))?),
+        ),
+        ModelPart::Infer => {
+            return Err(OipError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "inference is routed by the server",
+            ));
+        }
+    })
+}
+
+/// Every model has one version, `1`; a path or request naming another gets 404.
+pub fn check_version(model: &str, version: Option<&str>) -> Result<(), OipError> {
+    match version {
+        None | Some("") | Some("1") => Ok(()),
+        Some(v) => Err(OipError::new(
+            StatusCode::NOT_FOUND,
+            format!("model `{model}` has no version `{v}`: its only version is 1"),
+        )),
+    }
+}
+
+/// The `ready` flag of a repository index request (an empty body means all models).
+fn index_request(body: &[u8]) -> Result<bool, OipError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(false);
+    }
+    #[derive(serde::Deserialize)]
+    struct Index {
+        #[serde(default)]
+        ready: bool,
+    }
+    serde_json::from_slice::<Index>(body)
+        .map(|i| i.ready)
+        .map_err(|e| {
+            OipError::new(
+                StatusCode::BAD_REQUEST,
+                format!("invalid repository index request JSON: {e}"),
+            )
+        })
+}
+
+/// The path's segments, without the leading empty one and trailing slashes.
+pub fn segments(path: &str) -> Vec<&str> {
+    path.trim_end_matches('/').split('/').skip(1).collect()
 }
 
 async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Result<Resp, Infallible> {
-    let path = req.uri().path().trim_end_matches('/').to_string();
-    let parts: Vec<&str> = path.split('/').skip(1).collect();
+    let path = req.uri().path().to_string();
+    let parts = segments(&path);
     let method = req.method().clone();
-    let get = method == Method::GET || method == Method::HEAD;
-    let resp = match parts.as_slice() {
-        ["v2"] if get => json_resp(
-            StatusCode::OK,
-            &json!({"name": "continuum", "version": env!("CARGO_PKG_VERSION"),
-                    "extensions": ["binary_tensor_data"]}),
-        ),
-        ["v2", "health", "live"] if get => Response::new(Full::default()),
-        ["v2", "health", "ready"] if get => {
-            if inner.is_shutting_down() {
-                error(StatusCode::SERVICE_UNAVAILABLE, "shutting down")
-            } else {
-                Response::new(Full::default())
-            }
-        }
-        ["metrics"] if get => {
+    if parts == ["metrics"] {
+        return Ok(if method == Method::GET || method == Method::HEAD {
             inner.report();
             let mut r = Response::new(Full::new(Bytes::from(inner.metrics.encode())));
             r.headers_mut().insert(
@@ -135,83 +301,49 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Result<Resp, Infal
                 ),
             );
             r
-        }
-        ["v2", "models", m, rest @ ..] => {
-            let rest = match rest {
-                ["versions", _, tail @ ..] => tail,
-                tail => tail,
-            };
-            model_route(&inner, m, rest, &method, req).await
-        }
-        ["v2", ..] | ["metrics"] => error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
-        _ => error(StatusCode::NOT_FOUND, format!("no route for {path}")),
+        } else {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: use GET",
+            )
+        });
+    }
+    let Some(route) = oip_path(&parts) else {
+        return Ok(error(
+            StatusCode::NOT_FOUND,
+            format!("no route for {}", req.uri().path()),
+        ));
     };
-    Ok(resp)
+    if let Some(r) = check_method(&route, &method) {
+        return Ok(r);
+    }
+    let limits = &inner.cfg.http.limits;
+    Ok(match route {
+        OipPath::Model {
+            name,
+            version,
+            what: ModelPart::Infer,
+        } => match (inner.variant(name), check_version(name, version)) {
+            (Err(e), _) => query_error(&e),
+            (_, Err(e)) => oip_error(e),
+            (Ok(v), Ok(())) => {
+                let v = v.clone();
+                infer(&inner, &v, req).await
+            }
+        },
+        other => oip_answer(&*inner, other, req, limits).await,
+    })
 }
 
-async fn model_route(
-    inner: &Inner,
-    m: &str,
-    rest: &[&str],
-    method: &Method,
-    req: Request<Incoming>,
-) -> Resp {
-    let get = method == Method::GET || method == Method::HEAD;
-    let v = match inner.variant(m) {
-        Ok(v) => v.clone(),
-        Err(e) => return query_error(&e),
-    };
-    match (rest, get, method == Method::POST) {
-        ([], true, _) => json_resp(
-            StatusCode::OK,
-            &oip::metadata(
-                &v,
-                crate::inference::backend::current().map_or("onnx", |b| b.name()),
-            ),
-        ),
-        (["ready"], true, _) => Response::new(Full::default()),
-        (["infer"], _, true) => infer(inner, &v, req).await,
-        ([] | ["ready"] | ["infer"], _, _) => {
-            error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
-        }
-        _ => error(StatusCode::NOT_FOUND, format!("no route for model `{m}`")),
-    }
+/// A body-reading error as a response.
+pub fn body_error(e: &BodyError) -> Resp {
+    error(e.status(), e)
 }
 
 async fn infer(inner: &Inner, v: &super::Variant, req: Request<Incoming>) -> Resp {
-    let limit = inner.cfg.http.max_body_bytes;
-    let too_large = || {
-        query_error(&QueryError::TooLarge(format!(
-            "request body over the limit of {limit} bytes"
-        )))
-    };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|s| s.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
-    }
-    let header_len = match req.headers().get(oip::HEADER_LEN) {
-        None => None,
-        Some(h) => match h.to_str().ok().and_then(|s| s.trim().parse::<usize>().ok()) {
-            Some(n) => Some(n),
-            None => {
-                return query_error(&QueryError::BadInput(
-                    "Inference-Header-Content-Length must be a byte count".into(),
-                ));
-            }
-        },
-    };
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(e) => {
-            return query_error(&QueryError::BadInput(format!(
-                "cannot read the request body: {e}"
-            )));
-        }
+    let (body, header_len) = match read_body(req, &inner.cfg.http.limits).await {
+        Ok(b) => b,
+        Err(e) => return body_error(&e),
     };
     let mut parsed = match oip::parse_infer(&body, header_len, v) {
         Ok(p) => p,
@@ -226,22 +358,28 @@ async fn infer(inner: &Inner, v: &super::Variant, req: Request<Incoming>) -> Res
     match inner.infer(&v.name, request).await {
         Ok(ans) => {
             let (bytes, hlen) = oip::encode_infer(v, &parsed, &ans);
-            let mut r = Response::new(Full::new(Bytes::from(bytes)));
-            let h = r.headers_mut();
-            match hlen {
-                Some(n) => {
-                    h.insert(
-                        CONTENT_TYPE,
-                        HeaderValue::from_static("application/octet-stream"),
-                    );
-                    h.insert(oip::HEADER_LEN, HeaderValue::from(n));
-                }
-                None => {
-                    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                }
-            }
-            r
+            infer_resp(bytes, hlen)
         }
         Err(e) => query_error(&e),
     }
+}
+
+/// An inference answer: JSON, or JSON and binary tensors with the
+/// `Inference-Header-Content-Length` header.
+pub fn infer_resp(bytes: Vec<u8>, header_len: Option<usize>) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    let h = r.headers_mut();
+    match header_len {
+        Some(n) => {
+            h.insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+            h.insert(oip::HEADER_LEN, HeaderValue::from(n));
+        }
+        None => {
+            h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+    }
+    r
 }

@@ -1,6 +1,7 @@
 //! The inference worker (`continuum worker --config worker.yaml`): one process on one cluster
 //! serving model variants with real inference, over the Open Inference Protocol v2 on HTTP
-//! ([`http`], [`oip`]) and over QUIC ([`quic`], framing in [`frame`]).
+//! ([`http`], [`oip`]), over gRPC ([`grpc`]; both share [`oip_core`]) and over QUIC ([`quic`],
+//! framing in [`frame`]). [`serve`] is the hardened HTTP serve loop the gateway shares.
 //!
 //! Each variant has its own FIFO queue and batching thread ([`variant`]); admission refuses
 //! what cannot meet its deadline ([`admission`]); load is measured per variant ([`load`]),
@@ -11,11 +12,14 @@ pub mod admission;
 pub mod client;
 pub mod config;
 pub mod frame;
+pub mod grpc;
 pub mod http;
 pub mod load;
 pub mod metrics;
 pub mod oip;
+pub mod oip_core;
 pub mod quic;
+pub mod serve;
 pub mod tls;
 pub mod variant;
 
@@ -50,6 +54,8 @@ pub struct Inner {
     in_flight: AtomicUsize,
     idle: Notify,
     seq: AtomicU64,
+    /// Last answered inference per variant, ms since the Unix epoch.
+    last_inference_ms: BTreeMap<String, AtomicU64>,
 }
 
 /// Counts a query in flight for as long as it lives.
@@ -89,7 +95,11 @@ impl Inner {
             return Err(QueryError::Unavailable);
         }
         let _guard = self.in_flight();
-        v.infer(req).await
+        let r = v.infer(req).await;
+        if let (Ok(_), Some(t)) = (&r, self.last_inference_ms.get(model)) {
+            t.store(oip_core::epoch_ms(), Ordering::Relaxed);
+        }
+        r
     }
 
     /// The load of every variant now (also refreshes the gauges of `/metrics`).
@@ -105,10 +115,112 @@ impl Inner {
     }
 }
 
+impl oip_core::OipCore for Inner {
+    fn server(&self) -> oip_core::ServerInfo {
+        oip_core::ServerInfo {
+            name: "continuum",
+            version: env!("CARGO_PKG_VERSION"),
+            extensions: oip_core::EXTENSIONS,
+        }
+    }
+
+    fn ready(&self) -> bool {
+        !self.is_shutting_down()
+    }
+
+    fn models(&self) -> Vec<oip_core::ModelInfo> {
+        let platform = crate::inference::backend::current().map_or("onnx", |b| b.name());
+        self.variants
+            .values()
+            .map(|v| oip_core::ModelInfo {
+                name: v.name.clone(),
+                platform: platform.to_string(),
+                input: v.input_name.clone(),
+                output: v.output_name.clone(),
+                item_shape: v.item_shape.clone(),
+                output_item_shape: v.output_item_shape.clone(),
+                max_batch: v.max_batch,
+                ready: !self.is_shutting_down(),
+            })
+            .collect()
+    }
+
+    fn stats(&self, name: Option<&str>) -> Result<Vec<oip_core::ModelStats>, oip_core::OipError> {
+        if let Some(n) = name {
+            self.variant(n)?;
+        }
+        let m = &self.metrics;
+        Ok(self
+            .variants
+            .keys()
+            .filter(|v| name.is_none_or(|n| n == v.as_str()))
+            .map(|v| {
+                let l = metrics::Metrics::label(v);
+                let us = |f: &prometheus_client::metrics::family::Family<
+                    metrics::ModelLabel,
+                    prometheus_client::metrics::counter::Counter,
+                >| f.get_or_create(&l).get();
+                let (ok, queue, compute) = (us(&m.success), us(&m.queue_us), us(&m.compute_us));
+                let dur = |count, us: u64| oip_core::Duration {
+                    count,
+                    ns: us.saturating_mul(1000),
+                };
+                oip_core::ModelStats {
+                    name: v.clone(),
+                    last_inference_ms: self
+                        .last_inference_ms
+                        .get(v)
+                        .map_or(0, |t| t.load(Ordering::Relaxed)),
+                    inference_count: us(&m.inference_count),
+                    execution_count: us(&m.exec_count),
+                    // Time in the server of a successful query: its queueing and its batch's
+                    // compute (parsing and encoding are not timed).
+                    success: dur(ok, queue.saturating_add(compute)),
+                    fail: dur(us(&m.failure) + us(&m.rejected), 0),
+                    queue: dur(ok, queue),
+                    compute_infer: dur(us(&m.exec_count), compute),
+                }
+            })
+            .collect())
+    }
+
+    async fn infer(
+        &self,
+        model: &str,
+        mut req: oip::ParsedInfer,
+    ) -> Result<oip_core::InferOutput, oip_core::OipError> {
+        let v = self.variant(model)?.clone();
+        let ans = Inner::infer(
+            self,
+            model,
+            InferRequest {
+                shape: req.shape.clone(),
+                data: std::mem::take(&mut req.data),
+                deadline: req.deadline,
+                stream: req.stream,
+            },
+        )
+        .await?;
+        let mut parameters = serde_json::Map::new();
+        parameters.insert("queue_us".into(), ans.queue_us.into());
+        parameters.insert("compute_us".into(), ans.compute_us.into());
+        parameters.insert("batch_items".into(), ans.batch_items.into());
+        Ok(oip_core::InferOutput {
+            model: v.name.clone(),
+            id: req.id,
+            output: v.output_name.clone(),
+            shape: ans.output.shape,
+            data: ans.output.data,
+            parameters,
+        })
+    }
+}
+
 /// A running worker.
 pub struct Worker {
     inner: Arc<Inner>,
     http_addr: SocketAddr,
+    grpc_addr: Option<SocketAddr>,
     quic_addr: SocketAddr,
     certificate: CertificateDer<'static>,
     endpoint: quinn::Endpoint,
@@ -165,7 +277,13 @@ impl Worker {
             .with_context(|| format!("cannot bind HTTP on {}", cfg.http.listen))?;
         let http_addr = listener.local_addr()?;
         let quic_addr = endpoint.local_addr()?;
+        let (grpc_listener, grpc_addr) = grpc::bind(cfg.grpc.as_ref()).await?;
+        let last_inference_ms = variants
+            .iter()
+            .map(|v| (v.name.clone(), AtomicU64::new(0)))
+            .collect();
         let inner = Arc::new(Inner {
+            last_inference_ms,
             variants: variants
                 .into_iter()
                 .map(|v| (v.name.clone(), Arc::new(v)))
@@ -179,15 +297,24 @@ impl Worker {
             seq: AtomicU64::new(0),
         });
         let (stop, stop_rx) = watch::channel(false);
-        let tasks = vec![
+        let mut tasks = vec![
             tokio::spawn(http::serve(listener, inner.clone(), stop_rx.clone())),
-            tokio::spawn(quic::serve(endpoint.clone(), inner.clone(), stop_rx)),
+            tokio::spawn(quic::serve(
+                endpoint.clone(),
+                inner.clone(),
+                stop_rx.clone(),
+            )),
         ];
-        tracing::info!(worker = %inner.cfg.name, %http_addr, %quic_addr,
+        if let Some(l) = grpc_listener {
+            let limits = inner.cfg.http.limits.clone();
+            tasks.push(tokio::spawn(grpc::serve(l, inner.clone(), limits, stop_rx)));
+        }
+        tracing::info!(worker = %inner.cfg.name, %http_addr, %quic_addr, grpc_addr = ?grpc_addr,
             variants = ?inner.variants.keys().collect::<Vec<_>>(), "worker serving");
         Ok(Self {
             inner,
             http_addr,
+            grpc_addr,
             quic_addr,
             certificate,
             endpoint,
@@ -199,6 +326,11 @@ impl Worker {
     /// Address of the HTTP endpoint.
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Address of the gRPC endpoint, when one is configured.
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.grpc_addr
     }
 
     /// Address of the QUIC endpoint.

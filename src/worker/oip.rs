@@ -133,39 +133,10 @@ pub fn parse_infer<M: OipModel + ?Sized>(
     let req: Req = serde_json::from_slice(json_part)
         .map_err(|e| bad(format!("invalid inference request JSON: {e}")))?;
     if req.inputs.len() != 1 {
-        return Err(bad(format!(
-            "`{}` takes exactly one input (`{}`), got {}",
-            variant.model_name(),
-            variant.input_name(),
-            req.inputs.len()
-        )));
+        return Err(one_input(variant, req.inputs.len()));
     }
     let input = &req.inputs[0];
-    if input.name != variant.input_name() {
-        return Err(bad(format!(
-            "unknown input `{}`: the input of `{}` is `{}`",
-            input.name,
-            variant.model_name(),
-            variant.input_name()
-        )));
-    }
-    if input.datatype != "FP32" {
-        return Err(bad(format!(
-            "datatype {} is not supported for input `{}`: expected FP32",
-            input.datatype, input.name
-        )));
-    }
-    if let Some(d) = input.shape.iter().find(|d| **d < 0) {
-        return Err(bad(format!(
-            "negative dimension {d} in shape {:?}",
-            input.shape
-        )));
-    }
-    let shape: Vec<usize> = input.shape.iter().map(|d| *d as usize).collect();
-    let elems = shape
-        .iter()
-        .try_fold(1usize, |a, d| a.checked_mul(*d))
-        .ok_or_else(|| bad(format!("shape {shape:?} is too large")))?;
+    let (shape, elems) = check_input(variant, &input.name, &input.datatype, &input.shape)?;
     let data = match (input.parameters.get("binary_data_size"), &input.data) {
         (Some(size), _) => {
             let size = size
@@ -214,30 +185,8 @@ pub fn parse_infer<M: OipModel + ?Sized>(
             binary.len()
         )));
     }
-    for o in &req.outputs {
-        if o.name != variant.output_name() {
-            return Err(bad(format!(
-                "unknown output `{}`: the output of `{}` is `{}`",
-                o.name,
-                variant.model_name(),
-                variant.output_name()
-            )));
-        }
-    }
-    let deadline = match req.parameters.get("deadline_ms") {
-        None => None,
-        Some(v) => match v.as_f64() {
-            Some(ms) if ms > 0.0 && ms.is_finite() => Some(Duration::from_secs_f64(ms / 1e3)),
-            _ => return Err(bad("parameters.deadline_ms must be a number > 0")),
-        },
-    };
-    let stream = match req.parameters.get("stream_id") {
-        None => None,
-        Some(v) => Some(
-            v.as_u64()
-                .ok_or_else(|| bad("parameters.stream_id must be a non-negative integer"))?,
-        ),
-    };
+    check_outputs(variant, req.outputs.iter().map(|o| o.name.as_str()))?;
+    let (deadline, stream) = query_parameters(&req.parameters)?;
     let wants_binary = |p: &Map<String, Value>, key: &str| p.get(key) == Some(&Value::Bool(true));
     let binary_output = wants_binary(&req.parameters, "binary_data_output")
         || req
@@ -252,6 +201,159 @@ pub fn parse_infer<M: OipModel + ?Sized>(
         stream,
         binary_output,
         parameters: req.parameters,
+    })
+}
+
+/// The error for a request with other than one input.
+pub fn one_input<M: OipModel + ?Sized>(m: &M, n: usize) -> QueryError {
+    bad(format!(
+        "`{}` takes exactly one input (`{}`), got {n}",
+        m.model_name(),
+        m.input_name()
+    ))
+}
+
+/// Checks an input's name, datatype and shape against the model; returns the shape and its
+/// element count.
+pub fn check_input<M: OipModel + ?Sized>(
+    m: &M,
+    name: &str,
+    datatype: &str,
+    shape: &[i64],
+) -> Result<(Vec<usize>, usize), QueryError> {
+    if name != m.input_name() {
+        return Err(bad(format!(
+            "unknown input `{name}`: the input of `{}` is `{}`",
+            m.model_name(),
+            m.input_name()
+        )));
+    }
+    if datatype != "FP32" {
+        return Err(bad(format!(
+            "datatype {datatype} is not supported for input `{name}`: expected FP32"
+        )));
+    }
+    if let Some(d) = shape.iter().find(|d| **d < 0) {
+        return Err(bad(format!("negative dimension {d} in shape {shape:?}")));
+    }
+    let shape: Vec<usize> = shape.iter().map(|d| *d as usize).collect();
+    let elems = shape
+        .iter()
+        .try_fold(1usize, |a, d| a.checked_mul(*d))
+        .ok_or_else(|| bad(format!("shape {shape:?} is too large")))?;
+    Ok((shape, elems))
+}
+
+/// Checks that every requested output is the model's.
+pub fn check_outputs<'a, M: OipModel + ?Sized>(
+    m: &M,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), QueryError> {
+    for n in names {
+        if n != m.output_name() {
+            return Err(bad(format!(
+                "unknown output `{n}`: the output of `{}` is `{}`",
+                m.model_name(),
+                m.output_name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The request parameters this worker reads: `deadline_ms` and `stream_id`.
+pub fn query_parameters(
+    p: &Map<String, Value>,
+) -> Result<(Option<Duration>, Option<u64>), QueryError> {
+    let deadline = match p.get("deadline_ms") {
+        None => None,
+        Some(v) => Some(duration_ms(v, "parameters.deadline_ms")?),
+    };
+    let stream = match p.get("stream_id") {
+        None => None,
+        Some(Value::String(s)) => Some(stream_key(s)),
+        Some(v) => Some(v.as_u64().ok_or_else(|| {
+            bad("parameters.stream_id must be a non-negative integer or a string")
+        })?),
+    };
+    Ok((deadline, stream))
+}
+
+/// An answer's output shape, output data and response parameters.
+pub type Decoded = (Vec<usize>, Vec<f32>, Map<String, Value>);
+
+/// Splits an answer body (JSON, then binary tensors when `header_len` is given) back into
+/// its output tensor and response parameters (the gateway relays HTTP workers' answers to
+/// gRPC clients with it).
+pub fn decode_answer(body: &[u8], header_len: Option<usize>) -> Result<Decoded, QueryError> {
+    let (json_part, binary) = match header_len {
+        Some(n) if n <= body.len() => body.split_at(n),
+        Some(n) => return Err(bad(format!("answer header length {n} past its end"))),
+        None => (body, &[][..]),
+    };
+    let v: Value =
+        serde_json::from_slice(json_part).map_err(|e| bad(format!("invalid answer JSON: {e}")))?;
+    let out = &v["outputs"][0];
+    let shape: Vec<usize> = serde_json::from_value(out["shape"].clone())
+        .map_err(|e| bad(format!("answer without an output shape: {e}")))?;
+    let data = match &out["data"] {
+        Value::Null => binary
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        d => {
+            let mut o = Vec::new();
+            flatten(d, &mut o)?;
+            o
+        }
+    };
+    let params = match &v["parameters"] {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    Ok((shape, data, params))
+}
+
+/// Encodes a parsed request as an OIP body with its tensor in binary form (the gateway sends
+/// gRPC clients' queries to HTTP workers with it); returns it with its JSON length.
+pub fn encode_request<M: OipModel + ?Sized>(m: &M, p: &ParsedInfer) -> (Vec<u8>, usize) {
+    let mut req = json!({
+        "inputs": [{"name": m.input_name(), "datatype": "FP32", "shape": p.shape,
+                    "parameters": {"binary_data_size": p.data.len() * 4}}],
+        "outputs": [{"name": m.output_name(), "parameters": {"binary_data": true}}],
+        "parameters": p.parameters,
+    });
+    if let Some(id) = &p.id {
+        req["id"] = json!(id);
+    }
+    let mut bytes = serde_json::to_vec(&req).expect("JSON values serialise");
+    let n = bytes.len();
+    bytes.reserve(p.data.len() * 4);
+    for x in &p.data {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    (bytes, n)
+}
+
+/// A time in milliseconds from a client's JSON as a [`Duration`]: a finite number > 0 that a
+/// `Duration` can hold (`1.9e22` ms cannot); the error names `field`.
+pub fn duration_ms(v: &Value, field: &str) -> Result<Duration, QueryError> {
+    v.as_f64()
+        .filter(|ms| *ms > 0.0)
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1e3).ok())
+        .ok_or_else(|| {
+            bad(format!(
+                "{field} must be a number of milliseconds > 0 and below {:.0}, got {v}",
+                Duration::MAX.as_secs_f64() * 1e3
+            ))
+        })
+}
+
+/// The open-streams key of a stream named by a string (the gateway's stream tokens): a
+/// 64-bit FNV-1a hash, enough to tell a window's streams apart.
+pub fn stream_key(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
@@ -296,21 +398,4 @@ pub fn encode_infer<M: OipModel + ?Sized>(
     } else {
         (bytes, None)
     }
-}
-
-/// Model metadata (`GET /v2/models/{m}`).
-pub fn metadata(variant: &Variant, platform: &str) -> Value {
-    let dims = |item: &[usize]| {
-        let mut v = vec![-1i64];
-        v.extend(item.iter().map(|d| *d as i64));
-        v
-    };
-    json!({
-        "name": variant.name,
-        "versions": ["1"],
-        "platform": platform,
-        "inputs": [{"name": variant.input_name, "datatype": "FP32", "shape": dims(&variant.item_shape)}],
-        "outputs": [{"name": variant.output_name, "datatype": "FP32", "shape": dims(&variant.output_item_shape)}],
-        "parameters": {"model": variant.model, "max_batch_size": variant.max_batch},
-    })
 }

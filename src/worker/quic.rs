@@ -108,12 +108,12 @@ async fn subscribe(
     mut stop: watch::Receiver<bool>,
     period_ms: u32,
 ) {
-    let period = if period_ms == 0 {
-        inner.cfg.load_report_ms
-    } else {
-        u64::from(period_ms)
-    };
-    let mut tick = tokio::time::interval(Duration::from_millis(period));
+    let period = report_period(
+        period_ms,
+        inner.cfg.load_report_ms,
+        inner.cfg.quic.min_report_ms,
+    );
+    let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -128,4 +128,28 @@ async fn subscribe(
         }
     }
     let _ = send.finish();
+}
+
+/// The period of a subscription asking for `asked_ms` (0: the worker's `default_ms`), never
+/// below `floor_ms`: a client asking for 1 ms would otherwise get ~1 000 reports a second.
+pub fn report_period(asked_ms: u32, default_ms: u64, floor_ms: u64) -> Duration {
+    let ms = if asked_ms == 0 {
+        default_ms
+    } else {
+        u64::from(asked_ms)
+    };
+    Duration::from_millis(ms.max(floor_ms).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_periods_have_a_floor() {
+        assert_eq!(report_period(1, 100, 20), Duration::from_millis(20));
+        assert_eq!(report_period(0, 100, 20), Duration::from_millis(100));
+        assert_eq!(report_period(250, 100, 20), Duration::from_millis(250));
+        assert_eq!(report_period(0, 0, 0), Duration::from_millis(1));
+    }
 }

@@ -83,6 +83,7 @@ impl StreamParams {
             access_ms: self.access_ms,
             max_delay_ms: self.max_delay_ms,
             min_accuracy: self.min_accuracy,
+            items: 1,
         }
     }
 }

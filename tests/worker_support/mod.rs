@@ -98,6 +98,21 @@ pub async fn http(addr: SocketAddr, req: Request<Full<Bytes>>) -> (StatusCode, H
     )
 }
 
+/// The status of one request on a fresh connection, or `None` when the server cannot be
+/// reached or does not answer within 10 s.
+pub async fn try_status(addr: SocketAddr, req: Request<Full<Bytes>>) -> Option<u16> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .ok()?;
+    tokio::spawn(conn);
+    let r = tokio::time::timeout(Duration::from_secs(10), sender.send_request(req))
+        .await
+        .ok()?
+        .ok()?;
+    Some(r.status().as_u16())
+}
+
 /// A GET request.
 pub fn get(addr: SocketAddr, path: &str) -> Request<Full<Bytes>> {
     Request::get(format!("http://{addr}{path}"))

@@ -1,0 +1,284 @@
+//! Binding a stream: validating and rate-limiting opens, then the core's feasibility and the
+//! active policy over the published load view (SPEC §5–6, the simulator's code); re-binding a
+//! stream whose worker went away.
+
+use super::error::ApiError;
+use super::live::Snapshot;
+use super::state::{GatewayState, res, task_list};
+use super::streams::{Binding, OpenRequest, Stream};
+use crate::feasibility::{Demand, bind, latency_bound_ms};
+use crate::rng::{Purpose, stream_rng};
+use hyper::StatusCode;
+use serde_json::json;
+use std::cell::RefCell;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<crate::feasibility::Candidate>> = const { RefCell::new(Vec::new()) };
+}
+
+impl GatewayState {
+    /// Opens a stream: validates, rate-limits, issues its token, binds.
+    pub fn open(&self, req: OpenRequest) -> Result<(Arc<Stream>, Binding), ApiError> {
+        self.admit(req, None)
+    }
+
+    /// Re-binds a stream this gateway does not hold (it restarted, or the stream was dropped
+    /// while idle) from its verified token: as an open, except that the open rate limit does
+    /// not apply (a restart brings every live stream back at once) and the token is kept.
+    pub fn resume(
+        &self,
+        token: &str,
+        claims: super::token::Claims,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+        let nonce = claims
+            .nonce()
+            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "stream token without a nonce"))?;
+        // Two first queries of one stream may race here: the first to insert wins.
+        if let Some(s) = self.streams.get(nonce) {
+            let b = self.current_binding(&self.snapshot(), &s)?;
+            return Ok((s, b));
+        }
+        let r = self.admit(claims.req, Some((Arc::from(token), nonce)));
+        if r.is_ok() {
+            self.metrics.stream_resumes.inc();
+        }
+        r
+    }
+
+    fn admit(
+        &self,
+        req: OpenRequest,
+        known: Option<(Arc<str>, u128)>,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+        let bad = |m: String| {
+            self.metrics
+                .stream_opens
+                .get_or_create(&res("bad_request"))
+                .inc();
+            ApiError::new(StatusCode::BAD_REQUEST, m)
+        };
+        req.validate().map_err(bad)?;
+        let snap = self.snapshot();
+        let plan = &snap.plan;
+        if plan.task(&req.task).is_none() {
+            self.metrics
+                .stream_opens
+                .get_or_create(&res("unknown_task"))
+                .inc();
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "unknown task `{}`; served tasks: {}",
+                    req.task,
+                    task_list(plan)
+                ),
+            ));
+        }
+        let now_s = self.started.elapsed().as_secs_f64();
+        let limited = known.is_none() && !self.opens.lock().expect("bucket lock").take(now_s);
+        if limited || self.streams.len() >= plan.cfg.max_streams {
+            self.metrics
+                .stream_opens
+                .get_or_create(&res("limited"))
+                .inc();
+            let why = if limited {
+                format!(
+                    "too many stream opens: over {} per second",
+                    plan.cfg.stream_open_rate
+                )
+            } else {
+                format!(
+                    "too many open streams: the limit is {}",
+                    plan.cfg.max_streams
+                )
+            };
+            return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, why));
+        }
+        let (token, nonce) = match known {
+            Some(k) => k,
+            None => {
+                let (t, n) = self.stream_key().issue(&req).map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
+                })?;
+                (Arc::from(t), n)
+            }
+        };
+        let id = nonce as u64;
+        let bucket = self
+            .meta
+            .lock()
+            .expect("meta lock")
+            .as_ref()
+            .map_or(0, |m| {
+                m.observer.buckets().index(req.max_delay_ms, req.rate_fps)
+            });
+        let stream = Arc::new(Stream {
+            id,
+            nonce,
+            token,
+            app: self.app_label(req.app.as_deref()),
+            access_ms: req.access_ms.unwrap_or(plan.cfg.default_access_ms),
+            bucket,
+            binding: Mutex::new(None),
+            last_ms: AtomicU64::new(self.now_ms()),
+            rng: Mutex::new(stream_rng(
+                plan.cfg.seed,
+                Purpose::Uplink,
+                plan.sched as u64,
+                id,
+            )),
+            req,
+        });
+        let b = self.bind(&snap, &stream).inspect_err(|_| {
+            self.metrics
+                .stream_opens
+                .get_or_create(&res("infeasible"))
+                .inc();
+        })?;
+        stream.set_binding(Some(b.clone()));
+        self.streams.insert(stream.clone());
+        self.metrics.stream_opens.get_or_create(&res("bound")).inc();
+        self.metrics.streams_open.set(self.streams.len() as i64);
+        tracing::debug!(stream = id, variant = %b.variant, cluster = %b.cluster, "stream bound");
+        Ok((stream, b))
+    }
+
+    /// Closes a stream; whether it was open. Its token cannot re-bind afterwards (on this
+    /// gateway, for `closed_stream_memory_ms`).
+    pub fn close(&self, nonce: u128) -> bool {
+        let r = self.streams.remove(nonce, self.now_ms());
+        self.metrics.streams_open.set(self.streams.len() as i64);
+        r
+    }
+
+    /// The policy that binds `stream`: the active one (the hook for per-class policies).
+    pub fn policy_for(&self, _stream: &Stream) -> &'static dyn crate::policy::Policy {
+        self.policy().0
+    }
+
+    /// Binds `stream` with the active policy over snapshot `snap` (SPEC §5–6, the simulator's
+    /// code); 503 naming the constraint no candidate met.
+    pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
+        let plan = &snap.plan;
+        let r = &stream.req;
+        let task = plan.task(&r.task).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("task `{}` is no longer served", r.task),
+            )
+        })?;
+        let demand = Demand {
+            task: task.id,
+            rate_qps: r.rate_fps,
+            size_kb: r.frame_kb,
+            tx_ms: r.tx_ms.unwrap_or(0.0),
+            access_ms: stream.access_ms,
+            max_delay_ms: r.max_delay_ms,
+            min_accuracy: r.min_accuracy,
+            items: r.items.unwrap_or(1),
+        };
+        let policy = self.policy_for(stream);
+        let t = Instant::now();
+        let chosen = SCRATCH.with(|sc| {
+            let mut rng = self.rng.lock().expect("rng lock");
+            bind(
+                &demand,
+                &snap.reach,
+                &plan.fleet,
+                &snap.view,
+                policy,
+                &mut rng,
+                &mut sc.borrow_mut(),
+            )
+        });
+        self.metrics
+            .decision_seconds
+            .observe(t.elapsed().as_secs_f64());
+        let c = chosen.map_err(|short| {
+            let constraint = short.binding_constraint();
+            let mut e = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "no worker can serve this stream: every candidate fails the {constraint} constraint ({} reachable workers up; ruled out by task {}, accuracy {}, batch size {}, latency {}, load {})",
+                    snap.reach.len(),
+                    short.task,
+                    short.accuracy,
+                    short.batch,
+                    short.latency,
+                    short.load
+                ),
+            );
+            e.body["constraint"] = json!(constraint);
+            tracing::debug!(stream = stream.id, reach = snap.reach.len(), max_delay_ms = r.max_delay_ms,
+                min_accuracy = r.min_accuracy, access_ms = stream.access_ms, tx_ms = ?r.tx_ms,
+                frame_kb = r.frame_kb, constraint, "no feasible binding");
+            e
+        })?;
+        let w = c.worker as usize;
+        let up = plan.served_by[w].expect("reach holds served workers only");
+        let topo = plan.topology.schedulers[plan.sched]
+            .reach
+            .iter()
+            .find(|x| x.worker == c.worker)
+            .expect("candidate comes from the scheduler's reach");
+        let live = snap
+            .reach
+            .iter()
+            .find(|x| x.worker == c.worker)
+            .expect("candidate comes from the live reach");
+        let proc_ms = plan.fleet.workers[w].delay_ms(r.frame_kb);
+        let (variant, cluster) = (plan.variant_name(w), plan.cluster_id(w));
+        let counters = Arc::new(
+            ["success", "failure", "rejected"]
+                .map(|o| self.metrics.counter(o, &stream.app, variant, cluster)),
+        );
+        Ok(Binding {
+            counters,
+            worker: c.worker,
+            generation: snap.generation,
+            upstream: snap.upstreams[up].clone(),
+            variant: Arc::from(variant),
+            cluster: Arc::from(cluster),
+            d_ms: topo.d_ms,
+            sigma_ms: topo.sigma_ms,
+            expected_ms: latency_bound_ms(&demand, live, proc_ms),
+        })
+    }
+
+    /// A usable binding for `stream` now: the current one if its worker is up (carried over
+    /// to a new plan generation when the worker still serves it), otherwise a new one.
+    pub(super) fn current_binding(
+        &self,
+        snap: &Snapshot,
+        stream: &Stream,
+    ) -> Result<Binding, ApiError> {
+        if let Some(mut b) = stream.binding() {
+            if b.upstream.is_up() && !b.upstream.is_retired() {
+                if b.generation == snap.generation {
+                    return Ok(b);
+                }
+                let plan = &snap.plan;
+                let same = (0..plan.topology.workers.len()).find(|&w| {
+                    plan.cluster_id(w) == &*b.cluster
+                        && plan.variant_name(w) == &*b.variant
+                        && plan.served_by[w]
+                            .is_some_and(|u| Arc::ptr_eq(&snap.upstreams[u], &b.upstream))
+                });
+                if let Some(w) = same {
+                    b.worker = w as u32;
+                    b.generation = snap.generation;
+                    stream.set_binding(Some(b.clone()));
+                    return Ok(b);
+                }
+            }
+            self.metrics.rebinds.inc();
+            tracing::info!(stream = stream.id, from = %b.upstream.cfg.name, "re-binding stream");
+        }
+        let b = self.bind(snap, stream)?;
+        stream.set_binding(Some(b.clone()));
+        Ok(b)
+    }
+}
