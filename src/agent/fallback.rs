@@ -42,7 +42,7 @@ impl Fallback {
         if self
             .edges_qps
             .windows(2)
-            .any(|w| !(w[0] < w[1]) || !w[1].is_finite())
+            .any(|w| w[0] >= w[1] || !w[1].is_finite())
             || self.edges_qps.iter().any(|e| !e.is_finite())
         {
             return Err("edges_qps must be finite and increasing".into());
