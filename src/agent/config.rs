@@ -226,7 +226,7 @@ impl Default for DqnConfig {
             cf_scope: CfScope::System,
             cf_scale: 100.0,
             lambda_profile: LambdaProfile::Dynamic,
-            budget_queries: 5.0e9,
+            budget_queries: 3.5e9,
             validation_episodes: 4,
             fallback_levels: 4,
             fallback_seeds: 2,

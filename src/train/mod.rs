@@ -134,6 +134,15 @@ pub fn train(
         target_update_interval: cfg.target_update_interval,
     };
     let budget = Budget::plan(scenario, cfg, classes.len());
+    progress(TrainEvent::Phase(&format!(
+        "plan: {} episodes of {:.2e} simulated queries (forks included), then {:.2e} for the \
+         fallback tables and margin ({} classes, {} actions)",
+        budget.episodes,
+        budget.episode_queries,
+        budget.validation_queries,
+        classes.len(),
+        cfg.actions.len()
+    )));
     let mut learner = Learner::new(shape, settings, seed).context("cannot build the network")?;
     let mut replay = ReplayBuffer::new(
         cfg.buffer_size,
