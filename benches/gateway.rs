@@ -16,7 +16,7 @@ mod support;
 use continuum::gateway::GatewayConfig;
 use continuum::gateway::live::{LiveLoads, publish};
 use continuum::gateway::plan::Plan;
-use continuum::gateway::state::{GatewayState, PolicySource};
+use continuum::gateway::state::GatewayState;
 use continuum::gateway::streams::{OpenRequest, Stream};
 use continuum::gateway::upstream::Upstream;
 use continuum::load::WorkerLoad;
@@ -138,7 +138,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         .collect();
     let mut out = Vec::new();
     for p in continuum::policy::REGISTRY {
-        state.set_policy(*p, PolicySource::Pinned);
+        state.pin_policy(None, *p);
         let mut h = histogram();
         let mut infeasible = 0;
         for i in 0..2 * DECISIONS {

@@ -17,6 +17,7 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
     assert_eq!(near["cluster"], "co-0");
     assert_eq!(near["variant"], "cnn-s-b1");
     assert_eq!(near["policy"], "least-impedance");
+    assert_eq!(near["class"], "all");
     // Only cnn-l is accurate enough: the cloud.
     let far = open(a, &stream_req(2000.0, 0.5)).await;
     assert_eq!(far["cluster"], "cloud");
@@ -66,7 +67,9 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
     );
     assert!(m.contains("cluster=\"cloud\""));
     assert!(metric_sum(&m, "continuum_gateway_decision_seconds_count") >= 2.0);
-    assert!(m.contains("continuum_gateway_active_policy{policy=\"least-impedance\"} 1"));
+    assert!(
+        m.contains("continuum_gateway_active_policy{class=\"all\",policy=\"least-impedance\"} 1")
+    );
     assert!(m.contains("continuum_gateway_load_view_age_seconds"));
     l.stop().await;
 }

@@ -4,7 +4,6 @@
 
 mod gateway_support;
 
-use continuum::gateway::Gateway;
 use gateway_support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -90,22 +89,11 @@ async fn killed_worker_streams_move_and_it_is_used_again_when_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_applies_the_new_file_and_keeps_open_streams() {
-    let dir = tempfile::tempdir().unwrap();
-    let co = start(co_config(dir.path(), "127.0.0.1:0")).await;
-    let cloud = start(cloud_config(dir.path(), "127.0.0.1:0")).await;
-    let file = dir.path().join("gateway.yaml");
-    let write = |policy: &str| {
-        let v = gateway_json(dir.path(), &co, &cloud, false, json!({"policy": policy}));
-        // JSON is YAML.
-        std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-    };
-    write("least-impedance");
-    let gw = Gateway::start_from_file(&file).await.unwrap();
-    assert!(gw.wait_workers_up(Duration::from_secs(20)).await);
-    let a = gw.http_addr();
+    let (l, file) = live_from_file(json!({"policy": "least-impedance"})).await;
+    let a = l.addr();
     let s = open(a, &stream_req(5000.0, 0.2)).await;
     let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
-    write("farthest");
+    l.write_config(&file, json!({"policy": "farthest"}));
     let (st, _, b) = http(a, request(a, "POST", "/v1/reload", Some("s3cret"), None)).await;
     assert_eq!(st, 200, "{}", String::from_utf8_lossy(&b));
     // The open stream keeps its binding and works; new streams follow the new policy.
@@ -123,40 +111,14 @@ async fn reload_applies_the_new_file_and_keeps_open_streams() {
     assert!(error_of(&b).contains("kept"));
     let (st, _, _) = http(a, post_json(a, &path, &infer_json(1))).await;
     assert_eq!(st, 200);
-    gw.shutdown().await;
-    co.shutdown().await;
-    cloud.shutdown().await;
+    l.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_meta_policy_switches_the_policy_every_window() {
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("live.dqn");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_continuum"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "train",
-            "topologies/live.yaml",
-            "--profiles",
-            "profiles/local.yaml",
-            "--workload",
-            "workloads/live.yaml",
-            "--config",
-            "tests/fixtures/tiny-dqn.yaml",
-            "--episodes",
-            "1",
-            "--threads",
-            "1",
-            "--out",
-        ])
-        .arg(&ck)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    train_live(&repo("tests/fixtures/tiny-dqn.yaml"), &ck);
     // `random` is not among the agent's actions: once the agent decides, the policy changes.
     let l = live(
         false,
@@ -178,9 +140,21 @@ async fn the_meta_policy_switches_the_policy_every_window() {
         assert_eq!(st, 200);
         tokio::time::sleep(Duration::from_millis(60)).await;
     }
+    // Each of the checkpoint's classes (one per app of workloads/live.yaml) gets its choice.
     let p = policy().await;
     assert_eq!(p["source"], "agent", "{p}");
-    assert!(p0["actions"].as_array().unwrap().contains(&p["policy"]));
+    let classes = p["classes"].as_array().unwrap();
+    let names: Vec<&str> = classes
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ar-lite", "analytics"]);
+    for c in classes {
+        assert!(
+            p0["actions"].as_array().unwrap().contains(&c["policy"]),
+            "{p}"
+        );
+    }
     let (_, _, m) = http(a, get(a, "/metrics")).await;
     let m = String::from_utf8(m.to_vec()).unwrap();
     assert!(

@@ -2,13 +2,14 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/streams` | open a stream: 201 `{stream_id, variant, cluster, expected_delay_ms, policy}`; 503 naming the constraint no candidate met; 429 when opens are rate-limited |
+//! | `POST /v1/streams` | open a stream: 201 `{stream_id, variant, cluster, worker, expected_delay_ms, class, policy}` (its stream class and the policy that bound it); 503 naming the constraint no candidate met; 429 when opens are rate-limited |
 //! | `POST /v1/streams/{id}/infer` | an OIP v2 inference request, forwarded to the bound worker |
-//! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding; close (204) |
-//! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds |
+//! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding, with its class and policy; close (204) |
+//! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds; classed as app `oneshot` at 1 qps |
 //! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready,/config,/stats]`, `/v2/models/stats`, `POST /v2/repository/index` | OIP v2 metadata, health and Triton's tooling routes, from the shared OIP core ([`super::oip`]) |
-//! | `GET /v1/policy`, `PUT /v1/policy` | the active policy; pin one (`{"policy": name}`, or `null` to unpin; admin token) |
-//! | `POST /v1/reload` | re-read the configuration (admin token) |
+//! | `GET /v1/policy` | `{classes: [{class, policy, source}], policy, source, agent, actions, policies}`: each stream class's active policy and where it came from (`static`, `agent`, `pinned`); the top-level `policy` / `source` are those every class shares, else `"mixed"` |
+//! | `PUT /v1/policy` | pin a policy (admin token): `{"policy": name, "class": name}`, or `"policy": null` to unpin; without `class`, every class; an unknown class is 400 naming the known ones; answers as `GET` |
+//! | `POST /v1/reload` | re-read the configuration (admin token); stream classes and policies start afresh (pins are dropped) |
 //! | `GET /v1/workers` | live workers: up, RTT, report age, queries in flight |
 //! | `GET /metrics` | Prometheus text |
 //!
@@ -21,8 +22,9 @@
 //! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
+use super::policies::ClassPolicy;
 use super::server::Ctx;
-use super::state::{ApiError, PolicySource, Relayed, task_list};
+use super::state::{ApiError, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
 use crate::worker::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
@@ -212,7 +214,8 @@ async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
                     "cluster": &*b.cluster,
                     "worker": b.upstream.cfg.name,
                     "expected_delay_ms": b.expected_ms,
-                    "policy": ctx.state.policy().0.name(),
+                    "class": &*b.class,
+                    "policy": b.policy,
                 }),
             )
         }
@@ -298,14 +301,29 @@ fn stream_json(s: &Stream) -> Value {
         "cluster": b.as_ref().map(|b| b.cluster.to_string()),
         "worker": b.as_ref().map(|b| b.upstream.cfg.name.clone()),
         "expected_delay_ms": b.as_ref().map(|b| b.expected_ms),
+        "class": b.as_ref().map(|b| b.class.to_string()),
+        "policy": b.as_ref().map(|b| b.policy),
     })
 }
 
 fn policy_json(ctx: &Ctx) -> Value {
-    let (p, src) = ctx.state.policy();
+    let classes = ctx.state.class_policies();
+    // What every class shares, else `mixed` (one class: its own, as before classes existed).
+    let shared = |f: fn(&ClassPolicy) -> &'static str| {
+        let first = classes.first().map_or("mixed", f);
+        if classes.iter().all(|c| f(c) == first) {
+            first
+        } else {
+            "mixed"
+        }
+    };
     json!({
-        "policy": p.name(),
-        "source": src.name(),
+        "classes": classes
+            .iter()
+            .map(|c| json!({"class": c.class, "policy": c.policy, "source": c.source.name()}))
+            .collect::<Vec<_>>(),
+        "policy": shared(|c| c.policy),
+        "source": shared(|c| c.source.name()),
         "agent": ctx.has_agent(),
         "actions": ctx.agent_actions(),
         "policies": crate::policy::names(),
@@ -349,40 +367,59 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
     #[serde(deny_unknown_fields)]
     struct Put {
         policy: Option<String>,
+        #[serde(default)]
+        class: Option<String>,
     }
     let put: Put = match serde_json::from_slice(&body) {
         Ok(p) => p,
         Err(e) => {
             return err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                format!("expected {{\"policy\": <name or null>}}: {e}"),
+                format!(
+                    "expected {{\"policy\": <name or null>, \"class\": <name, optional>}}: {e}"
+                ),
             ));
         }
     };
-    match put.policy {
-        None => {
-            let plan = ctx.plan();
-            let p = crate::policy::by_name(&plan.cfg.policy).expect("validated policy");
-            ctx.state.unpin(p);
+    let policy = match put
+        .policy
+        .as_deref()
+        .map(|n| (n, crate::policy::by_name(n)))
+    {
+        None => None,
+        Some((_, Some(p))) => Some(p),
+        Some((name, None)) => {
+            return err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "unknown policy `{name}`; known policies: {}",
+                    crate::policy::names().join(", ")
+                ),
+            ));
         }
-        Some(name) => match crate::policy::by_name(&name) {
-            Some(p) => {
-                ctx.state.set_policy(p, PolicySource::Pinned);
-            }
+    };
+    let class = match put.class.as_deref() {
+        None => None,
+        Some(name) => match ctx.state.policies.class_index(name) {
+            Some(c) => Some(c),
             None => {
                 return err(ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!(
-                        "unknown policy `{name}`; known policies: {}",
-                        crate::policy::names().join(", ")
+                        "unknown class `{name}`; known classes: {}",
+                        ctx.state.policies.class_names().join(", ")
                     ),
                 ));
             }
         },
+    };
+    match policy {
+        Some(p) => ctx.state.pin_policy(class, p),
+        None => ctx.state.unpin_policy(class),
     }
     tracing::info!(
-        policy = ctx.state.policy().0.name(),
-        source = ctx.state.policy().1.name(),
+        policy = policy.map_or("(unpinned)", |p| p.name()),
+        class = put.class.as_deref().unwrap_or("(every class)"),
         "policy set by operator"
     );
     json_resp(StatusCode::OK, &policy_json(ctx))

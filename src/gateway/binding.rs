@@ -1,9 +1,10 @@
 //! Binding a stream: validating and rate-limiting opens, then the core's feasibility and the
-//! active policy over the published load view (SPEC §5–6, the simulator's code); re-binding a
-//! stream whose worker went away.
+//! active policy of the stream's class over the published load view (SPEC §5–6, the
+//! simulator's code); re-binding a stream whose worker went away.
 
 use super::error::ApiError;
 use super::live::Snapshot;
+use super::policies::StreamPolicy;
 use super::state::{GatewayState, res, task_list};
 use super::streams::{Binding, OpenRequest, Stream};
 use crate::feasibility::{Demand, bind, latency_bound_ms};
@@ -142,7 +143,8 @@ impl GatewayState {
         self.streams.insert(stream.clone());
         self.metrics.stream_opens.get_or_create(&res("bound")).inc();
         self.metrics.streams_open.set(self.streams.len() as i64);
-        tracing::debug!(stream = id, variant = %b.variant, cluster = %b.cluster, "stream bound");
+        tracing::debug!(stream = id, variant = %b.variant, cluster = %b.cluster,
+            class = %b.class, policy = b.policy, "stream bound");
         Ok((stream, b))
     }
 
@@ -154,13 +156,18 @@ impl GatewayState {
         r
     }
 
-    /// The policy that binds `stream`: the active one (the hook for per-class policies).
-    pub fn policy_for(&self, _stream: &Stream) -> &'static dyn crate::policy::Policy {
-        self.policy().0
+    /// The class of `stream` and the policy that binds it, by the core's rule
+    /// ([`crate::policy::StreamClasses`]): the class of the application the client named, if
+    /// the classes name it, else the class of its demand bucket (deadline × rate); that
+    /// class's active policy.
+    pub fn policy_for(&self, stream: &Stream) -> StreamPolicy {
+        let r = &stream.req;
+        self.policies
+            .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_fps)
     }
 
-    /// Binds `stream` with the active policy over snapshot `snap` (SPEC §5–6, the simulator's
-    /// code); 503 naming the constraint no candidate met.
+    /// Binds `stream` with its class's active policy over snapshot `snap` (SPEC §5–6, the
+    /// simulator's code); 503 naming the constraint no candidate met.
     pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
         let plan = &snap.plan;
         let r = &stream.req;
@@ -180,7 +187,8 @@ impl GatewayState {
             min_accuracy: r.min_accuracy,
             items: r.items.unwrap_or(1),
         };
-        let policy = self.policy_for(stream);
+        let class = self.policy_for(stream);
+        let policy = class.policy;
         let t = Instant::now();
         let chosen = SCRATCH.with(|sc| {
             let mut rng = self.rng.lock().expect("rng lock");
@@ -245,6 +253,8 @@ impl GatewayState {
             d_ms: topo.d_ms,
             sigma_ms: topo.sigma_ms,
             expected_ms: latency_bound_ms(&demand, live, proc_ms),
+            class: class.name,
+            policy: policy.name(),
         })
     }
 

@@ -49,10 +49,17 @@ pub struct GatewayConfig {
     /// Wire names and item shape of each task's tensors (for OIP metadata and for relaying
     /// queries over QUIC).
     pub tasks: BTreeMap<String, TaskIo>,
-    /// Static dispatch policy (used when no agent is configured, or until its first decision).
+    /// Static dispatch policy: every stream's without `agent` or `policy_table`; with `agent`,
+    /// every class's until the agent's first decision.
     #[serde(default = "default_policy")]
     pub policy: String,
-    /// Meta-policy checkpoint (`continuum train`); when set, the policy is chosen every window.
+    /// A static per-class policy table (YAML, as written by `continuum table`): streams are
+    /// classed by the application they name, else by their demand bucket, and each class is
+    /// bound with its own policy. Not with `agent` (the checkpoint brings its own classes).
+    #[serde(default)]
+    pub policy_table: Option<PathBuf>,
+    /// Meta-policy checkpoint (`continuum train`); when set, every stream class's policy is
+    /// chosen every window (the classes are the checkpoint's).
     #[serde(default)]
     pub agent: Option<PathBuf>,
     /// Meta-policy window T, ms (SPEC §9 default: 5 s).
@@ -250,6 +257,7 @@ const ENV_KEYS: &[&str] = &[
     "stream_key_file",
     "closed_stream_memory_ms",
     "policy",
+    "policy_table",
     "agent",
     "window_ms",
     "admin_token",
@@ -381,6 +389,14 @@ impl GatewayConfig {
                 "policy: unknown policy `{}`; known policies: {}",
                 self.policy,
                 crate::policy::names().join(", ")
+            ));
+        }
+        if let (Some(t), Some(a)) = (&self.policy_table, &self.agent) {
+            return Err(format!(
+                "policy_table: `{}` cannot be used with agent `{}`: the checkpoint defines the \
+                 stream classes and picks their policies; set one of the two",
+                t.display(),
+                a.display()
             ));
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! The gateway's Prometheus metrics (`GET /metrics`): queries by outcome, app, variant and
-//! cluster; stream opens; decision time and added latency histograms; the active policy; load
-//! view age and worker health.
+//! cluster; stream opens; decision time and added latency histograms; the active policy of
+//! each stream class; load view age and worker health.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -30,9 +30,11 @@ pub struct ResultLabel {
     pub result: &'static str,
 }
 
-/// A label set naming a policy.
+/// A label set naming a stream class and a policy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct PolicyLabel {
+pub struct ClassPolicyLabel {
+    /// Stream class name (`all` when the gateway has one class).
+    pub class: String,
     /// Policy name.
     pub policy: &'static str,
 }
@@ -63,8 +65,8 @@ pub struct GatewayMetrics {
     pub decision_seconds: Histogram,
     /// Gateway time of a forwarded query minus the worker call and any injected delay, s.
     pub added_latency_seconds: Histogram,
-    /// 1 for the active policy, 0 for the others.
-    pub active_policy: Family<PolicyLabel, Gauge>,
+    /// Per stream class: 1 for its active policy, 0 for the others.
+    pub active_policy: Family<ClassPolicyLabel, Gauge>,
     /// Age of the oldest report in the published load view, s.
     pub load_view_age_seconds: Gauge<f64, AtomicU64>,
     /// 1 while a worker is up.
@@ -143,7 +145,7 @@ impl GatewayMetrics {
         );
         r.register(
             "continuum_gateway_active_policy",
-            "1 for the active dispatch policy",
+            "Per stream class, 1 for its active dispatch policy and 0 for the others",
             m.active_policy.clone(),
         );
         r.register(
@@ -187,12 +189,29 @@ impl GatewayMetrics {
             .clone()
     }
 
-    /// Marks `active` as the active policy.
-    pub fn set_policy(&self, active: &'static str) {
-        for p in crate::policy::REGISTRY {
-            self.active_policy
-                .get_or_create(&PolicyLabel { policy: p.name() })
-                .set(i64::from(p.name() == active));
+    /// Marks each class's active policy, and drops the series of the classes in `previous`
+    /// that are no longer there (after a reload).
+    pub fn set_policies(&self, classes: &[super::policies::ClassPolicy], previous: &[String]) {
+        for gone in previous
+            .iter()
+            .filter(|p| !classes.iter().any(|c| &c.class == *p))
+        {
+            for p in crate::policy::REGISTRY {
+                self.active_policy.remove(&ClassPolicyLabel {
+                    class: gone.clone(),
+                    policy: p.name(),
+                });
+            }
+        }
+        for c in classes {
+            for p in crate::policy::REGISTRY {
+                self.active_policy
+                    .get_or_create(&ClassPolicyLabel {
+                        class: c.class.clone(),
+                        policy: p.name(),
+                    })
+                    .set(i64::from(p.name() == c.policy));
+            }
         }
     }
 

@@ -1,11 +1,13 @@
 //! The gateway (`continuum gateway --config gateway.yaml`): one process per antenna or central
 //! office. It binds client streams to (variant, cluster) pairs with the core's feasibility and
 //! dispatch policies over a live load view, forwards their queries to real workers over QUIC
-//! or HTTP, and (with a checkpoint) lets the DQN meta-policy pick its policy every window.
+//! or HTTP, and (with a checkpoint) lets the DQN meta-policy pick the policy of each stream
+//! class every window.
 //!
 //! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
 //! - [`live`]: the load view fed by worker reports, published every Δ;
-//! - [`state`]: shared state; [`binding`]: binding streams; [`forward`]: forwarding queries;
+//! - [`state`]: shared state; [`policies`]: the active policy of each stream class;
+//!   [`binding`]: binding streams; [`forward`]: forwarding queries;
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
 //!   the HTTP and gRPC front ends share;
@@ -20,6 +22,7 @@ pub mod live;
 pub mod metrics;
 pub mod oip;
 pub mod plan;
+pub mod policies;
 pub mod server;
 pub mod state;
 pub mod streams;

@@ -5,6 +5,7 @@
 use super::config::{GatewayConfig, TaskIo, UpstreamConfig};
 use crate::agent::{Agent, Checkpoint};
 use crate::feasibility::Fleet;
+use crate::policy::{PolicyTable, StreamClasses};
 use crate::profiles::{Profiles, TaskId};
 use crate::topology::Topology;
 use crate::worker::oip::OipModel;
@@ -54,6 +55,10 @@ pub struct Plan {
     pub agent: Option<Agent>,
     /// The checkpoint's hyper-parameters, when an agent is configured.
     pub agent_config: Option<crate::agent::DqnConfig>,
+    /// The stream classes and each one's configured policy: the agent's classes, each with
+    /// `policy` (until the agent's first decision); else the `policy_table`; else one class
+    /// with `policy`.
+    pub policies: PolicyTable,
 }
 
 impl Plan {
@@ -109,7 +114,9 @@ impl Plan {
                 (Some(a), Some(c))
             }
         };
+        let policies = configured_policies(&cfg, agent.as_ref())?;
         Ok(Self {
+            policies,
             cfg,
             topology,
             profiles,
@@ -136,6 +143,23 @@ impl Plan {
     pub fn cluster_id(&self, w: usize) -> &str {
         &self.topology.clusters[self.topology.workers[w].cluster].id
     }
+}
+
+/// The classes and configured policies (see [`Plan::policies`]); a bad table file is an error
+/// naming `policy_table`, the file and what is wrong in it.
+fn configured_policies(cfg: &GatewayConfig, agent: Option<&Agent>) -> Result<PolicyTable> {
+    let policy = crate::policy::by_name(&cfg.policy).ok_or_else(|| {
+        anyhow!(
+            "policy: unknown policy `{}`; known policies: {}",
+            cfg.policy,
+            crate::policy::names().join(", ")
+        )
+    })?;
+    Ok(match (agent, &cfg.policy_table) {
+        (Some(a), _) => PolicyTable::uniform(a.classes().clone(), policy),
+        (None, Some(path)) => PolicyTable::load(path).map_err(|e| anyhow!("policy_table: {e}"))?,
+        (None, None) => PolicyTable::uniform(StreamClasses::single(), policy),
+    })
 }
 
 fn load_agent(

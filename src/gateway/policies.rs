@@ -47,12 +47,24 @@ struct Slot {
 
 struct Inner {
     classes: StreamClasses,
+    labels: Vec<Arc<str>>,
     slots: Vec<Slot>,
 }
 
 /// The active policy of every class.
 pub struct ActivePolicies {
     inner: RwLock<Arc<Inner>>,
+}
+
+/// The class a stream falls in and that class's active policy.
+#[derive(Clone)]
+pub struct StreamPolicy {
+    /// Class index.
+    pub class: usize,
+    /// Class name.
+    pub name: Arc<str>,
+    /// The class's active policy.
+    pub policy: &'static dyn Policy,
 }
 
 /// One class's state, for the admin API and metrics.
@@ -76,6 +88,12 @@ fn registry_index(p: &dyn Policy) -> usize {
 fn inner_of(table: &PolicyTable) -> Inner {
     Inner {
         classes: table.classes.clone(),
+        labels: table
+            .classes
+            .names()
+            .iter()
+            .map(|n| Arc::from(n.as_str()))
+            .collect(),
         slots: table
             .policies
             .iter()
@@ -110,16 +128,14 @@ impl ActivePolicies {
 
     /// The class of a stream of application `app` (if it names one) with deadline
     /// `max_delay_ms` and rate `rate_qps`, and that class's active policy.
-    pub fn for_stream(
-        &self,
-        app: Option<&str>,
-        max_delay_ms: f64,
-        rate_qps: f64,
-    ) -> (usize, &'static dyn Policy) {
+    pub fn for_stream(&self, app: Option<&str>, max_delay_ms: f64, rate_qps: f64) -> StreamPolicy {
         let inner = self.get();
         let c = inner.classes.class_of(app, max_delay_ms, rate_qps);
-        let p = policy::REGISTRY[inner.slots[c].policy.load(Ordering::Acquire)];
-        (c, p)
+        StreamPolicy {
+            class: c,
+            name: inner.labels[c].clone(),
+            policy: policy::REGISTRY[inner.slots[c].policy.load(Ordering::Acquire)],
+        }
     }
 
     /// Sets class `class`'s policy from `source`, unless the class is pinned and `source` is
@@ -129,8 +145,8 @@ impl ActivePolicies {
         let Some(slot) = inner.slots.get(class) else {
             return false;
         };
-        let pinned = PolicySource::from_u8(slot.source.load(Ordering::Acquire))
-            == PolicySource::Pinned;
+        let pinned =
+            PolicySource::from_u8(slot.source.load(Ordering::Acquire)) == PolicySource::Pinned;
         if pinned && source != PolicySource::Pinned {
             return false;
         }
@@ -138,6 +154,35 @@ impl ActivePolicies {
         let changed = slot.policy.swap(i, Ordering::AcqRel) != i;
         slot.source.store(source as u8, Ordering::Release);
         changed
+    }
+
+    /// Applies a meta-policy decision: class `c` gets `actions[row[c]]` from the agent, unless
+    /// pinned; the classes whose policy changed. A row that does not fit the classes or the
+    /// actions changes nothing and says why.
+    pub fn apply_decision(
+        &self,
+        actions: &[&'static dyn Policy],
+        row: &[usize],
+    ) -> Result<Vec<usize>, String> {
+        let n = self.get().slots.len();
+        if row.len() != n {
+            return Err(format!(
+                "the decision has {} classes, the gateway {n}",
+                row.len()
+            ));
+        }
+        if let Some(a) = row.iter().find(|a| **a >= actions.len()) {
+            return Err(format!(
+                "action {a} is out of range: the agent has {} actions",
+                actions.len()
+            ));
+        }
+        Ok(row
+            .iter()
+            .enumerate()
+            .filter(|(c, a)| self.set(*c, actions[**a], PolicySource::Agent))
+            .map(|(c, _)| c)
+            .collect())
     }
 
     /// Pins `p` for class `class`, or for every class when `None`.
@@ -167,6 +212,11 @@ impl ActivePolicies {
     /// The index of the class named `name`.
     pub fn class_index(&self, name: &str) -> Option<usize> {
         self.get().classes.by_name(name)
+    }
+
+    /// The class names, in class order.
+    pub fn class_names(&self) -> Vec<String> {
+        self.get().classes.names().to_vec()
     }
 
     /// Every class's state, in class order.
@@ -209,9 +259,19 @@ mod tests {
     #[test]
     fn classes_by_name_then_bucket_and_pins_win() {
         let a = ActivePolicies::new(&two_classes());
-        assert_eq!(a.for_stream(Some("cam"), 50.0, 30.0).1.name(), "farthest");
-        assert_eq!(a.for_stream(None, 50.0, 30.0).1.name(), "closest");
-        assert_eq!(a.for_stream(Some("other"), 800.0, 5.0).1.name(), "farthest");
+        let of = |app, d, r| {
+            let s = a.for_stream(app, d, r);
+            (s.class, s.name.to_string(), s.policy.name())
+        };
+        assert_eq!(
+            of(Some("cam"), 50.0, 30.0),
+            (1, "cam".to_string(), "farthest")
+        );
+        assert_eq!(of(None, 50.0, 30.0), (0, "ar".to_string(), "closest"));
+        assert_eq!(
+            of(Some("other"), 800.0, 5.0),
+            (1, "cam".to_string(), "farthest")
+        );
         // The agent sets one class; an operator pins every class; the agent cannot override.
         assert!(a.set(0, by_name("least-impedance").unwrap(), PolicySource::Agent));
         a.pin(None, by_name("random").unwrap());
@@ -221,7 +281,53 @@ mod tests {
         a.unpin(Some(1));
         let l = a.list();
         assert_eq!((l[0].policy, l[0].source), ("random", PolicySource::Pinned));
-        assert_eq!((l[1].policy, l[1].source), ("farthest", PolicySource::Static));
+        assert_eq!(
+            (l[1].policy, l[1].source),
+            ("farthest", PolicySource::Static)
+        );
         assert_eq!(a.class_index("cam"), Some(1));
+    }
+
+    #[test]
+    fn decisions_apply_per_class_except_pinned() {
+        let a = ActivePolicies::new(&two_classes());
+        let acts = [
+            by_name("least-impedance").unwrap(),
+            by_name("farthest").unwrap(),
+        ];
+        // Class 0 goes to least-impedance; class 1 already has farthest.
+        assert_eq!(a.apply_decision(&acts, &[0, 1]), Ok(vec![0]));
+        let l = a.list();
+        assert_eq!(
+            (l[0].policy, l[0].source),
+            ("least-impedance", PolicySource::Agent)
+        );
+        assert_eq!(
+            (l[1].policy, l[1].source),
+            ("farthest", PolicySource::Agent)
+        );
+        a.pin(Some(1), by_name("closest").unwrap());
+        assert_eq!(a.apply_decision(&acts, &[1, 0]), Ok(vec![0]));
+        let names: Vec<_> = a.list().iter().map(|c| c.policy).collect();
+        assert_eq!(names, ["farthest", "closest"]);
+        // Rows that do not fit change nothing.
+        assert!(
+            a.apply_decision(&acts, &[0])
+                .unwrap_err()
+                .contains("1 classes")
+        );
+        assert!(
+            a.apply_decision(&acts, &[0, 2])
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert_eq!(a.list()[0].policy, "farthest");
+        // A reset brings the configured table back and drops the pins.
+        a.reset(&two_classes());
+        let l = a.list();
+        assert_eq!(
+            (l[1].policy, l[1].source),
+            ("farthest", PolicySource::Static)
+        );
     }
 }

@@ -5,7 +5,7 @@
 use super::config::{GatewayConfig, Protocol};
 use super::live::{LiveLoads, publish};
 use super::plan::Plan;
-use super::state::{GatewayState, MetaState, PolicySource};
+use super::state::{GatewayState, MetaState};
 use super::upstream::{Link, Upstream, quic};
 use crate::agent::Agent;
 use crate::load::WorkerLoad;
@@ -91,8 +91,9 @@ impl Ctx {
         self.state.set_snapshot(snap);
     }
 
-    /// Re-reads the configuration file and applies it: new topology, workers, tasks and policy;
-    /// open streams stay open (re-bound on their next query if their worker is gone).
+    /// Re-reads the configuration file and applies it: new topology, workers, tasks, stream
+    /// classes and policies (operators' pins are dropped); open streams stay open (re-bound on
+    /// their next query if their worker is gone).
     pub async fn reload(self: &Arc<Self>) -> Result<u64> {
         let _g = self.reload_lock.lock().await;
         let path = self
@@ -139,9 +140,12 @@ impl Ctx {
         *self.upstreams.write().expect("upstreams lock") = Arc::new(next);
         *self.state.meta.lock().expect("meta lock") =
             agent.as_ref().map(|_| meta_state(&plan, self.elapsed_ms()));
-        *self.agent.lock().expect("agent lock") = agent;
-        if let Some(p) = crate::policy::by_name(&cfg.policy) {
-            self.state.set_policy(p, PolicySource::Static);
+        {
+            // Under the agent's lock, so that a meta step never applies one agent's decision
+            // to the other configuration's classes. Pins are dropped.
+            let mut a = self.agent.lock().expect("agent lock");
+            *a = agent;
+            self.state.reset_policies(&plan.policies);
         }
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         for u in started {
@@ -160,8 +164,9 @@ impl Ctx {
         self.started.elapsed().as_secs_f64() * 1e3
     }
 
-    /// One meta-policy step: closes the window's observation, lets the agent choose this
-    /// scheduler's policy for the next window.
+    /// One meta-policy step: closes the window's observation, lets the agent choose the policy
+    /// of each of this scheduler's stream classes for the next window (pinned classes keep
+    /// theirs).
     fn meta_step(&self) {
         let now_ms = self.elapsed_ms();
         let obs = {
@@ -174,16 +179,27 @@ impl Ctx {
         let mut guard = self.agent.lock().expect("agent lock");
         let Some(agent) = guard.as_mut() else { return };
         agent.observe(&obs);
-        match agent.decide() {
-            Ok(d) => {
-                let a = d[sched][0];
-                let p = agent.actions()[a];
-                self.state.metrics.agent_decisions.inc();
-                if self.state.set_policy(p, PolicySource::Agent) {
-                    tracing::debug!(policy = p.name(), "meta-policy choice");
+        let d = match agent.decide() {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "meta-policy evaluation failed");
+                return;
+            }
+        };
+        self.state.metrics.agent_decisions.inc();
+        let applied = d
+            .get(sched)
+            .ok_or_else(|| format!("the decision has no row for scheduler {sched}"))
+            .and_then(|row| self.state.apply_decision(agent.actions(), row));
+        match applied {
+            Ok(changed) if !changed.is_empty() => {
+                let classes = self.state.policies.list();
+                for c in changed.iter().filter_map(|c| classes.get(*c)) {
+                    tracing::debug!(class = %c.class, policy = c.policy, "meta-policy choice");
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "meta-policy evaluation failed"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "meta-policy decision not applied"),
         }
     }
 }
@@ -360,7 +376,7 @@ impl Gateway {
             stop_rx,
         )));
         tracing::info!(gateway = %plan.cfg.name, %http_addr, scheduler = %plan.cfg.scheduler,
-            workers = upstreams.len(), policy = %plan.cfg.policy,
+            workers = upstreams.len(), policies = %plan.policies.describe(),
             agent = ctx.has_agent(), "gateway serving");
         Ok(Self { ctx, stop, tasks })
     }

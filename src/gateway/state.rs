@@ -1,5 +1,5 @@
 //! The gateway's shared state: the published load-view snapshot, open streams, the active
-//! policy and metrics. Its two operations live beside it: binding a stream
+//! policy of every stream class ([`super::policies`]) and metrics. Its two operations live beside it: binding a stream
 //! ([`super::binding`]) and forwarding one query ([`super::forward`]). The HTTP front end
 //! ([`super::api`]) only translates.
 
@@ -8,37 +8,15 @@ pub use super::forward::Relayed;
 use super::live::Snapshot;
 use super::metrics::GatewayMetrics;
 use super::plan::Plan;
+use super::policies::ActivePolicies;
 use super::streams::{StreamTable, TokenBucket};
 use super::token::StreamKey;
 use crate::observe::WindowObserver;
-use crate::policy::{self, Policy};
+use crate::policy::{Policy, PolicyTable};
 use crate::rng::{Purpose, SimRng, stream_rng};
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
-
-/// Where the active policy came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PolicySource {
-    /// The configured static policy.
-    Static = 0,
-    /// Chosen by the meta-policy this window.
-    Agent = 1,
-    /// Pinned by an operator (`PUT /v1/policy`).
-    Pinned = 2,
-}
-
-impl PolicySource {
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Static => "static",
-            Self::Agent => "agent",
-            Self::Pinned => "pinned",
-        }
-    }
-}
 
 /// The meta-policy's live state: its window observer (the agent itself lives in the plan).
 pub struct MetaState {
@@ -53,8 +31,10 @@ pub struct GatewayState {
     pub streams: StreamTable,
     /// Metrics.
     pub metrics: GatewayMetrics,
-    pub(super) policy: AtomicUsize,
-    pub(super) source: AtomicU8,
+    /// The active dispatch policy of every stream class; changed only through the methods
+    /// below, which keep the metrics in step.
+    pub(super) policies: ActivePolicies,
+    policy_gauge: Mutex<Vec<String>>,
     pub(super) rng: Mutex<SimRng>,
     pub(super) opens: Mutex<TokenBucket>,
     /// The meta-policy's observer (when an agent is configured).
@@ -66,18 +46,11 @@ pub struct GatewayState {
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
 }
 
-fn registry_index(p: &dyn Policy) -> usize {
-    policy::REGISTRY
-        .iter()
-        .position(|q| q.name() == p.name())
-        .expect("registered policy")
-}
-
 impl GatewayState {
     /// State around a first snapshot.
     pub fn new(snap: Snapshot) -> Self {
         let cfg = &snap.plan.cfg;
-        let p = policy::by_name(&cfg.policy).expect("validated policy name");
+        let policies = ActivePolicies::new(&snap.plan.policies);
         let app_classes = cfg
             .app_classes
             .iter()
@@ -97,8 +70,8 @@ impl GatewayState {
             snapshot: RwLock::new(Arc::new(snap)),
             streams: StreamTable::default(),
             metrics: GatewayMetrics::new(),
-            policy: AtomicUsize::new(registry_index(p)),
-            source: AtomicU8::new(PolicySource::Static as u8),
+            policies,
+            policy_gauge: Mutex::new(Vec::new()),
             meta: Mutex::new(None),
             started: Instant::now(),
             queries: AtomicU64::new(0),
@@ -108,7 +81,7 @@ impl GatewayState {
             )),
             app_classes: RwLock::new(Arc::new(app_classes)),
         };
-        s.metrics.set_policy(p.name());
+        s.policies_changed();
         s
     }
 
@@ -135,33 +108,49 @@ impl GatewayState {
         *self.opens.lock().expect("bucket lock") = TokenBucket::new(rate, burst);
     }
 
-    /// The active policy and where it came from.
-    pub fn policy(&self) -> (&'static dyn Policy, PolicySource) {
-        let p = policy::REGISTRY[self.policy.load(Ordering::Acquire)];
-        let src = match self.source.load(Ordering::Acquire) {
-            1 => PolicySource::Agent,
-            2 => PolicySource::Pinned,
-            _ => PolicySource::Static,
-        };
-        (p, src)
+    /// Every stream class's active policy and where it came from, in class order.
+    pub fn class_policies(&self) -> Vec<super::policies::ClassPolicy> {
+        self.policies.list()
     }
 
-    /// Sets the active policy, unless it is pinned and `src` is not an operator's.
-    pub fn set_policy(&self, p: &'static dyn Policy, src: PolicySource) -> bool {
-        if src != PolicySource::Pinned && self.policy().1 == PolicySource::Pinned {
-            return false;
-        }
-        self.policy.store(registry_index(p), Ordering::Release);
-        self.source.store(src as u8, Ordering::Release);
-        self.metrics.set_policy(p.name());
-        true
+    /// Pins `p` for class `class` (every class when `None`): the agent cannot change it.
+    pub fn pin_policy(&self, class: Option<usize>, p: &'static dyn Policy) {
+        self.policies.pin(class, p);
+        self.policies_changed();
     }
 
-    /// Removes an operator's pin: the configured policy applies until the agent's next choice.
-    pub fn unpin(&self, fallback: &'static dyn Policy) {
-        self.source
-            .store(PolicySource::Static as u8, Ordering::Release);
-        self.set_policy(fallback, PolicySource::Static);
+    /// Removes the pins of `class` (every class when `None`): the configured policy applies
+    /// until the agent's next decision.
+    pub fn unpin_policy(&self, class: Option<usize>) {
+        self.policies.unpin(class);
+        self.policies_changed();
+    }
+
+    /// Applies the meta-policy's decision for this scheduler: class `c` gets
+    /// `actions[row[c]]` unless pinned; the classes that changed.
+    pub fn apply_decision(
+        &self,
+        actions: &[&'static dyn Policy],
+        row: &[usize],
+    ) -> Result<Vec<usize>, String> {
+        let r = self.policies.apply_decision(actions, row);
+        self.policies_changed();
+        r
+    }
+
+    /// Replaces the classes and their configured policies (a reload); pins are dropped.
+    pub fn reset_policies(&self, table: &PolicyTable) {
+        self.policies.reset(table);
+        self.policies_changed();
+    }
+
+    /// Brings the active-policy metric in step with the policies (one writer at a time, so
+    /// the last state written is the current one).
+    fn policies_changed(&self) {
+        let mut shown = self.policy_gauge.lock().expect("policy gauge lock");
+        let now = self.policies.list();
+        self.metrics.set_policies(&now, &shown);
+        *shown = now.into_iter().map(|c| c.class).collect();
     }
 
     /// The statistics of a task (created on first use; tasks come from the plan, so the

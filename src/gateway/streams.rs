@@ -16,8 +16,10 @@ use std::sync::{Arc, Mutex};
 pub struct OpenRequest {
     /// Task name.
     pub task: String,
-    /// Application class, for the per-app counts (at most [`MAX_APP_LEN`] bytes; metrics
-    /// label it `other` unless it is one of the configured `app_classes`).
+    /// Application class (at most [`MAX_APP_LEN`] bytes): for the per-app counts (metrics
+    /// label it `other` unless it is one of the configured `app_classes`) and for the stream's
+    /// dispatch class (its own class if the gateway's classes name it, else the class of its
+    /// demand bucket).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
     /// Max end-to-end delay D^i, ms.
@@ -99,6 +101,10 @@ pub struct Binding {
     pub sigma_ms: f64,
     /// Expected end-to-end delay: 2(δ + d + 2σ) + t + D_v(ζ), ms.
     pub expected_ms: f64,
+    /// The stream class it was bound as ([`super::policies`]).
+    pub class: Arc<str>,
+    /// The policy that chose it (its class's active policy then).
+    pub policy: &'static str,
     /// The stream's query counters on this binding: success, failure, rejected.
     pub counters: Arc<[prometheus_client::metrics::counter::Counter; 3]>,
 }

@@ -96,6 +96,13 @@ impl Live {
         self.gw.http_addr()
     }
 
+    /// Rewrites the gateway's settings `file` (QUIC workers) with `extra`, for a reload.
+    pub fn write_config(&self, file: &Path, extra: Value) {
+        let co = self.co.as_ref().expect("the central office runs");
+        let v = gateway_json(self.dir.path(), co, &self.cloud, false, extra);
+        write_json(file, &v);
+    }
+
     /// Stops everything.
     pub async fn stop(self) {
         self.gw.shutdown().await;
@@ -109,12 +116,36 @@ impl Live {
 /// Starts both workers and a gateway (settings from [`gateway_json`]), waits until the gateway
 /// sees both workers up.
 pub async fn live(cloud_http: bool, extra: Value) -> Live {
+    let (dir, co, cloud) = workers().await;
+    let cfg: GatewayConfig =
+        serde_json::from_value(gateway_json(dir.path(), &co, &cloud, cloud_http, extra)).unwrap();
+    live_with(dir, co, cloud, Gateway::start(cfg)).await
+}
+
+/// As [`live`] (QUIC workers), but the gateway reads its settings from a file, so that it can
+/// reload; returns the file too ([`Live::write_config`] rewrites it).
+pub async fn live_from_file(extra: Value) -> (Live, PathBuf) {
+    let (dir, co, cloud) = workers().await;
+    let file = dir.path().join("gateway.yaml");
+    write_json(&file, &gateway_json(dir.path(), &co, &cloud, false, extra));
+    let l = live_with(dir, co, cloud, Gateway::start_from_file(&file)).await;
+    (l, file)
+}
+
+async fn workers() -> (tempfile::TempDir, Worker, Worker) {
     let dir = tempfile::tempdir().unwrap();
     let co = start(co_config(dir.path(), "127.0.0.1:0")).await;
     let cloud = start(cloud_config(dir.path(), "127.0.0.1:0")).await;
-    let cfg: GatewayConfig =
-        serde_json::from_value(gateway_json(dir.path(), &co, &cloud, cloud_http, extra)).unwrap();
-    let gw = Gateway::start(cfg).await.expect("gateway starts");
+    (dir, co, cloud)
+}
+
+async fn live_with(
+    dir: tempfile::TempDir,
+    co: Worker,
+    cloud: Worker,
+    gw: impl std::future::Future<Output = anyhow::Result<Gateway>>,
+) -> Live {
+    let gw = gw.await.expect("gateway starts");
     assert!(
         gw.wait_workers_up(Duration::from_secs(20)).await,
         "workers up"
@@ -125,6 +156,11 @@ pub async fn live(cloud_http: bool, extra: Value) -> Live {
         gw,
         dir,
     }
+}
+
+/// Writes settings as a file (JSON is YAML).
+fn write_json(file: &Path, v: &Value) {
+    std::fs::write(file, serde_json::to_vec_pretty(v).unwrap()).unwrap();
 }
 
 /// A stream open request: `max_delay_ms`, `min_accuracy`, 15 fps, 48 KB, δ = 2 ms.
@@ -186,4 +222,30 @@ pub fn metric_sum(text: &str, prefix: &str) -> f64 {
         .filter(|l| l.starts_with(prefix))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// Trains a checkpoint for topologies/live.yaml and workloads/live.yaml (one episode, DQN
+/// settings from `config`, e.g. tests/fixtures/tiny-dqn.yaml) into `out`.
+pub fn train_live(config: &Path, out: &Path) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "train",
+            "topologies/live.yaml",
+            "--profiles",
+            "profiles/local.yaml",
+            "--workload",
+            "workloads/live.yaml",
+            "--episodes",
+            "1",
+            "--threads",
+            "1",
+        ])
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
