@@ -66,9 +66,10 @@ async fn streams_survive_a_gateway_kill_and_restart() {
     // whether they came after the restart.
     let restarted = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
+    let after_ok = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut load = Vec::new();
     for t in tokens.clone() {
-        let (restarted, stop) = (restarted.clone(), stop.clone());
+        let (restarted, stop, after_ok) = (restarted.clone(), stop.clone(), after_ok.clone());
         load.push(tokio::spawn(async move {
             let mut seen = Vec::new();
             while !stop.load(Ordering::Acquire) {
@@ -78,6 +79,9 @@ async fn streams_survive_a_gateway_kill_and_restart() {
                     post_json(a, &format!("/v1/streams/{t}/infer"), &infer_json(1)),
                 )
                 .await;
+                if after && st == Some(200) {
+                    after_ok.fetch_add(1, Ordering::AcqRel);
+                }
                 seen.push((after, st));
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -91,7 +95,13 @@ async fn streams_survive_a_gateway_kill_and_restart() {
     let mut gw = spawn_gateway(&path);
     wait_ready(a).await;
     restarted.store(true, Ordering::Release);
+    // At least 1.5 s of load after the restart, longer on a slow (debug, loaded) machine until
+    // every stream could have been answered a few times.
+    let t0 = std::time::Instant::now();
     tokio::time::sleep(Duration::from_millis(1500)).await;
+    while after_ok.load(Ordering::Acquire) < tokens.len() * 5 && t0.elapsed().as_secs() < 30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     stop.store(true, Ordering::Release);
     let mut after = Vec::new();
     let mut before = 0;

@@ -48,6 +48,12 @@ pub enum Command {
     /// Find the best static per-class policy table on some seeds and write it (a baseline for
     /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).
     Table(TableArgs),
+    /// Topology files: `generate` writes an ISP-shaped topology of any size.
+    Topology {
+        /// What to do.
+        #[command(subcommand)]
+        cmd: super::topology::TopologyCommand,
+    },
     /// Serve ONNX model variants over HTTP (Open Inference Protocol v2) and QUIC.
     Worker {
         /// Worker settings (YAML; `CONTINUUM_*` variables override them).

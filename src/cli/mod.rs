@@ -5,6 +5,7 @@ mod args;
 mod run;
 mod runner;
 mod table;
+mod topology;
 mod train;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};

@@ -63,6 +63,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             (runners, run, false)
         }
         Command::Table(args) => return super::table::execute(args),
+        Command::Topology { cmd } => return super::topology::execute(cmd),
         Command::Train(args) => return super::train::execute(args),
         Command::Worker { config } => return crate::worker::run_from_file(config),
         Command::Gateway { config } => return crate::gateway::run_from_file(config),

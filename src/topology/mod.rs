@@ -2,6 +2,7 @@
 //! them, and for every scheduler the one-way delay d_n^s and jitter σ_n^s to every worker.
 
 mod deploy;
+pub mod generate;
 mod paths;
 mod schema;
 
