@@ -26,7 +26,7 @@ p.add_argument("--diurnal-duration", type=float, default=600,
                help="one whole period of workloads/diurnal.yaml")
 p.add_argument("--lambdas", default="20,40,60,80,100")
 p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
-p.add_argument("--table-seeds", default="1,2,3")
+p.add_argument("--table-seeds", default="1,2")
 p.add_argument("--models", default="models")
 p.add_argument("--out", default="out/meta")
 p.add_argument("--bin", default="target/release/continuum")
