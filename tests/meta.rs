@@ -12,6 +12,22 @@ fn continuum(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// The JSON report a successful `compare --format json` printed.
+fn json_report(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The report's row names, in order.
+fn row_names(r: &serde_json::Value) -> Vec<&str> {
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["policy"].as_str().unwrap())
+        .collect()
+}
+
 const TINY: [&str; 4] = [
     "--profiles",
     "tests/fixtures/tiny-profiles.yaml",
@@ -81,14 +97,8 @@ fn train_then_compare_with_the_agent_and_the_oracle() {
         ]
         .concat(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["policy"].as_str().unwrap())
-        .collect();
+    let r = json_report(&o);
+    let names = row_names(&r);
     assert_eq!(names, ["closest", "random", "dqn", "oracle"]);
     for x in r["results"].as_array().unwrap() {
         let c = |k: &str| x[k].as_u64().unwrap();
@@ -157,14 +167,8 @@ fn per_class_agent_table_and_oracle() {
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["policy"].as_str().unwrap())
-        .collect();
+    let r = json_report(&o);
+    let names = row_names(&r);
     assert_eq!(names, ["closest", per_class.as_str(), "dqn", "oracle"]);
     assert_eq!(
         r["results"][2]["actions"]["classes"],

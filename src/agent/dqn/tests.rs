@@ -48,6 +48,21 @@ fn huber_is_quadratic_then_linear() {
     assert!((l - 3.125 / 3.0).abs() < 1e-6, "{l}");
 }
 
+/// Trains `l` for `steps` batches of 64 from `buf`; its Q-values in the two bandit contexts.
+fn train_on(
+    l: &mut Learner,
+    buf: &ReplayBuffer,
+    rng: &mut crate::rng::SimRng,
+    steps: usize,
+) -> Vec<Vec<Vec<f32>>> {
+    let mut b = Batch::default();
+    for _ in 0..steps {
+        buf.sample(64, rng, &mut b);
+        l.train_step(&b).unwrap();
+    }
+    q_of(l.online(), &[1.0, 0.0, 0.0, 1.0], 2)
+}
+
 #[test]
 fn target_network_follows_only_on_sync() {
     let mut l = Learner::new(bandit_shape(2), settings(), 3).unwrap();
@@ -119,12 +134,7 @@ fn learns_a_per_class_bandit_from_taken_actions() {
             true,
         ));
     }
-    let mut b = Batch::default();
-    for _ in 0..400 {
-        buf.sample(64, &mut rng, &mut b);
-        l.train_step(&b).unwrap();
-    }
-    let q = q_of(l.online(), &[1.0, 0.0, 0.0, 1.0], 2);
+    let q = train_on(&mut l, &buf, &mut rng, 400);
     for (x, per_class) in q.iter().enumerate() {
         for (c, qc) in per_class.iter().enumerate() {
             assert_eq!(argmax(qc), best(c, x), "context {x} class {c}: {q:?}");
@@ -164,12 +174,7 @@ fn learns_a_per_class_bandit_from_counterfactual_values() {
             done: true,
         });
     }
-    let mut b = Batch::default();
-    for _ in 0..300 {
-        buf.sample(64, &mut rng, &mut b);
-        l.train_step(&b).unwrap();
-    }
-    let q = q_of(l.online(), &[1.0, 0.0, 0.0, 1.0], 2);
+    let q = train_on(&mut l, &buf, &mut rng, 300);
     for (x, per_class) in q.iter().enumerate() {
         for (c, qc) in per_class.iter().enumerate() {
             assert_eq!(argmax(qc), best(c, x), "context {x} class {c}: {q:?}");
