@@ -1,5 +1,7 @@
 //! Decision time per binding: feasibility over every reachable worker plus the policy's choice,
-//! with 10, 100 and 1000 candidate (variant, cluster) pairs.
+//! with 10, 100 and 1000 candidate (variant, cluster) pairs; and on generated ISP topologies of
+//! 16 to 4 096 antennas (`decision/isp-*`), with the default workload's streams, every worker
+//! reachable (`all`) or a regional routing scope (`scoped`, `max_reach_ms: 40`).
 
 use continuum::feasibility::{Demand, Fleet, WorkerInfo, feasible};
 use continuum::load::LoadView;
@@ -71,5 +73,55 @@ fn decision(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, decision);
+/// Streams of `workloads/default.yaml` bound at the first scheduler of generated topologies:
+/// the cost of one binding as the country grows.
+fn decision_at_scale(c: &mut Criterion) {
+    use continuum::config::Source;
+    use continuum::profiles::Profiles;
+    use continuum::topology::Topology;
+    use continuum::topology::generate::{GenerateOptions, generate};
+    use continuum::workload::Workload;
+    use std::path::Path;
+    let profiles = Profiles::load(Path::new("profiles/object-detection.yaml")).unwrap();
+    let workload = Workload::load(Path::new("workloads/default.yaml"), &profiles).unwrap();
+    let mut rng = stream_rng(3, Purpose::Arrivals, 0, 0);
+    let demands: Vec<Demand> = (0..256)
+        .map(|_| workload.sample_stream(&mut rng).demand())
+        .collect();
+    let policy = REGISTRY
+        .iter()
+        .find(|p| p.name() == "least-impedance")
+        .unwrap();
+    for (scope, max_reach_ms) in [("all", None), ("scoped", Some(40.0))] {
+        let mut group = c.benchmark_group(format!("decision/isp-{scope}"));
+        for n in [16usize, 256, 1024, 4096] {
+            if max_reach_ms.is_none() && n > 1024 {
+                continue; // every pair reachable: 4 096 × 19 461 reach entries, 2.5 GB
+            }
+            let o = GenerateOptions {
+                antennas: n,
+                max_reach_ms,
+                ..Default::default()
+            };
+            let text = generate(&o);
+            let t = Topology::from_source(&Source::inline("isp.yaml", &text), &profiles).unwrap();
+            let fleet = Fleet::new(&t, &profiles);
+            let view = LoadView::idle(fleet.workers.len());
+            let reach = &t.schedulers[0].reach;
+            let mut out = Vec::new();
+            let mut prng = stream_rng(2, Purpose::Policy, 0, 0);
+            let mut i = 0;
+            group.bench_function(BenchmarkId::from_parameter(n), |b| {
+                b.iter(|| {
+                    i = (i + 1) % demands.len();
+                    feasible(black_box(&demands[i]), reach, &fleet, &view, &mut out);
+                    black_box((!out.is_empty()).then(|| policy.choose(&out, &mut prng)))
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, decision, decision_at_scale);
 criterion_main!(benches);

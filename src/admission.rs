@@ -10,37 +10,50 @@
 
 /// Start time of the `k`-th waiting batch (from 0, FIFO order) on a worker whose replicas
 /// become free at `free` (one entry per replica; an idle replica is free now), when every batch
-/// takes `batch_ms`. `free` is used as scratch (reordered). `free` must not be empty.
+/// takes `batch_ms`. `free` is used as scratch (sorted). `free` must not be empty.
 pub fn batch_start(free: &mut [f64], k: usize, batch_ms: f64) -> f64 {
     assert!(!free.is_empty(), "a worker has at least one replica");
+    free.sort_unstable_by(f64::total_cmp);
+    match slot_without_rounds(free, k, batch_ms) {
+        Some(at) => at,
+        None => by_rounds(free, k, batch_ms),
+    }
+}
+
+/// [`batch_start`] for free times already sorted in ascending order, which it leaves as they
+/// are: `scratch` holds a copy in the rare case that needs one. A simulator keeps its
+/// replicas' free times sorted and so never sorts per query.
+pub fn batch_start_sorted(free: &[f64], k: usize, batch_ms: f64, scratch: &mut Vec<f64>) -> f64 {
+    assert!(!free.is_empty(), "a worker has at least one replica");
+    debug_assert!(free.is_sorted_by(|a, b| a.total_cmp(b).is_le()));
+    match slot_without_rounds(free, k, batch_ms) {
+        Some(at) => at,
+        None => {
+            scratch.clear();
+            scratch.extend_from_slice(free);
+            by_rounds(scratch, k, batch_ms)
+        }
+    }
+}
+
+/// The answer when it needs no replaying of rounds (`free` sorted ascending): batches that
+/// take no time keep every replica at its slot; and when every replica frees within one batch
+/// time of the earliest, the slots repeat with period b in this order — slot k is replica
+/// k mod R in round k / R.
+#[inline]
+fn slot_without_rounds(free: &[f64], k: usize, batch_ms: f64) -> Option<f64> {
     let r = free.len();
     if batch_ms.is_nan() || batch_ms <= 0.0 {
-        // Batches take no time: every replica keeps its slot.
-        let i = k.min(r - 1);
-        free.select_nth_unstable_by(i, f64::total_cmp);
-        return free[i];
+        return Some(free[k.min(r - 1)]);
     }
-    // Common case, without sorting: every replica frees within one batch time of the
-    // earliest, so slot k is the (k mod R)-th earliest free time in round k / R.
-    let (lo, hi) = free
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
-            (l.min(*x), h.max(*x))
-        });
-    if hi - lo < batch_ms {
-        let i = k % r;
-        let at = if i == 0 {
-            lo
-        } else {
-            *free.select_nth_unstable_by(i, f64::total_cmp).1
-        };
-        return at + (k / r) as f64 * batch_ms;
-    }
-    free.sort_unstable_by(f64::total_cmp);
-    let mut k = k;
+    (free[r - 1] - free[0] < batch_ms).then(|| free[k % r] + (k / r) as f64 * batch_ms)
+}
+
+/// Hands batches to the earliest free replica until the free times are within one batch time
+/// of each other (`free` sorted ascending, `batch_ms` > 0; reordered).
+fn by_rounds(free: &mut [f64], mut k: usize, batch_ms: f64) -> f64 {
+    let r = free.len();
     loop {
-        // Once every replica frees within one batch time of the earliest, the slots repeat
-        // with period b in this order: slot k is replica k mod R in round k / R.
         if free[r - 1] - free[0] < batch_ms {
             return free[k % r] + (k / r) as f64 * batch_ms;
         }
@@ -101,6 +114,24 @@ mod tests {
                 by_simulation(&free, k, b),
                 "free {free:?} k {k} b {b}"
             );
+        }
+    }
+
+    #[test]
+    fn sorted_variant_agrees_and_leaves_its_input() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let mut scratch = Vec::new();
+        for _ in 0..2000 {
+            let r = rng.random_range(1..6);
+            let mut free: Vec<f64> = (0..r).map(|_| rng.random::<f64>() * 60.0).collect();
+            free.sort_unstable_by(f64::total_cmp);
+            let b = [0.0, rng.random::<f64>() * 25.0][rng.random_range(0..2)];
+            let k = rng.random_range(0..20);
+            let before = free.clone();
+            let want = batch_start(&mut free.clone(), k, b);
+            assert_eq!(batch_start_sorted(&free, k, b, &mut scratch), want);
+            assert_eq!(free, before);
         }
     }
 

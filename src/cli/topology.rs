@@ -50,6 +50,10 @@ pub struct GenerateArgs {
     /// Seed of the per-site draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Routing scope, ms: workers whose net distance (d + 2σ) from a scheduler exceeds it are
+    /// not its candidates (default: every worker in the tree).
+    #[arg(long)]
+    pub max_reach_ms: Option<f64>,
     /// Topology name (default: `isp-<antennas>`).
     #[arg(long)]
     pub name: Option<String>,
@@ -89,6 +93,7 @@ fn options(a: &GenerateArgs) -> Result<GenerateOptions> {
         gpu: [a.gpu[0], a.gpu[1], a.gpu[2]],
         antenna_gpu_share: a.antenna_gpu_share,
         seed: a.seed,
+        max_reach_ms: a.max_reach_ms,
     };
     o.validate().map_err(anyhow::Error::msg)?;
     Ok(o)

@@ -96,6 +96,12 @@ pub fn latency_bound_ms(d: &Demand, reach: &Reach, proc_ms: f64) -> f64 {
 /// Fills `out` with every feasible binding for `d` among the workers in `reach` (kept in the
 /// order of `reach`) and returns how the others fell short. `out` is cleared first; reuse it
 /// across calls to avoid allocation.
+///
+/// `reach` is ordered by net distance, nearest first (as [`crate::topology::Scheduler::reach`]
+/// and the gateway's live list are), so the workers too far for the deadline even with no
+/// processing time form a tail that is skipped in one step: a binding costs the candidates
+/// within reach of the stream's deadline, not the size of the topology. They count as
+/// failing the latency constraint.
 pub fn feasible(
     d: &Demand,
     reach: &[Reach],
@@ -105,7 +111,15 @@ pub fn feasible(
 ) -> Shortfall {
     out.clear();
     let mut short = Shortfall::default();
-    for r in reach {
+    debug_assert!(
+        reach.is_sorted_by(|a, b| a.net_ms() <= b.net_ms()),
+        "reach lists are ordered by net distance"
+    );
+    // Processing takes no negative time, so where the network alone breaks the bound, every
+    // farther worker does too (the same arithmetic as `latency_bound_ms`, monotone in net).
+    let near = reach.partition_point(|r| latency_bound_ms(d, r, 0.0) <= d.max_delay_ms);
+    short.latency = (reach.len() - near) as u32;
+    for r in &reach[..near] {
         let w = &fleet.workers[r.worker as usize];
         if w.task != d.task {
             short.task += 1;

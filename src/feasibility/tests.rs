@@ -111,3 +111,41 @@ fn batch_items_rule_out_small_batches_and_scale_the_load() {
     assert_eq!(feasible(&d, reach, &f, &view, &mut out).load, 1);
     assert!(out.is_empty());
 }
+
+/// Workers too far for the deadline on the network alone are skipped in one step: the
+/// candidates are exactly those a check of every worker finds, and the skipped ones count as
+/// failing the latency constraint.
+#[test]
+fn the_far_tail_is_skipped_without_changing_the_candidates() {
+    let (t, f) = setup();
+    let view = LoadView::idle(f.workers.len());
+    let mut out = Vec::new();
+    for s in &t.schedulers {
+        for max_delay in [
+            1.0, 9.0, 14.999, 15.0, 17.0, 60.0, 67.0, 111.999, 112.0, 1000.0,
+        ] {
+            let d = demand(max_delay, 0.0);
+            let short = feasible(&d, &s.reach, &f, &view, &mut out);
+            let want: Vec<u32> = s
+                .reach
+                .iter()
+                .filter(|r| {
+                    let w = &f.workers[r.worker as usize];
+                    latency_bound_ms(&d, r, w.base_ms + w.per_kb_ms * d.size_kb) <= max_delay
+                })
+                .map(|r| r.worker)
+                .collect();
+            let got: Vec<u32> = out.iter().map(|c| c.worker).collect();
+            assert_eq!(got, want, "deadline {max_delay}");
+            assert_eq!(short.latency as usize, s.reach.len() - want.len());
+        }
+    }
+    let short = feasible(
+        &demand(1.0, 0.0),
+        &t.schedulers[0].reach,
+        &f,
+        &view,
+        &mut out,
+    );
+    assert_eq!((short.latency, short.binding_constraint()), (3, "latency"));
+}

@@ -228,7 +228,7 @@ impl Simulation {
             server.batch.push(qid);
         }
         let done = now + info.delay_ms(max_kb);
-        server.free_at = done;
+        ws.set_free_at(s, done);
         self.events.push(done, Kind::BatchDone, w as u32, s as u32);
     }
 

@@ -101,6 +101,16 @@ struct Query {
     bind_window: u16,
 }
 
+/// Events per offered query, measured on the shipped scenarios (an arrival, a share of a batch
+/// completion, the emissions that cannot ride on an arrival): sizes the event calendar only.
+const EVENTS_PER_QUERY: f64 = 1.25;
+
+/// The event rate a scenario should produce at its peak client rate, per simulated ms.
+fn expected_events_per_ms(sc: &Scenario, schedulers: usize) -> f64 {
+    let wl = &sc.workload;
+    wl.expected_qps(wl.lambda.max()) * schedulers as f64 * EVENTS_PER_QUERY / 1000.0
+}
+
 /// No stream: a query that does not carry its stream's next emission.
 const NO_STREAM: u32 = u32::MAX;
 
@@ -165,6 +175,7 @@ impl Simulation {
             .collect();
         let horizon_ms = cfg.duration_s * 1000.0;
         let n_apps = sc.workload.apps.len();
+        let events = EventQueue::for_rate(expected_events_per_ms(&sc, n_sched));
         let mut sim = Self {
             metrics: Metrics::new(
                 horizon_ms,
@@ -177,7 +188,7 @@ impl Simulation {
             cfg,
             horizon_ms,
             now: 0.0,
-            events: EventQueue::default(),
+            events,
             classes: Arc::new(StreamClasses::single()),
             class_of_app: vec![Some(0); n_apps],
             policies: vec![policy; n_sched],

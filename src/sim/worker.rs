@@ -35,6 +35,9 @@ pub struct WorkerState {
     pub streams: u32,
     /// Servers with no batch in progress (a stack of indices).
     pub idle: Vec<u32>,
+    /// Every server's `free_at`, sorted ascending (kept by [`Self::set_free_at`]), so the
+    /// queue bound never sorts per query.
+    free_sorted: Vec<f64>,
     /// Incoming normalised load.
     pub load: RateMeter,
     /// Answered queries.
@@ -54,6 +57,7 @@ impl WorkerState {
                 .collect(),
             streams: 0,
             idle: (0..replicas).rev().collect(),
+            free_sorted: vec![0.0; replicas as usize],
             load: RateMeter::new(buckets, bucket_ms),
             done: RateMeter::new(buckets, bucket_ms),
         }
@@ -63,6 +67,28 @@ impl WorkerState {
     #[inline]
     pub fn has_idle_server(&self) -> bool {
         !self.idle.is_empty()
+    }
+
+    /// Sets when server `s` finishes its batch.
+    #[inline]
+    pub fn set_free_at(&mut self, s: usize, t: f64) {
+        let old = std::mem::replace(&mut self.servers[s].free_at, t);
+        let f = &mut self.free_sorted;
+        // Replace one copy of `old` by `t`, shifting the entries between them.
+        let mut i = f.partition_point(|x| *x < old);
+        debug_assert_eq!(f[i], old);
+        if t >= old {
+            while i + 1 < f.len() && f[i + 1] < t {
+                f[i] = f[i + 1];
+                i += 1;
+            }
+        } else {
+            while i > 0 && f[i - 1] > t {
+                f[i] = f[i - 1];
+                i -= 1;
+            }
+        }
+        f[i] = t;
     }
 
     /// Estimated time at which a query arriving now would finish, given the queue and the
@@ -79,10 +105,12 @@ impl WorkerState {
         if self.has_idle_server() {
             return now + batch_ms;
         }
-        scratch.clear();
-        scratch.extend(self.servers.iter().map(|s| s.free_at.max(now)));
+        // Every server is busy, so each frees no earlier than now: its `free_at` is the time
+        // of its pending batch completion.
+        debug_assert!(self.free_sorted[0] >= now);
         let batches_ahead = self.queue.len() / batch as usize;
-        crate::admission::batch_start(scratch, batches_ahead, batch_ms) + batch_ms
+        crate::admission::batch_start_sorted(&self.free_sorted, batches_ahead, batch_ms, scratch)
+            + batch_ms
     }
 }
 
@@ -96,8 +124,8 @@ mod tests {
         let mut scratch = Vec::new();
         assert_eq!(w.estimated_finish(10.0, 4, 5.0, &mut scratch), 15.0);
         w.idle.clear();
-        w.servers[0].free_at = 12.0;
-        w.servers[1].free_at = 14.0;
+        w.set_free_at(0, 12.0);
+        w.set_free_at(1, 14.0);
         // 9 queued = 2 full batches ahead: batch 0 on replica 0 at 12, batch 1 on replica 1 at
         // 14, ours on replica 0 at 17, finishing at 22.
         w.queue.extend(0..9);
@@ -112,9 +140,23 @@ mod tests {
     fn estimate_follows_the_replica_that_takes_the_batch() {
         let mut w = WorkerState::new(2, 1, 1, 100.0);
         w.idle.clear();
-        w.servers[0].free_at = 12.0;
-        w.servers[1].free_at = 20.0;
+        w.set_free_at(0, 12.0);
+        w.set_free_at(1, 20.0);
         w.queue.push_back(0);
         assert_eq!(w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()), 30.0);
+    }
+
+    #[test]
+    fn free_times_stay_sorted() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let mut w = WorkerState::new(5, 1, 1, 100.0);
+        for _ in 0..1000 {
+            let s = rng.random_range(0..5);
+            w.set_free_at(s, f64::from(rng.random_range(0..40u32)));
+            let mut want: Vec<f64> = w.servers.iter().map(|s| s.free_at).collect();
+            want.sort_unstable_by(f64::total_cmp);
+            assert_eq!(w.free_sorted, want);
+        }
     }
 }

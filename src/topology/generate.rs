@@ -62,6 +62,8 @@ pub struct GenerateOptions {
     pub antenna_gpu_share: f64,
     /// Seed of the per-site draws.
     pub seed: u64,
+    /// Routing scope written as the file's `max_reach_ms` (`None`: every worker reachable).
+    pub max_reach_ms: Option<f64>,
 }
 
 impl Default for GenerateOptions {
@@ -78,6 +80,7 @@ impl Default for GenerateOptions {
             gpu: [10, 24, 32],
             antenna_gpu_share: 0.5,
             seed: 1,
+            max_reach_ms: None,
         }
     }
 }
@@ -101,6 +104,12 @@ impl GenerateOptions {
         }
         if self.cpu.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
             return Err("--cpu: expected four core counts > 0".into());
+        }
+        if self
+            .max_reach_ms
+            .is_some_and(|m| !(m.is_finite() && m > 0.0))
+        {
+            return Err("--max-reach-ms: expected a distance in ms > 0".into());
         }
         if !(0.0..=1.0).contains(&self.antenna_gpu_share) {
             return Err("--antenna-gpu-share: expected a fraction in [0, 1]".into());
@@ -189,6 +198,12 @@ pub fn generate(o: &GenerateOptions) -> String {
         o.seed, o.antennas
     );
     let _ = writeln!(w, "name: {}", o.name);
+    if let Some(m) = o.max_reach_ms {
+        let _ = writeln!(
+            w,
+            "max_reach_ms: {m}   # routing scope: workers farther than this (d + 2σ) are no scheduler's candidates"
+        );
+    }
     let _ = writeln!(w, "layers:");
     let [la, lc, lr] = o.link_ms;
     let [ca, cc, cr, cl] = o.cpu;
@@ -342,6 +357,29 @@ mod tests {
         );
     }
 
+    /// With a routing scope that takes in the own regional DC and the cloud, a scheduler's
+    /// candidates do not grow with the country: the same count at 16 and at 64 antennas.
+    #[test]
+    fn a_routing_scope_keeps_reach_lists_flat() {
+        let reach = |antennas| {
+            let t = load(&generate(&GenerateOptions {
+                antennas,
+                max_reach_ms: Some(40.0),
+                antenna_gpu_share: 1.0,
+                ..Default::default()
+            }));
+            let n: Vec<usize> = t.schedulers.iter().map(|s| s.reach.len()).collect();
+            (
+                *n.iter().min().unwrap(),
+                *n.iter().max().unwrap(),
+                t.workers.len(),
+            )
+        };
+        let (small, large) = (reach(16), reach(64));
+        assert_eq!((small.0, small.1), (large.0, large.1));
+        assert!(large.2 > 3 * small.2 && small.1 < small.2);
+    }
+
     #[test]
     fn bad_options_are_named() {
         let o = GenerateOptions {
@@ -354,5 +392,10 @@ mod tests {
             ..Default::default()
         };
         assert!(o.validate().unwrap_err().contains("--link-spread"));
+        let o = GenerateOptions {
+            max_reach_ms: Some(0.0),
+            ..Default::default()
+        };
+        assert!(o.validate().unwrap_err().contains("--max-reach-ms"));
     }
 }

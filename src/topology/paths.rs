@@ -15,19 +15,89 @@ pub(super) fn ancestors(clusters: &[Cluster], c: usize) -> Vec<usize> {
 
 /// Mean delay and standard deviation from `a` to `b` (sum of link means, root of the sum of
 /// variances on the tree path), or `None` when they share no ancestor.
+#[cfg(test)]
 pub(super) fn path_delay(clusters: &[Cluster], a: usize, b: usize) -> Option<(f64, f64)> {
-    let up_a = ancestors(clusters, a);
-    let up_b = ancestors(clusters, b);
-    let lca = up_a.iter().copied().find(|x| up_b.contains(x))?;
-    let mut mean = 0.0;
-    let mut var = 0.0;
-    for chain in [&up_a, &up_b] {
-        for &c in chain.iter().take_while(|&&c| c != lca) {
-            mean += clusters[c].link_mean_ms;
-            var += clusters[c].link_jitter_ms * clusters[c].link_jitter_ms;
+    let paths = Paths::new(clusters);
+    paths.from(a).delay_to(&paths, b)
+}
+
+/// Every cluster's ancestor chain and link, computed once, so that the delays from one
+/// scheduler to every cluster cost a few steps each and no allocation (national-size
+/// topologies have thousands of schedulers and clusters).
+pub(super) struct Paths {
+    /// Ancestors of each cluster, itself first.
+    chains: Vec<Vec<u32>>,
+    /// Link mean and jitter to the parent, per cluster.
+    links: Vec<(f64, f64)>,
+}
+
+/// The delays from one cluster: its chain, and each cluster's position on it.
+pub(super) struct From {
+    source: usize,
+    /// Position of each cluster on the source's chain, or `u32::MAX`.
+    pos: Vec<u32>,
+}
+
+impl Paths {
+    /// The chains of `clusters` (a forest: no cycles).
+    pub(super) fn new(clusters: &[Cluster]) -> Self {
+        Self {
+            chains: (0..clusters.len())
+                .map(|c| {
+                    ancestors(clusters, c)
+                        .into_iter()
+                        .map(|x| x as u32)
+                        .collect()
+                })
+                .collect(),
+            links: clusters
+                .iter()
+                .map(|c| (c.link_mean_ms, c.link_jitter_ms))
+                .collect(),
         }
     }
-    Some((mean, var.sqrt()))
+
+    /// Delays from `source`.
+    pub(super) fn from(&self, source: usize) -> From {
+        let mut f = From {
+            source,
+            pos: vec![u32::MAX; self.chains.len()],
+        };
+        f.reset(self, source);
+        f
+    }
+}
+
+impl From {
+    /// Makes this the delays from `source` instead.
+    pub(super) fn reset(&mut self, paths: &Paths, source: usize) {
+        for &c in &paths.chains[self.source] {
+            self.pos[c as usize] = u32::MAX;
+        }
+        self.source = source;
+        for (i, &c) in paths.chains[source].iter().enumerate() {
+            self.pos[c as usize] = i as u32;
+        }
+    }
+
+    /// Mean delay and standard deviation from the source to `b`: the links from the source up
+    /// to the lowest common ancestor, then from `b` up to it (summed in that order), or `None`
+    /// when they share no ancestor.
+    pub(super) fn delay_to(&self, paths: &Paths, b: usize) -> Option<(f64, f64)> {
+        let up_b = &paths.chains[b];
+        let k = up_b
+            .iter()
+            .position(|&c| self.pos[c as usize] != u32::MAX)?;
+        let up_a = &paths.chains[self.source][..self.pos[up_b[k] as usize] as usize];
+        let mut mean = 0.0;
+        let mut var = 0.0;
+        for &c in up_a.iter().chain(&up_b[..k]) {
+            let (m, j) = paths.links[c as usize];
+            mean += m;
+            var += j * j;
+        }
+        Some((mean, var.sqrt()))
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The YAML shape of a topology file and its validation into a [`Topology`].
 
 use super::deploy::{fill_to_saturation, fits, take};
-use super::paths::path_delay;
+use super::paths::Paths;
 use super::{Cluster, Reach, Scheduler, Topology, Worker};
 use crate::config::{ConfigError, Source};
 use crate::profiles::Profiles;
@@ -24,6 +24,10 @@ struct File {
     schedulers: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     overrides: Vec<OverrideSpec>,
+    /// Routing scope: workers whose net distance d + 2σ from a scheduler exceeds this many ms
+    /// are not its candidates. Absent: every worker in the scheduler's tree.
+    #[serde(default)]
+    max_reach_ms: Option<Spanned<f64>>,
 }
 
 /// Defaults for every cluster of a layer.
@@ -353,26 +357,56 @@ fn schedulers(
         }
         overrides.insert((s, n), (o.mean_ms.value, o.jitter_ms));
     }
+    let max_reach = match &file.max_reach_ms {
+        None => f64::INFINITY,
+        Some(m) if m.value > 0.0 && !m.value.is_nan() => m.value,
+        Some(m) => {
+            return Err(src.error_at(
+                m,
+                "max_reach_ms",
+                format!("expected a distance in ms > 0, got {}", m.value),
+            ));
+        }
+    };
+    let paths = Paths::new(clusters);
+    // Workers by cluster, so each (scheduler, cluster) path is computed once.
+    let mut by_cluster: Vec<Vec<usize>> = vec![Vec::new(); clusters.len()];
+    for (w, wk) in workers.iter().enumerate() {
+        by_cluster[wk.cluster].push(w);
+    }
+    let hosting: Vec<usize> = (0..clusters.len())
+        .filter(|&c| !by_cluster[c].is_empty())
+        .collect();
+    let mut from = paths.from(sites.first().copied().unwrap_or(0));
     Ok(sites
         .into_iter()
         .map(|s| {
-            let mut reach: Vec<Reach> = workers
-                .iter()
-                .enumerate()
-                .filter_map(|(w, wk)| {
-                    let (d, sigma) = overrides
-                        .get(&(s, wk.cluster))
-                        .copied()
-                        .or_else(|| path_delay(clusters, s, wk.cluster))?;
-                    Some(Reach {
-                        worker: w as u32,
-                        cluster: wk.cluster as u32,
-                        variant: wk.variant as u32,
-                        d_ms: d,
-                        sigma_ms: sigma,
-                    })
-                })
-                .collect();
+            from.reset(&paths, s);
+            let mut reach: Vec<Reach> = Vec::new();
+            for &c in &hosting {
+                let Some((d, sigma)) = overrides
+                    .get(&(s, c))
+                    .copied()
+                    .or_else(|| from.delay_to(&paths, c))
+                else {
+                    continue;
+                };
+                let r = Reach {
+                    worker: 0,
+                    cluster: c as u32,
+                    variant: 0,
+                    d_ms: d,
+                    sigma_ms: sigma,
+                };
+                if r.net_ms() > max_reach {
+                    continue;
+                }
+                reach.extend(by_cluster[c].iter().map(|&w| Reach {
+                    worker: w as u32,
+                    variant: workers[w].variant as u32,
+                    ..r
+                }));
+            }
             reach.sort_by(|a, b| {
                 a.net_ms()
                     .total_cmp(&b.net_ms())

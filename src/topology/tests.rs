@@ -157,3 +157,25 @@ fn no_access_cluster_means_no_scheduler() {
     let e = err("clusters:\n  - {id: c, layer: cloud}\n");
     assert_eq!(e.field, "schedulers");
 }
+
+/// A routing scope keeps the nearest part of each reach list, exactly: a0's cloud (net 31) is
+/// out at 30 ms and in at 31; a bad bound names the field.
+#[test]
+fn max_reach_keeps_the_near_part_of_each_reach_list() {
+    let full = load(fixtures::TOPOLOGY).unwrap();
+    let scoped = load(&format!("max_reach_ms: 30\n{}", fixtures::TOPOLOGY)).unwrap();
+    for (f, s) in full.schedulers.iter().zip(&scoped.schedulers) {
+        let near: Vec<Reach> = f
+            .reach
+            .iter()
+            .copied()
+            .filter(|r| r.net_ms() <= 30.0)
+            .collect();
+        assert_eq!(s.reach, near);
+    }
+    assert_eq!(scoped.schedulers[0].reach.len(), 2);
+    let edge = load(&format!("max_reach_ms: 31\n{}", fixtures::TOPOLOGY)).unwrap();
+    assert_eq!(edge.schedulers[0].reach, full.schedulers[0].reach);
+    let e = err(&format!("max_reach_ms: -1\n{}", fixtures::TOPOLOGY));
+    assert_eq!((e.line, e.field.as_str()), (1, "max_reach_ms"));
+}
