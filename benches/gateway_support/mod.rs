@@ -398,7 +398,7 @@ pub fn stream_open() -> Value {
 }
 
 /// Opens `n` streams on `concurrency` connections; their ids.
-pub async fn open_streams(c: &HttpClient, gw: &str, n: usize, concurrency: usize) -> Vec<u64> {
+pub async fn open_streams(c: &HttpClient, gw: &str, n: usize, concurrency: usize) -> Vec<String> {
     let uri = format!("{gw}/v1/streams");
     let tasks: Vec<_> = (0..concurrency)
         .map(|k| {
@@ -410,7 +410,9 @@ pub async fn open_streams(c: &HttpClient, gw: &str, n: usize, concurrency: usize
                     let (st, b) = send(&c, "POST", &uri, Body::Json(stream_open())).await;
                     assert_eq!(st, 201, "{}", String::from_utf8_lossy(&b));
                     let v: Value = serde_json::from_slice(&b).unwrap();
-                    ids.push(v["stream_id"].as_u64().unwrap());
+                    // Stream ids are signed tokens (strings), not counters.
+                    let id = v["stream_id"].as_str().expect("stream_id is a string");
+                    ids.push(id.to_owned());
                 }
                 ids
             })
