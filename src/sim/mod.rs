@@ -296,11 +296,29 @@ impl Simulation {
                 break;
             }
             let e = self.events.pop().expect("peeked");
+            if let Some(next) = self.events.peek_second() {
+                self.prefetch_target(next);
+            }
             self.now = t;
             self.stats.events += 1;
             self.dispatch(e);
         }
         self.now = self.now.max(t_ms.min(self.horizon_ms));
+    }
+
+    /// Starts loading the record event `e` will touch first (see [`slab::prefetch`]).
+    #[inline]
+    fn prefetch_target(&self, e: queue::Event) {
+        match e.kind() {
+            Kind::Emit => self.streams.prefetch(e.a()),
+            Kind::Arrive => self.queries.prefetch(e.a()),
+            Kind::BatchDone => {
+                if let Some(w) = self.workers.get(e.a() as usize) {
+                    slab::prefetch(w);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Runs to the end: no arrival or emission after the horizon; in-flight queries drain.

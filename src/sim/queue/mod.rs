@@ -237,6 +237,13 @@ impl EventQueue {
         self.current.get(self.head).map(Event::time)
     }
 
+    /// The event after the next one when it is already in the bucket being drained (a hint
+    /// for prefetching; `None` says nothing about later buckets).
+    #[inline]
+    pub fn peek_second(&self) -> Option<Event> {
+        self.current.get(self.head + 1).copied()
+    }
+
     /// Removes and returns the next event.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
