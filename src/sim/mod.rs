@@ -296,8 +296,13 @@ impl Simulation {
                 break;
             }
             let e = self.events.pop().expect("peeked");
-            if let Some(next) = self.events.peek_second() {
-                self.prefetch_target(next);
+            // Two events ahead, their own records; one ahead (whose record was asked for at the
+            // previous step), what that record points to.
+            if let Some(after) = self.events.peek_ready(1) {
+                self.prefetch_target(after);
+            }
+            if let Some(next) = self.events.peek_ready(0) {
+                self.prefetch_linked(next);
             }
             self.now = t;
             self.stats.events += 1;
@@ -318,6 +323,21 @@ impl Simulation {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Starts loading what the record of event `e` points to: an arriving query's worker and
+    /// the stream whose next emission rides on it.
+    #[inline]
+    fn prefetch_linked(&self, e: queue::Event) {
+        if e.kind() == Kind::Arrive {
+            let q = self.queries.get(e.a());
+            if let Some(w) = self.workers.get(q.worker as usize) {
+                slab::prefetch(w);
+            }
+            if q.chain != NO_STREAM {
+                self.streams.prefetch(q.chain);
+            }
         }
     }
 

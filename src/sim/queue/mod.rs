@@ -237,11 +237,11 @@ impl EventQueue {
         self.current.get(self.head).map(Event::time)
     }
 
-    /// The event after the next one when it is already in the bucket being drained (a hint
+    /// The `k`-th next event (from 0) when it is already in the bucket being drained (a hint
     /// for prefetching; `None` says nothing about later buckets).
     #[inline]
-    pub fn peek_second(&self) -> Option<Event> {
-        self.current.get(self.head + 1).copied()
+    pub fn peek_ready(&self, k: usize) -> Option<Event> {
+        self.current.get(self.head + k).copied()
     }
 
     /// Removes and returns the next event.
