@@ -137,12 +137,7 @@ pub fn publish(
         }
         reach.push(r);
     }
-    reach.sort_by(|a, b| {
-        a.net_ms()
-            .total_cmp(&b.net_ms())
-            .then(a.cluster.cmp(&b.cluster))
-            .then(a.variant.cmp(&b.variant))
-    });
+    reach.sort_by(Reach::by_distance);
     Snapshot {
         plan: plan.clone(),
         upstreams: upstreams.clone(),

@@ -64,6 +64,15 @@ impl Reach {
     pub fn net_ms(&self) -> f64 {
         self.d_ms + 2.0 * self.sigma_ms
     }
+
+    /// The order of a reach list: net distance, then cluster index, then variant index
+    /// (feasibility relies on the distance order to skip the far tail).
+    pub fn by_distance(a: &Self, b: &Self) -> std::cmp::Ordering {
+        a.net_ms()
+            .total_cmp(&b.net_ms())
+            .then(a.cluster.cmp(&b.cluster))
+            .then(a.variant.cmp(&b.variant))
+    }
 }
 
 /// A scheduler at an access cluster, with every worker it can reach, nearest first.

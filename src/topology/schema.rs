@@ -407,12 +407,7 @@ fn schedulers(
                     ..r
                 }));
             }
-            reach.sort_by(|a, b| {
-                a.net_ms()
-                    .total_cmp(&b.net_ms())
-                    .then(a.cluster.cmp(&b.cluster))
-                    .then(a.variant.cmp(&b.variant))
-            });
+            reach.sort_by(Reach::by_distance);
             Scheduler { cluster: s, reach }
         })
         .collect())
