@@ -34,6 +34,26 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
         assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
         assert_eq!(h["x-continuum-outcome"], "success");
         assert_close(&output_of(&body), &direct(model, 1), 1e-4);
+        // The binary tensor extension: the gateway relays the tensor's bytes to the QUIC worker.
+        let (bin, header_len) = infer_binary(1);
+        let req = hyper::Request::post(format!("http://{a}{path}"))
+            .header("host", "localhost")
+            .header("inference-header-content-length", header_len)
+            .body(http_body_util::Full::new(bytes::Bytes::from(bin)))
+            .unwrap();
+        let (st, h, body) = http(a, req).await;
+        assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
+        let n: usize = h["inference-header-content-length"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&body[..n]).unwrap();
+        let out = continuum::inference::Tensor {
+            shape: serde_json::from_value(v["outputs"][0]["shape"].clone()).unwrap(),
+            data: continuum::inference::fp32::decode_le(&body[n..]),
+        };
+        assert_close(&out, &direct(model, 1), 1e-4);
     }
     // GET shows the binding; DELETE closes; the closed stream is unknown.
     let id = near["stream_id"].as_str().unwrap();
@@ -62,7 +82,7 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
     let m = String::from_utf8(m.to_vec()).unwrap();
     assert_eq!(
         metric_sum(&m, "continuum_gateway_queries_total{outcome=\"success\""),
-        2.0,
+        4.0,
         "{m}"
     );
     assert!(m.contains("cluster=\"cloud\""));

@@ -41,6 +41,22 @@ fn err(r: Response) -> (u8, String) {
     }
 }
 
+/// On loopback, path-MTU discovery grows the packets from quinn's default 1 452 bytes up to
+/// the configured ceiling (a 48 KB query then takes 9 packets instead of 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packets_grow_to_the_ceiling_on_loopback() {
+    let w = start(config(&[("s4", "cnn-s", 4, 1.0)], json!({}))).await;
+    let c = quic(&w).await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while c.mtu() < continuum::worker::tls::MAX_UDP_PAYLOAD && std::time::Instant::now() < until {
+        ok(c.infer(&query("s4", 1, 1, 0)).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(c.mtu(), continuum::worker::tls::MAX_UDP_PAYLOAD);
+    c.close().await;
+    w.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_trips_match_direct_inference() {
     let w = start(config(

@@ -7,7 +7,7 @@ use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
 use super::upstream::{Link, UpstreamError};
 use crate::worker::Answer;
-use crate::worker::frame::InferFrame;
+use crate::worker::frame;
 use crate::worker::oip::{self, ParsedInfer};
 use bytes::Bytes;
 use hyper::StatusCode;
@@ -40,7 +40,15 @@ impl GatewayState {
         body: &[u8],
         header_len: Option<usize>,
     ) -> Result<ParsedInfer, ApiError> {
-        oip::parse_infer(body, header_len, task).map_err(|e| {
+        self.parse_with(oip::parse_infer(body, header_len, task))
+    }
+
+    /// Counts a malformed query body as a bad request (400).
+    fn parse_with(
+        &self,
+        r: Result<ParsedInfer, crate::worker::QueryError>,
+    ) -> Result<ParsedInfer, ApiError> {
+        r.map_err(|e| {
             self.metrics
                 .bad_requests
                 .get_or_create(&res("malformed"))
@@ -128,26 +136,35 @@ impl GatewayState {
         let budget_ms = stream.req.max_delay_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
         let task = snap.plan.task(&stream.req.task);
-        // HTTP upstreams get the body as it came; QUIC needs the tensor.
+        // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
+        // as it lies in the body when it came in binary form (relayed without a copy).
         let parsed = match (&b.upstream.link, task, parsed) {
-            (Link::Quic(_), Some(task), None) => Some(self.parse(task, &body, header_len)?),
+            (Link::Quic(_), Some(task), None) => {
+                Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
+            }
             (_, _, p) => p,
         };
         let t_up = Instant::now();
         let result = match (&b.upstream.link, task) {
             (_, None) => Err(UpstreamError::NotFound(stream.req.task.clone())),
             (Link::Quic(q), Some(task)) => {
-                let mut parsed = parsed.expect("parsed above for QUIC");
-                let frame = InferFrame {
-                    stream_id: stream.id,
-                    deadline_us,
-                    model: b.variant.to_string(),
-                    input: crate::inference::Tensor {
-                        shape: parsed.shape.clone(),
-                        data: std::mem::take(&mut parsed.data),
-                    },
+                let parsed = parsed.expect("parsed above for QUIC");
+                let data = match &parsed.raw {
+                    Some(r) => body.slice(r.clone()),
+                    None => {
+                        let mut v = Vec::with_capacity(parsed.data.len() * 4);
+                        crate::inference::fp32::extend_le(&mut v, &parsed.data);
+                        Bytes::from(v)
+                    }
                 };
-                q.infer(&frame).await.map(|a| {
+                let head = frame::encode_infer_head(
+                    stream.id,
+                    deadline_us,
+                    &b.variant,
+                    &parsed.shape,
+                    data.len(),
+                );
+                q.infer(&b.variant, Bytes::from(head), data).await.map(|a| {
                     let ans = Answer {
                         output: a.output,
                         queue_us: u64::from(a.queue_us),

@@ -247,6 +247,9 @@ impl OipCore for Ctx {
             .task(model)
             .ok_or_else(|| OipError::unknown_model(model))?;
         let (body, n) = oip::encode_request(spec, &parsed);
+        // The tensor follows the JSON header in the new body, as binary data.
+        let mut parsed = parsed;
+        parsed.raw = Some(n..body.len());
         let id = parsed.id.clone();
         let r = match parsed.parameters.get("stream_id") {
             Some(Value::String(token)) => {

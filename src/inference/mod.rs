@@ -5,6 +5,7 @@
 //! `FP32` output tensor `[N, …]`; the worker and the profiler rely on that.
 
 pub mod backend;
+pub mod fp32;
 pub mod manifest;
 mod model;
 

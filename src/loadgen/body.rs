@@ -125,10 +125,7 @@ impl InferBody {
                 });
                 let mut bytes = serde_json::to_vec(&header).expect("JSON values serialise");
                 let n = bytes.len();
-                bytes.reserve(data.len() * 4);
-                for x in data {
-                    bytes.extend_from_slice(&x.to_le_bytes());
-                }
+                crate::inference::fp32::extend_le(&mut bytes, data);
                 Self {
                     bytes: Bytes::from(bytes),
                     content_type: "application/octet-stream",

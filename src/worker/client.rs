@@ -5,6 +5,7 @@ use super::frame::{self, InferFrame, Response};
 use super::load::LoadReport;
 use super::tls;
 use anyhow::{Context, Result, bail};
+use bytes::Bytes;
 use quinn::{Connection, Endpoint, RecvStream};
 use rustls::pki_types::CertificateDer;
 use std::net::SocketAddr;
@@ -41,7 +42,7 @@ impl QuicClient {
         } else {
             SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
         };
-        let mut endpoint = Endpoint::client(bind).context("cannot open a QUIC socket")?;
+        let mut endpoint = tls::endpoint(bind, None)?;
         let mut client = tls::client_config(trusted)?;
         if let Some(idle) = idle {
             let mut t = tls::transport();
@@ -61,14 +62,26 @@ impl QuicClient {
 
     /// Sends an INFER request and waits for its response frame.
     pub async fn infer(&self, f: &InferFrame) -> Result<Response> {
-        self.send_raw(&frame::encode_infer(f)).await
+        self.exchange(&mut [Bytes::from(frame::encode_infer(f))])
+            .await
+    }
+
+    /// Sends an INFER request given as its head ([`frame::encode_infer_head`]) and its tensor
+    /// data, without copying either, and waits for its response frame.
+    pub async fn infer_parts(&self, head: Bytes, data: Bytes) -> Result<Response> {
+        self.exchange(&mut [head, data]).await
     }
 
     /// Sends arbitrary request bytes on a new stream and decodes the response frame (for
     /// testing the worker's handling of malformed frames).
     pub async fn send_raw(&self, bytes: &[u8]) -> Result<Response> {
+        self.exchange(&mut [Bytes::copy_from_slice(bytes)]).await
+    }
+
+    /// One query: `chunks` on a new stream, then its response frame.
+    async fn exchange(&self, chunks: &mut [Bytes]) -> Result<Response> {
         let (mut send, mut recv) = self.conn.open_bi().await.context("cannot open a stream")?;
-        send.write_all(bytes)
+        send.write_all_chunks(chunks)
             .await
             .context("cannot send the request")?;
         send.finish().context("cannot finish the request")?;

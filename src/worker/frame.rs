@@ -31,7 +31,7 @@
 //! u32 length followed by that many bytes of JSON ([`super::load::LoadReport`]).
 
 use super::variant::QueryError;
-use crate::inference::Tensor;
+use crate::inference::{Tensor, fp32};
 
 /// Protocol version byte.
 pub const VERSION: u8 = 1;
@@ -171,11 +171,10 @@ impl<'a> Reader<'a> {
             ));
         }
         let bytes = self.take(len, "tensor data")?;
-        let data = bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
-        Ok(Tensor { shape, data })
+        Ok(Tensor {
+            shape,
+            data: fp32::decode_le(bytes),
+        })
     }
     fn end(&self) -> Result<(), String> {
         if self.pos == self.buf.len() {
@@ -189,27 +188,51 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn put_tensor(out: &mut Vec<u8>, t: &Tensor) {
+fn put_shape(out: &mut Vec<u8>, shape: &[usize], data_len: usize) {
     out.push(DTYPE_FP32);
-    out.push(t.shape.len() as u8);
-    for d in &t.shape {
+    out.push(shape.len() as u8);
+    for d in shape {
         out.extend_from_slice(&(*d as u32).to_le_bytes());
     }
-    out.extend_from_slice(&((t.data.len() * 4) as u32).to_le_bytes());
-    for x in &t.data {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
+    out.extend_from_slice(&(data_len as u32).to_le_bytes());
+}
+
+fn put_tensor(out: &mut Vec<u8>, t: &Tensor) {
+    put_shape(out, &t.shape, t.data.len() * 4);
+    fp32::extend_le(out, &t.data);
 }
 
 /// Encodes an INFER request.
 pub fn encode_infer(f: &InferFrame) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + f.model.len() + f.input.data.len() * 4);
+    let data_len = f.input.data.len() * 4;
+    let mut out = encode_infer_head(
+        f.stream_id,
+        f.deadline_us,
+        &f.model,
+        &f.input.shape,
+        data_len,
+    );
+    out.reserve_exact(data_len);
+    fp32::extend_le(&mut out, &f.input.data);
+    out
+}
+
+/// Encodes an INFER request up to its tensor data: what [`encode_infer`] writes before the
+/// `data_len` bytes of FP32 data, for a sender that holds the data already in wire form.
+pub fn encode_infer_head(
+    stream_id: u64,
+    deadline_us: u32,
+    model: &str,
+    shape: &[usize],
+    data_len: usize,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + model.len() + 4 * shape.len() + data_len);
     out.extend_from_slice(&[VERSION, KIND_INFER]);
-    out.extend_from_slice(&f.stream_id.to_le_bytes());
-    out.extend_from_slice(&f.deadline_us.to_le_bytes());
-    out.extend_from_slice(&(f.model.len() as u16).to_le_bytes());
-    out.extend_from_slice(f.model.as_bytes());
-    put_tensor(&mut out, &f.input);
+    out.extend_from_slice(&stream_id.to_le_bytes());
+    out.extend_from_slice(&deadline_us.to_le_bytes());
+    out.extend_from_slice(&(model.len() as u16).to_le_bytes());
+    out.extend_from_slice(model.as_bytes());
+    put_shape(&mut out, shape, data_len);
     out
 }
 
@@ -329,6 +352,14 @@ mod tests {
             message: "rejected: x".into(),
         };
         assert_eq!(decode_response(&encode_response(&r)), Ok(r));
+    }
+
+    #[test]
+    fn a_head_and_its_data_make_the_whole_frame() {
+        let f = frame();
+        let mut parts = encode_infer_head(f.stream_id, f.deadline_us, &f.model, &f.input.shape, 8);
+        fp32::extend_le(&mut parts, &f.input.data);
+        assert_eq!(parts, encode_infer(&f));
     }
 
     #[test]

@@ -237,9 +237,7 @@ pub fn parse_request(m: &ModelInfo, r: pb::ModelInferRequest) -> Result<ParsedIn
                     elems.saturating_mul(4)
                 )));
             }
-            raw.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
+            crate::inference::fp32::decode_le(raw)
         }
         ([], Some(c)) => c.fp32_contents.clone(),
         ([], None) => {
@@ -267,6 +265,7 @@ pub fn parse_request(m: &ModelInfo, r: pb::ModelInferRequest) -> Result<ParsedIn
         id: (!r.id.is_empty()).then_some(r.id),
         shape,
         data,
+        raw: None,
         deadline,
         stream,
         binary_output: true,
@@ -357,9 +356,7 @@ fn stats_pb(s: &ModelStats) -> pb::ModelStatistics {
 
 fn answer_pb(out: oip_core::InferOutput) -> pb::ModelInferResponse {
     let mut raw = Vec::with_capacity(out.data.len() * 4);
-    for x in &out.data {
-        raw.extend_from_slice(&x.to_le_bytes());
-    }
+    crate::inference::fp32::extend_le(&mut raw, &out.data);
     pb::ModelInferResponse {
         model_name: out.model,
         model_version: "1".into(),

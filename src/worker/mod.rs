@@ -270,7 +270,7 @@ impl Worker {
             std::fs::write(p, certificate.as_ref())
                 .with_context(|| format!("cannot write {}", p.display()))?;
         }
-        let endpoint = quinn::Endpoint::server(tls.server_config()?, cfg.quic.listen)
+        let endpoint = tls::endpoint(cfg.quic.listen, Some(tls.server_config()?))
             .with_context(|| format!("cannot bind QUIC on {}", cfg.quic.listen))?;
         let listener = tokio::net::TcpListener::bind(cfg.http.listen)
             .await

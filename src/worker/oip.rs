@@ -9,6 +9,7 @@
 //! `parameters`.
 
 use super::variant::{Answer, QueryError, Variant};
+use crate::inference::fp32;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -75,8 +76,10 @@ pub struct ParsedInfer {
     pub id: Option<String>,
     /// Input shape.
     pub shape: Vec<usize>,
-    /// Input data.
+    /// Input data (empty when [`parse_infer_relay`] left binary data in the body).
     pub data: Vec<f32>,
+    /// Where the input's FP32 bytes lie in the body, when they came as binary data.
+    pub raw: Option<std::ops::Range<usize>>,
     /// Deadline budget.
     pub deadline: Option<Duration>,
     /// Client stream id.
@@ -120,6 +123,25 @@ pub fn parse_infer<M: OipModel + ?Sized>(
     header_len: Option<usize>,
     variant: &M,
 ) -> Result<ParsedInfer, QueryError> {
+    parse(body, header_len, variant, true)
+}
+
+/// As [`parse_infer`], with the same checks, but binary input data is not decoded: `data` is
+/// left empty and `raw` says where the bytes are, for a relay that forwards them as they are.
+pub fn parse_infer_relay<M: OipModel + ?Sized>(
+    body: &[u8],
+    header_len: Option<usize>,
+    variant: &M,
+) -> Result<ParsedInfer, QueryError> {
+    parse(body, header_len, variant, false)
+}
+
+fn parse<M: OipModel + ?Sized>(
+    body: &[u8],
+    header_len: Option<usize>,
+    variant: &M,
+    decode_binary: bool,
+) -> Result<ParsedInfer, QueryError> {
     let (json_part, mut binary) = match header_len {
         Some(n) if n > body.len() => {
             return Err(bad(format!(
@@ -137,6 +159,7 @@ pub fn parse_infer<M: OipModel + ?Sized>(
     }
     let input = &req.inputs[0];
     let (shape, elems) = check_input(variant, &input.name, &input.datatype, &input.shape)?;
+    let mut raw = None;
     let data = match (input.parameters.get("binary_data_size"), &input.data) {
         (Some(size), _) => {
             let size = size
@@ -163,9 +186,13 @@ pub fn parse_infer<M: OipModel + ?Sized>(
             }
             let (mine, rest) = binary.split_at(size);
             binary = rest;
-            mine.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
+            let at = body.len() - mine.len() - rest.len();
+            raw = Some(at..at + size);
+            if decode_binary {
+                fp32::decode_le(mine)
+            } else {
+                Vec::new()
+            }
         }
         (None, Some(v)) => {
             let mut out = Vec::with_capacity(elems.min(1 << 24));
@@ -197,6 +224,7 @@ pub fn parse_infer<M: OipModel + ?Sized>(
         id: req.id,
         shape,
         data,
+        raw,
         deadline,
         stream,
         binary_output,
@@ -297,10 +325,7 @@ pub fn decode_answer(body: &[u8], header_len: Option<usize>) -> Result<Decoded, 
     let shape: Vec<usize> = serde_json::from_value(out["shape"].clone())
         .map_err(|e| bad(format!("answer without an output shape: {e}")))?;
     let data = match &out["data"] {
-        Value::Null => binary
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
+        Value::Null => fp32::decode_le(binary),
         d => {
             let mut o = Vec::new();
             flatten(d, &mut o)?;
@@ -328,10 +353,7 @@ pub fn encode_request<M: OipModel + ?Sized>(m: &M, p: &ParsedInfer) -> (Vec<u8>,
     }
     let mut bytes = serde_json::to_vec(&req).expect("JSON values serialise");
     let n = bytes.len();
-    bytes.reserve(p.data.len() * 4);
-    for x in &p.data {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
+    fp32::extend_le(&mut bytes, &p.data);
     (bytes, n)
 }
 
@@ -390,12 +412,69 @@ pub fn encode_infer<M: OipModel + ?Sized>(
     let mut bytes = serde_json::to_vec(&body).expect("JSON values serialise");
     if req.binary_output {
         let n = bytes.len();
-        bytes.reserve(ans.output.data.len() * 4);
-        for x in &ans.output.data {
-            bytes.extend_from_slice(&x.to_le_bytes());
-        }
+        fp32::extend_le(&mut bytes, &ans.output.data);
         (bytes, Some(n))
     } else {
         (bytes, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct M;
+    impl OipModel for M {
+        fn model_name(&self) -> &str {
+            "m"
+        }
+        fn input_name(&self) -> &str {
+            "in"
+        }
+        fn output_name(&self) -> &str {
+            "out"
+        }
+    }
+
+    /// An OIP body with the input [1.5, -2.0, 4.0] in binary form; its JSON length.
+    fn binary_body() -> (Vec<u8>, usize) {
+        let p = ParsedInfer {
+            id: Some("q1".into()),
+            shape: vec![1, 3],
+            data: vec![1.5, -2.0, 4.0],
+            raw: None,
+            deadline: None,
+            stream: None,
+            binary_output: false,
+            parameters: Map::new(),
+        };
+        encode_request(&M, &p)
+    }
+
+    #[test]
+    fn relay_parsing_locates_the_binary_data_without_decoding_it() {
+        let (body, n) = binary_body();
+        let full = parse_infer(&body, Some(n), &M).unwrap();
+        let relay = parse_infer_relay(&body, Some(n), &M).unwrap();
+        assert_eq!(full.data, [1.5, -2.0, 4.0]);
+        assert_eq!(full.raw, Some(n..body.len()));
+        assert!(relay.data.is_empty());
+        assert_eq!(relay.raw, full.raw);
+        assert_eq!(relay.shape, full.shape);
+        assert_eq!(relay.id.as_deref(), Some("q1"));
+        let raw = &body[relay.raw.clone().unwrap()];
+        assert_eq!(fp32::decode_le(raw), full.data);
+    }
+
+    #[test]
+    fn relay_parsing_checks_as_much_as_full_parsing() {
+        let (body, n) = binary_body();
+        // Truncated data, and a JSON input (no binary range).
+        let cut = &body[..body.len() - 1];
+        assert!(parse_infer_relay(cut, Some(n), &M).is_err());
+        assert!(parse_infer(cut, Some(n), &M).is_err());
+        let json = br#"{"inputs":[{"name":"in","datatype":"FP32","shape":[1,2],"data":[1,2]}]}"#;
+        let p = parse_infer_relay(json, None, &M).unwrap();
+        assert_eq!((p.data, p.raw), (vec![1.0, 2.0], None));
     }
 }

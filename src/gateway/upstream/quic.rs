@@ -7,8 +7,9 @@ use crate::gateway::config::UpstreamConfig;
 use crate::gateway::live::LiveLoads;
 use crate::inference::Tensor;
 use crate::worker::QuicClient;
-use crate::worker::frame::{InferFrame, Response};
+use crate::worker::frame::Response;
 use anyhow::{Context, Result};
+use bytes::Bytes;
 use rustls::pki_types::CertificateDer;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -86,15 +87,22 @@ impl QuicLink {
         }
     }
 
-    /// Sends one query and waits (up to the upstream timeout) for its answer.
-    pub async fn infer(&self, f: &InferFrame) -> Result<QuicAnswer, UpstreamError> {
+    /// Sends one query of variant `model`, given as an INFER frame's head and tensor data
+    /// ([`crate::worker::frame::encode_infer_head`]), and waits (up to the upstream timeout)
+    /// for its answer.
+    pub async fn infer(
+        &self,
+        model: &str,
+        head: Bytes,
+        data: Bytes,
+    ) -> Result<QuicAnswer, UpstreamError> {
         let Some(c) = self.current() else {
             return Err(UpstreamError::Unavailable(format!(
                 "no connection to {}",
                 self.addr
             )));
         };
-        let r = tokio::time::timeout(self.timeout, c.infer(f))
+        let r = tokio::time::timeout(self.timeout, c.infer_parts(head, data))
             .await
             .map_err(|_| UpstreamError::Timeout(self.timeout))?
             .map_err(|e| {
@@ -119,7 +127,7 @@ impl QuicLink {
             Response::Error { status, message } => Err(match status {
                 1 => UpstreamError::Rejected(message),
                 2 | 4 => UpstreamError::BadRequest(message),
-                3 => UpstreamError::NotFound(f.model.clone()),
+                3 => UpstreamError::NotFound(model.to_string()),
                 6 => UpstreamError::Unavailable(message),
                 _ => UpstreamError::Internal(message),
             }),
