@@ -43,11 +43,7 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
             .unwrap();
         let (st, h, body) = http(a, req).await;
         assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
-        let n: usize = h["inference-header-content-length"]
-            .to_str()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let n = header_len_of(&h);
         let v: Value = serde_json::from_slice(&body[..n]).unwrap();
         let out = continuum::inference::Tensor {
             shape: serde_json::from_value(v["outputs"][0]["shape"].clone()).unwrap(),

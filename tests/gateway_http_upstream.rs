@@ -89,11 +89,7 @@ async fn json_and_binary_bodies_match_direct_requests() {
         .unwrap();
     let (st, headers, direct_body) = http(a, req).await;
     assert_eq!(st, StatusCode::OK);
-    let dn: usize = headers["inference-header-content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let dn = header_len_of(&headers);
     assert_eq!(dn, n);
     assert_close(
         &via,

@@ -48,11 +48,7 @@ async fn json_and_binary_round_trips_match_direct_inference() {
         .unwrap();
     let (st, headers, body) = http(a, req).await;
     assert_eq!(st, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
-    let n: usize = headers["inference-header-content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let n = header_len_of(&headers);
     let v: Value = serde_json::from_slice(&body[..n]).unwrap();
     assert_eq!(
         v["outputs"][0]["parameters"]["binary_data_size"],

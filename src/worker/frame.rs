@@ -226,7 +226,7 @@ pub fn encode_infer_head(
     shape: &[usize],
     data_len: usize,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + model.len() + 4 * shape.len() + data_len);
+    let mut out = Vec::with_capacity(24 + model.len() + 4 * shape.len());
     out.extend_from_slice(&[VERSION, KIND_INFER]);
     out.extend_from_slice(&stream_id.to_le_bytes());
     out.extend_from_slice(&deadline_us.to_le_bytes());

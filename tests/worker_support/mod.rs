@@ -136,6 +136,15 @@ pub fn infer_json(n: usize) -> serde_json::Value {
         "data": reference_input(n, &ITEM)}]})
 }
 
+/// The `Inference-Header-Content-Length` of a binary-tensor answer (the length of its JSON part).
+pub fn header_len_of(headers: &HeaderMap) -> usize {
+    headers["inference-header-content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// An OIP body of `n` reference items with the binary tensor extension (input and output);
 /// returns it with the length of its JSON header.
 pub fn infer_binary(n: usize) -> (Vec<u8>, usize) {
