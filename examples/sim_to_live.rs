@@ -132,7 +132,8 @@ fn main() -> Result<()> {
         unreachable!("parsed a simulate command")
     };
     let p = continuum::policy::by_name(policy).context("unknown policy")?;
-    let sim = build_report(run, &[Runner::Static(p)])?;
+    let config = continuum::mitigation::Configuration::plain(p);
+    let sim = build_report(run, &[Runner::Static(config)])?;
     let s = &sim.results[0];
     println!(
         "sim-to-live: topologies/live.yaml, workloads/live.yaml, λ {} clients/min, {} s, seed {}, {}",

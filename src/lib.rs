@@ -18,6 +18,7 @@ pub mod load;
 pub mod loadgen;
 pub mod meta;
 pub mod metrics;
+pub mod mitigation;
 pub mod observe;
 pub mod oga_bench;
 pub mod policy;

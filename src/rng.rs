@@ -23,6 +23,10 @@ pub enum Purpose {
     Other = 5,
     /// Uplink delays of one stream's queries.
     Uplink = 6,
+    /// Network delays of reissued copies leaving one scheduler.
+    Reissue = 7,
+    /// Per-cluster capacity perturbations.
+    Capacity = 8,
 }
 
 /// SplitMix64 finaliser: a good 64-bit mixer.

@@ -505,3 +505,84 @@ fn missing_topology_file_is_named() {
     let err = fails(&["compare", m, "--duration", "5"]);
     assert!(err.contains(m), "{err}");
 }
+
+// ---- tail-latency mitigation -----------------------------------------------------------------
+
+#[test]
+fn compare_runs_configurations_and_the_grid() {
+    let a = tiny(
+        "compare",
+        &[
+            "--policies",
+            "closest",
+            "--configs",
+            "closest+reissue@0.1,least-impedance+discard@0.9",
+        ],
+    );
+    let v = json(&refs(&a));
+    let names: Vec<&str> = results(&v)
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "closest",
+            "closest+reissue@0.1",
+            "least-impedance+discard@0.9"
+        ]
+    );
+    // The plain row equals `closest` run alone: a mitigation touches only its own row.
+    let alone = json(&refs(&tiny("compare", &["--policies", "closest"])));
+    assert_eq!(results(&v)[0], results(&alone)[0]);
+    for r in results(&v) {
+        assert!(r["latency_ms"]["p99"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["stream_tail_ms"]["p99"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["per_window"][0]["p99_ms"].as_f64().is_some(), "{r}");
+    }
+    assert!(results(&v)[1]["mitigation"]["reissued"].as_u64().unwrap() > 0);
+    assert!(results(&v)[2]["mitigation"]["discarded"].as_u64().is_some());
+    let a = tiny(
+        "compare",
+        &["--grid", "--policies", "closest,cheaper", "--ratios", "0.8"],
+    );
+    let v = json(&refs(&a));
+    assert_eq!(results(&v).len(), 2 * 3);
+    assert_eq!(results(&v)[2]["policy"], "closest+discard@0.8");
+}
+
+#[test]
+fn capacity_scale_slows_the_workers() {
+    // The tiny workload's queries take 10 ms of processing on `closest`'s worker: ×0.25
+    // capacity makes it 40 ms, and every answer 30 ms later.
+    let p50 = |scale: &str| {
+        let a = tiny(
+            "compare",
+            &["--policies", "closest", "--capacity-scale", scale],
+        );
+        let v = json(&refs(&a));
+        results(&v)[0]["latency_ms"]["p50"].as_f64().unwrap()
+    };
+    let (full, quarter) = (p50("1"), p50("0.25"));
+    assert!((quarter - full - 30.0).abs() < 1.0, "{full} → {quarter}");
+    assert!(p50("perturb:0.5:3") > 0.0);
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    for (args, word) in [
+        (
+            vec!["--configs", "closest+restart@0.8"],
+            "unknown kind `restart`",
+        ),
+        (vec!["--configs", "closest+reissue@1.5"], "(0, 1]"),
+        (vec!["--configs", "nearest+none"], "nearest"),
+        (vec!["--grid", "--ratios", "0.8,2"], "--ratios"),
+        (vec!["--capacity-scale", "-1"], "--capacity-scale"),
+        (vec!["--capacity-scale", "perturb:x"], "perturb"),
+    ] {
+        let a = tiny("compare", &args);
+        let err = fails(&refs(&a));
+        assert!(err.contains(word), "{args:?}: {err}");
+    }
+}

@@ -17,7 +17,8 @@ pub struct Cli {
 pub enum Command {
     /// Simulate one dispatch policy on a topology and print its success ratio over time.
     Simulate {
-        /// The policy every scheduler uses.
+        /// The policy every scheduler uses, optionally with a tail-latency mitigation:
+        /// `least-impedance+reissue@0.8`, `closest+discard@0.9`.
         #[arg(long, default_value = "least-impedance")]
         policy: String,
         /// Options shared with `compare`.
@@ -27,9 +28,22 @@ pub enum Command {
     /// Simulate every policy on the same workload and seed and compare their success ratios.
     Compare {
         /// Comma-separated policies to compare (default: all); `per-class:<file>` is a static
-        /// per-class table (as written by `continuum table`).
+        /// per-class table (as written by `continuum table`). With `--grid`, the policies of
+        /// the grid.
         #[arg(long)]
         policies: Option<String>,
+        /// Comma-separated configurations: a policy and a tail-latency mitigation, `none`,
+        /// `reissue@<r>` or `discard@<r>` with r in (0, 1] (e.g.
+        /// `least-impedance+reissue@0.8,closest+none`); added after `--policies`.
+        #[arg(long)]
+        configs: Option<String>,
+        /// Compare every policy (or those of `--policies`) under every mitigation: none, and
+        /// reissue and discard at each ratio of `--ratios`.
+        #[arg(long, conflicts_with = "configs")]
+        grid: bool,
+        /// Comma-separated ratios r of the grid (default: 0.70, 0.72, …, 0.90).
+        #[arg(long, requires = "grid")]
+        ratios: Option<String>,
         /// Add a `dqn` row: a meta-policy checkpoint written by `continuum train`. Repeat it to
         /// compare several; their rows are then named `dqn:<file stem>`.
         #[arg(long)]
@@ -133,6 +147,12 @@ pub struct RunArgs {
     /// number of waiting queries.
     #[arg(long, default_value = "deadline")]
     pub queue_bound: String,
+    /// Actual worker capacity against the profiles, which schedulers keep believing: a multiple
+    /// for every worker (`0.5`: processing takes twice as long) or `perturb:<spread>[:<seed>]`
+    /// (each cluster its own multiple in [1 − spread, 1 + spread]; the seed defaults to
+    /// `--seed`).
+    #[arg(long, default_value = "1", allow_negative_numbers = true)]
+    pub capacity_scale: String,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

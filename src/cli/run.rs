@@ -3,9 +3,10 @@
 
 use super::args::{Cli, Command, Format, RunArgs};
 use super::runner::Runner;
+use crate::mitigation::Configuration;
 use crate::policy::{self, StreamClasses};
 use crate::report::{self, PolicyResult, Report, SimSummary};
-use crate::sim::{QueueBound, Scenario, SimConfig};
+use crate::sim::{CapacityScale, QueueBound, Scenario, SimConfig};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -18,17 +19,24 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Simulate { policy, run } => (parse_rows(policy)?, run, true),
         Command::Compare {
             policies,
+            configs,
+            grid,
+            ratios,
             run,
             agent,
             oracle,
         } => {
-            let mut runners = match policies {
-                Some(p) => parse_rows(p)?,
-                None => policy::REGISTRY
+            let mut runners = match (policies, configs, grid) {
+                (_, _, true) => grid_rows(policies.as_deref(), ratios.as_deref())?,
+                (None, None, false) => policy::REGISTRY
                     .iter()
-                    .copied()
-                    .map(Runner::Static)
+                    .map(|&p| Runner::Static(Configuration::plain(p)))
                     .collect(),
+                (p, c, false) => {
+                    let mut rows = parse_rows(p.as_deref().unwrap_or(""))?;
+                    rows.extend(parse_rows(c.as_deref().unwrap_or(""))?);
+                    rows
+                }
             };
             for path in agent {
                 let name = if agent.len() == 1 {
@@ -104,21 +112,44 @@ pub fn execute(cli: &Cli) -> Result<()> {
     Ok(())
 }
 
-/// Rows from a comma-separated list: policy names and `per-class:<file>` tables.
+/// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`) and
+/// `per-class:<file>` tables.
 fn parse_rows(list: &str) -> Result<Vec<Runner>> {
     let mut rows = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item.strip_prefix("per-class:") {
             Some(file) => rows.push(Runner::table(file)?),
-            None => rows.extend(
-                policy::parse_list(item)
-                    .map_err(anyhow::Error::msg)?
-                    .into_iter()
-                    .map(Runner::Static),
-            ),
+            None => rows.push(Runner::Static(
+                Configuration::parse(item).map_err(anyhow::Error::msg)?,
+            )),
         }
     }
     Ok(rows)
+}
+
+/// The rows of `--grid`: every policy of `policies` (default: all) × none, and reissue and
+/// discard at every ratio of `ratios` (default: EdgeTuner's 0.70, 0.72, …, 0.90).
+fn grid_rows(policies: Option<&str>, ratios: Option<&str>) -> Result<Vec<Runner>> {
+    let policies = match policies {
+        Some(p) => policy::parse_list(p).map_err(anyhow::Error::msg)?,
+        None => policy::REGISTRY.to_vec(),
+    };
+    let ratios = match ratios {
+        Some(r) => r
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|x| match x.parse::<f64>() {
+                Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+                _ => bail!("--ratios: expected numbers in (0, 1], got `{x}`"),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => crate::mitigation::grid_ratios(),
+    };
+    Ok(Configuration::grid(&policies, &ratios)
+        .into_iter()
+        .map(Runner::Static)
+        .collect())
 }
 
 fn parse_queue_bound(s: &str) -> Result<QueueBound> {
@@ -145,6 +176,9 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         load_window_ms: run.load_window_ms,
         queue_bound: parse_queue_bound(&run.queue_bound)?,
         seed: run.seed,
+        mitigation: crate::mitigation::Mitigation::None,
+        capacity: CapacityScale::parse(&run.capacity_scale, run.seed)
+            .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
     };
     cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
     let mut sc = Scenario::load(&run.topology, &run.profiles, &run.workload)?;
@@ -205,5 +239,6 @@ fn write_outputs(r: &Report, dir: &std::path::Path) -> Result<()> {
         .map_err(anyhow::Error::msg)?;
     report::plot_success_per_app(r, &dir.join("success_per_app.svg"))
         .map_err(anyhow::Error::msg)?;
+    report::plot_p99_over_time(r, &dir.join("p99_over_time.svg")).map_err(anyhow::Error::msg)?;
     Ok(())
 }

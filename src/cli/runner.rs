@@ -1,8 +1,9 @@
-//! What one row of a report runs: a static policy, a static per-class table, a trained DQN
-//! agent, or the per-window oracle.
+//! What one row of a report runs: a static configuration (a policy and a mitigation), a
+//! static per-class table, a trained DQN agent, or the per-window oracle.
 
 use crate::agent::{Agent, Checkpoint};
 use crate::meta;
+use crate::mitigation::Configuration;
 use crate::policy::{Policy, PolicyTable, StreamClasses};
 use crate::report::{ActionShareReport, PolicyResult};
 use crate::sim::{Scenario, SimConfig, SimStats, Simulation};
@@ -17,8 +18,8 @@ const ORACLE_SETTLE_MS: f64 = 2000.0;
 
 /// One row of a report.
 pub enum Runner {
-    /// Every scheduler uses this policy throughout.
-    Static(&'static dyn Policy),
+    /// Every scheduler uses this configuration throughout.
+    Static(Configuration),
     /// Every scheduler uses this per-class table throughout (row name, table).
     Table(String, Box<PolicyTable>),
     /// The meta-policy of a checkpoint picks each scheduler's policy per class every window
@@ -44,7 +45,7 @@ impl Runner {
     /// The row's name in reports.
     pub fn name(&self) -> String {
         match self {
-            Runner::Static(p) => p.name().to_string(),
+            Runner::Static(c) => c.name(),
             Runner::Table(n, _) | Runner::Dqn(n, ..) => n.clone(),
             Runner::Oracle(..) => "oracle".into(),
         }
@@ -84,7 +85,13 @@ impl Runner {
         };
         let mut shares = None;
         let sim = match self {
-            Runner::Static(p) => step_through(Simulation::new(sc.clone(), cfg, *p)),
+            Runner::Static(c) => {
+                let cfg = SimConfig {
+                    mitigation: c.mitigation,
+                    ..cfg
+                };
+                step_through(Simulation::new(sc.clone(), cfg, c.policy))
+            }
             Runner::Table(_, t) => step_through(Simulation::with_table(sc.clone(), cfg, t)),
             Runner::Dqn(_, ck, path) => {
                 let names = sc.profiles.variant_names();

@@ -1,6 +1,10 @@
 //! Outcome counters per window × scheduler × app and end-to-end latency histograms (SPEC §7):
 //! every offered query ends as exactly one of success, failure or rejected.
 
+mod log_hist;
+
+pub use log_hist::LogHistogram;
+
 use hdrhistogram::Histogram;
 
 /// The outcome of a query.
@@ -55,6 +59,23 @@ impl Counts {
 /// Largest latency the histograms track, µs (one hour); longer ones are clamped.
 const MAX_LATENCY_US: u64 = 3_600_000_000;
 
+/// What tail-latency mitigation did in a run (see [`crate::mitigation`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MitigationCounts {
+    /// Queries reissued (a second copy sent).
+    pub reissued: u64,
+    /// Reissued queries whose copy answered first.
+    pub reissue_won: u64,
+    /// Late queries left alone because no other binding was feasible.
+    pub reissue_no_target: u64,
+    /// Copies cancelled before processing because the other copy had answered.
+    pub cancelled: u64,
+    /// Copies processed after the other copy had answered (work for nothing).
+    pub wasted: u64,
+    /// Queries dropped by `discard` that the deadline bound alone would have kept.
+    pub discarded: u64,
+}
+
 /// The recorder a run fills in. Queries are attributed to the window of their emission.
 #[derive(Debug, Clone)]
 pub struct Metrics {
@@ -64,7 +85,14 @@ pub struct Metrics {
     apps: usize,
     /// `[offered, success, failure, rejected]` at `(window * schedulers + scheduler) * apps + app`.
     cells: Vec<[u64; 4]>,
+    /// Latency of answered queries, µs.
     latency_us: Histogram<u64>,
+    /// Latency of answered queries per app (quantiles within 1.6 %).
+    app_latency: Vec<LogHistogram>,
+    /// Latency of answered queries per window of emission (quantiles within 1.6 %).
+    window_latency: Vec<LogHistogram>,
+    /// What mitigation did.
+    pub mitigation: MitigationCounts,
     queue_wait_sum_ms: f64,
     queue_wait_n: u64,
 }
@@ -81,14 +109,22 @@ impl Metrics {
             cells: vec![[0; 4]; windows * schedulers * apps],
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
                 .expect("valid histogram bounds"),
+            app_latency: vec![LogHistogram::default(); apps],
+            window_latency: vec![LogHistogram::default(); windows],
+            mitigation: MitigationCounts::default(),
             queue_wait_sum_ms: 0.0,
             queue_wait_n: 0,
         }
     }
 
     #[inline]
+    fn window_of(&self, t_emit_ms: f64) -> usize {
+        ((t_emit_ms / self.window_ms) as usize).min(self.windows - 1)
+    }
+
+    #[inline]
     fn cell(&mut self, t_emit_ms: f64, sched: u16, app: u16) -> &mut [u64; 4] {
-        let w = ((t_emit_ms / self.window_ms) as usize).min(self.windows - 1);
+        let w = self.window_of(t_emit_ms);
         &mut self.cells[(w * self.schedulers + sched as usize) * self.apps + app as usize]
     }
 
@@ -117,10 +153,14 @@ impl Metrics {
         outcome: Outcome,
         latency_ms: Option<f64>,
     ) {
-        self.cell(t_emit_ms, sched, app)[outcome as usize] += 1;
+        let w = self.window_of(t_emit_ms);
+        self.cells[(w * self.schedulers + sched as usize) * self.apps + app as usize]
+            [outcome as usize] += 1;
         if let Some(l) = latency_ms {
             let us = ((l * 1000.0).round() as u64).clamp(1, MAX_LATENCY_US);
             self.latency_us.record(us).expect("clamped into range");
+            self.app_latency[usize::from(app)].record(l);
+            self.window_latency[w].record(l);
         }
     }
 
@@ -174,6 +214,18 @@ impl Metrics {
         } else {
             self.latency_us.value_at_quantile(q) as f64 / 1000.0
         }
+    }
+
+    /// Latency quantile `q` of the answered queries of app `app`, ms (within 1.6 %); 0 when
+    /// none.
+    pub fn app_latency_quantile_ms(&self, app: usize, q: f64) -> f64 {
+        self.app_latency[app].quantile_ms(q)
+    }
+
+    /// Latency quantile `q` of the answered queries emitted in window `w`, ms (within
+    /// 1.6 %); 0 when none.
+    pub fn window_latency_quantile_ms(&self, w: usize, q: f64) -> f64 {
+        self.window_latency[w].quantile_ms(q)
     }
 
     /// Mean time queries waited in worker queues, ms.

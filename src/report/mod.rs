@@ -6,10 +6,10 @@ mod plot;
 mod table;
 
 pub use csv::to_csv;
-pub use plot::{plot_success_over_time, plot_success_per_app};
+pub use plot::{plot_p99_over_time, plot_success_over_time, plot_success_per_app};
 pub use table::{to_table, to_time_series_table};
 
-use crate::metrics::Counts;
+use crate::metrics::{Counts, MitigationCounts};
 use crate::sim::{SimStats, Simulation};
 use serde::Serialize;
 
@@ -39,15 +39,20 @@ pub struct AppResult {
     pub rejected: u64,
     /// success / offered.
     pub success_ratio: f64,
+    /// End-to-end latency of its answered queries.
+    pub latency_ms: Latency,
 }
 
-/// The success ratio of one window (all schedulers and apps).
+/// The success ratio and tail latency of one window (all schedulers and apps).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WindowPoint {
     /// Start of the window, s.
     pub t_s: f64,
     /// success / offered in the window.
     pub success_ratio: f64,
+    /// 99th percentile latency of the window's answered queries (by emission), ms, to two
+    /// significant digits; 0 when none was answered.
+    pub p99_ms: f64,
 }
 
 /// One policy's run.
@@ -67,6 +72,11 @@ pub struct PolicyResult {
     pub success_ratio: f64,
     /// End-to-end latency of answered queries.
     pub latency_ms: Latency,
+    /// Per stream, its slowest answered query (EdgeTuner's job tail: a stream is a job, its
+    /// queries its tasks); the percentiles are over streams.
+    pub stream_tail_ms: Latency,
+    /// What tail-latency mitigation did.
+    pub mitigation: MitigationCounts,
     /// Per application class.
     pub per_app: Vec<AppResult>,
     /// Per window, in time order.
@@ -109,14 +119,24 @@ impl PolicyResult {
         let per_app = apps
             .iter()
             .enumerate()
-            .map(|(i, a)| app_result(&a.name, &m.sum(|_, _, x| x == i)))
+            .map(|(i, a)| AppResult {
+                latency_ms: Latency {
+                    p50: m.app_latency_quantile_ms(i, 0.50),
+                    p95: m.app_latency_quantile_ms(i, 0.95),
+                    p99: m.app_latency_quantile_ms(i, 0.99),
+                },
+                ..app_result(&a.name, &m.sum(|_, _, x| x == i))
+            })
             .collect();
         let per_window = (0..m.windows())
             .map(|w| WindowPoint {
                 t_s: w as f64 * m.window_ms() / 1000.0,
                 success_ratio: m.sum(|x, _, _| x == w).success_ratio(),
+                p99_ms: m.window_latency_quantile_ms(w, 0.99),
             })
             .collect();
+        let mut tails = sim.stream_tails_ms();
+        tails.sort_unstable_by(f64::total_cmp);
         Self {
             policy: policy.to_string(),
             offered: total.offered,
@@ -129,6 +149,12 @@ impl PolicyResult {
                 p95: m.latency_quantile_ms(0.95),
                 p99: m.latency_quantile_ms(0.99),
             },
+            stream_tail_ms: Latency {
+                p50: sorted_quantile(&tails, 0.50),
+                p95: sorted_quantile(&tails, 0.95),
+                p99: sorted_quantile(&tails, 0.99),
+            },
+            mitigation: m.mitigation,
             per_app,
             per_window,
             actions: None,
@@ -144,7 +170,21 @@ fn app_result(name: &str, c: &Counts) -> AppResult {
         failure: c.failure,
         rejected: c.rejected,
         success_ratio: c.success_ratio(),
+        latency_ms: Latency {
+            p50: 0.0,
+            p95: 0.0,
+            p99: 0.0,
+        },
     }
+}
+
+/// The nearest-rank quantile `q` of ascending `xs`; 0 when empty.
+fn sorted_quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * xs.len() as f64).ceil() as usize;
+    xs[rank.clamp(1, xs.len()) - 1]
 }
 
 /// What the simulator did and how fast (the only part of a report that varies between runs).

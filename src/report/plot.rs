@@ -1,5 +1,5 @@
-//! SVG plots of a report: success ratio over time (one line per policy) and success ratio per
-//! application class (grouped bars, one per policy).
+//! SVG plots of a report: success ratio and p99 latency over time (one line per policy) and
+//! success ratio per application class (grouped bars, one per policy).
 
 use super::Report;
 use plotters::prelude::*;
@@ -11,6 +11,39 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 
 /// Writes `success_over_time.svg`-style plot of every policy's per-window success ratio.
 pub fn plot_success_over_time(r: &Report, path: &Path) -> Result<(), String> {
+    let title = format!(
+        "Success ratio over time: {} (λ = {})",
+        r.topology, r.lambda_profile
+    );
+    plot_over_time(
+        r,
+        path,
+        &title,
+        "success ratio",
+        |w| w.success_ratio,
+        Some(1.0),
+    )
+}
+
+/// Writes `p99_over_time.svg`-style plot of every policy's per-window p99 latency.
+pub fn plot_p99_over_time(r: &Report, path: &Path) -> Result<(), String> {
+    let title = format!(
+        "p99 latency of answered queries over time: {} (λ = {})",
+        r.topology, r.lambda_profile
+    );
+    plot_over_time(r, path, &title, "p99 latency (ms)", |w| w.p99_ms, None)
+}
+
+/// One line per policy of `value` per window; the y axis from 0 to `y_max` (default: the
+/// largest value, with room above).
+fn plot_over_time(
+    r: &Report,
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    value: impl Fn(&super::WindowPoint) -> f64,
+    y_max: Option<f64>,
+) -> Result<(), String> {
     let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let t_max = r
@@ -20,30 +53,32 @@ pub fn plot_success_over_time(r: &Report, path: &Path) -> Result<(), String> {
         .map(|w| w.t_s)
         .fold(0.0, f64::max)
         .max(1.0);
+    let y_max = y_max.unwrap_or_else(|| {
+        let top = r
+            .results
+            .iter()
+            .flat_map(|p| p.per_window.iter().map(&value))
+            .fold(0.0, f64::max);
+        (top * 1.1).max(1.0)
+    });
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "Success ratio over time: {} (λ = {})",
-                r.topology, r.lambda_profile
-            ),
-            ("sans-serif", 20),
-        )
+        .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0.0..t_max, 0.0..1.0)
+        .build_cartesian_2d(0.0..t_max, 0.0..y_max)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
-        .y_desc("success ratio")
+        .y_desc(y_desc)
         .draw()
         .map_err(err)?;
     for (i, p) in r.results.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(
-                p.per_window.iter().map(|w| (w.t_s, w.success_ratio)),
+                p.per_window.iter().map(|w| (w.t_s, value(w))),
                 color.stroke_width(2),
             ))
             .map_err(err)?

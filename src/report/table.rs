@@ -54,6 +54,9 @@ pub fn to_table(r: &Report) -> String {
         }
         s.push('\n');
     }
+    if r.results.iter().any(|p| p.mitigation != Default::default()) {
+        s.push_str(&tails(r, &apps));
+    }
     for p in &r.results {
         if let Some(a) = &p.actions {
             s.push_str(&action_shares(&p.policy, a));
@@ -69,6 +72,33 @@ pub fn to_table(r: &Report) -> String {
         r.sim.queries_per_core_s / 1e6,
         r.sim.x_real_time_per_core
     );
+    s
+}
+
+/// The tail block, shown when some row mitigates: the p99 per app, the streams' tail (p99 over
+/// streams of each one's slowest answer), and what mitigation did.
+fn tails(r: &Report, apps: &[&str]) -> String {
+    let mut s = format!("{:<28}", "p99 ms of answered queries");
+    for a in apps {
+        let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
+    }
+    let _ = writeln!(
+        s,
+        " {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "stream", "reissued", "won", "cancel", "wasted", "discard"
+    );
+    for p in &r.results {
+        let _ = write!(s, "{:<28}", p.policy);
+        for (a, name) in p.per_app.iter().zip(apps) {
+            let _ = write!(s, " {:>w$.1}", a.latency_ms.p99, w = name.len().max(8));
+        }
+        let m = &p.mitigation;
+        let _ = writeln!(
+            s,
+            " {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            p.stream_tail_ms.p99, m.reissued, m.reissue_won, m.cancelled, m.wasted, m.discarded
+        );
+    }
     s
 }
 

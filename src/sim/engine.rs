@@ -4,7 +4,7 @@
 use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::QueueBound;
-use super::{NO_STREAM, Query, Simulation};
+use super::{NO_QUERY, NO_STREAM, Query, Simulation, StreamFacts};
 use crate::feasibility::bind;
 use crate::metrics::Outcome;
 use crate::rng::{Purpose, stream_rng};
@@ -19,6 +19,8 @@ impl Simulation {
             Kind::BatchDone => self.on_batch_done(e.a() as usize, e.b() as usize),
             Kind::Publish => self.on_publish(),
             Kind::StreamEnd => self.workers[e.a() as usize].streams -= 1,
+            Kind::Reissue => self.on_reissue(e.a()),
+            Kind::Answer => self.answered(e.a(), self.now),
         }
     }
 
@@ -83,6 +85,7 @@ impl Simulation {
             eta: 0.0,
             bucket: 0,
             bind_window: self.by_bind.window_of(now),
+            serial: 0,
         };
         if let Some(o) = &self.observer {
             stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
@@ -121,6 +124,12 @@ impl Simulation {
         stream.eta = p.size_kb / w.ref_kb;
         if let Some(t) = stream.next_emission(jitter) {
             stream.pending_ms = t;
+            stream.serial = self.facts.len() as u32;
+            self.facts.push(StreamFacts {
+                rate_qps: p.rate_qps as f32,
+                min_accuracy: p.min_accuracy as f32,
+                tail_ms: 0.0,
+            });
             self.workers[c.worker as usize].streams += 1;
             self.events
                 .push(stream.emission.t_end, Kind::StreamEnd, c.worker, 0);
@@ -149,9 +158,13 @@ impl Simulation {
             d_ms: st.d_ms as f32,
             sigma_ms: st.sigma_ms as f32,
             worker: st.worker,
+            stream: st.serial,
+            twin: NO_QUERY,
             sched: st.sched,
             app: st.app,
             bind_window: st.bind_window,
+            refs: 1,
+            flags: 0,
         };
         let bucket = st.bucket;
         let next = st.next_emission(jitter);
@@ -174,6 +187,9 @@ impl Simulation {
         self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
+        if self.cfg.mitigation.reissues() {
+            self.arm_reissue(qid);
+        }
     }
 
     fn on_arrive(&mut self, qid: u32) {
@@ -182,28 +198,50 @@ impl Simulation {
         if q.chain != NO_STREAM {
             self.emit(q.chain);
         }
+        if (q.refs > 1 || q.flags != 0) && self.is_settled(qid) {
+            // Only under mitigation: a copy, or an original with a copy or a reissue pending,
+            // whose query was answered meanwhile.
+            self.cancel_arriving(qid);
+            return;
+        }
         let info = self.sc.fleet.workers[q.worker as usize];
+        let slow = self.slowdown[q.worker as usize];
         let w = &mut self.workers[q.worker as usize];
         w.load.add(f64::from(q.size_kb) / info.ref_kb);
-        let drop = match self.cfg.queue_bound {
-            QueueBound::Unbounded => false,
+        let mitigation = self.cfg.mitigation;
+        let estimate =
+            matches!(self.cfg.queue_bound, QueueBound::Deadline) || mitigation.discards();
+        let full = match self.cfg.queue_bound {
             QueueBound::MaxQueries(n) => !w.has_idle_server() && w.queue.len() >= n as usize,
-            QueueBound::Deadline => {
-                let finish = w.estimated_finish(
-                    now,
-                    info.batch,
-                    info.delay_ms(f64::from(q.size_kb)),
-                    &mut self.free_scratch,
-                );
-                finish + f64::from(q.access_ms) + f64::from(q.d_ms) > q.deadline
-            }
+            _ => false,
         };
+        let mut drop = full;
+        if !full && estimate {
+            let finish = w.estimated_finish(
+                now,
+                info.batch,
+                info.delay_ms(f64::from(q.size_kb)) * slow,
+                &mut self.free_scratch,
+            );
+            let answer = finish + f64::from(q.access_ms) + f64::from(q.d_ms);
+            drop = answer > mitigation.answer_limit_ms(q.t_emit, q.deadline);
+            let bound_keeps =
+                !matches!(self.cfg.queue_bound, QueueBound::Deadline) || answer <= q.deadline;
+            if drop && bound_keeps {
+                self.metrics.mitigation.discarded += 1;
+            }
+        }
         if drop {
-            self.metrics
-                .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
-            self.by_bind
-                .count(q.bind_window, q.sched, q.app, Outcome::Rejected as usize);
-            self.queries.remove(qid);
+            if q.refs == 1 && q.flags == 0 {
+                // No mitigation in play: rejected.
+                self.metrics
+                    .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
+                self.by_bind
+                    .count(q.bind_window, q.sched, q.app, Outcome::Rejected as usize);
+                self.queries.remove(qid);
+            } else {
+                self.unanswered(qid);
+            }
             return;
         }
         w.queue.push_back(qid);
@@ -212,24 +250,65 @@ impl Simulation {
         }
     }
 
+    /// Server `s` of worker `w` takes the next batch from the queue. Under `discard`, queries
+    /// that can no longer answer in time are dropped instead of processed.
     fn start_batch(&mut self, w: usize, s: usize) {
         let now = self.now;
         let info = self.sc.fleet.workers[w];
-        let ws = &mut self.workers[w];
-        let server = &mut ws.servers[s];
+        let slow = self.slowdown[w];
+        let mut batch = std::mem::take(&mut self.workers[w].servers[s].batch);
         let mut max_kb = 0.0f64;
-        while server.batch.len() < info.batch as usize {
-            let Some(qid) = ws.queue.pop_front() else {
-                break;
-            };
-            let q = self.queries.get(qid);
-            max_kb = max_kb.max(f64::from(q.size_kb));
-            self.metrics.queue_wait(now - q.t_arrive);
-            server.batch.push(qid);
+        if self.cfg.mitigation.discards() {
+            self.take_in_time(w, &mut batch, &mut max_kb);
+        } else {
+            let queue = &mut self.workers[w].queue;
+            while batch.len() < info.batch as usize {
+                let Some(qid) = queue.pop_front() else {
+                    break;
+                };
+                let q = self.queries.get(qid);
+                max_kb = max_kb.max(f64::from(q.size_kb));
+                self.metrics.queue_wait(now - q.t_arrive);
+                batch.push(qid);
+            }
         }
-        let done = now + info.delay_ms(max_kb);
+        let ws = &mut self.workers[w];
+        let empty = batch.is_empty();
+        ws.servers[s].batch = batch;
+        if empty {
+            // Everything waiting was discarded.
+            ws.idle.push(s as u32);
+            return;
+        }
+        let done = now + info.delay_ms(max_kb) * slow;
         ws.set_free_at(s, done);
         self.events.push(done, Kind::BatchDone, w as u32, s as u32);
+    }
+
+    /// Fills `batch` from worker `w`'s queue under `discard`: a query whose answer, if it
+    /// started now, would come after its limit is dropped (rejected at once) instead.
+    fn take_in_time(&mut self, w: usize, batch: &mut Vec<u32>, max_kb: &mut f64) {
+        let now = self.now;
+        let info = self.sc.fleet.workers[w];
+        let slow = self.slowdown[w];
+        while batch.len() < info.batch as usize {
+            let Some(qid) = self.workers[w].queue.pop_front() else {
+                break;
+            };
+            let q = *self.queries.get(qid);
+            let answer = now
+                + info.delay_ms(f64::from(q.size_kb)) * slow
+                + f64::from(q.access_ms)
+                + f64::from(q.d_ms);
+            if answer > self.cfg.mitigation.answer_limit_ms(q.t_emit, q.deadline) {
+                self.metrics.mitigation.discarded += 1;
+                self.unanswered(qid);
+                continue;
+            }
+            *max_kb = max_kb.max(f64::from(q.size_kb));
+            self.metrics.queue_wait(now - q.t_arrive);
+            batch.push(qid);
+        }
     }
 
     fn on_batch_done(&mut self, w: usize, s: usize) {
@@ -241,16 +320,28 @@ impl Simulation {
             let down =
                 f64::from(q.access_ms) + net_delay(rng, f64::from(q.d_ms), f64::from(q.sigma_ms));
             let answered = now + down;
-            let outcome = if answered <= q.deadline {
-                Outcome::Success
+            if q.refs == 1 && q.flags == 0 {
+                // No mitigation in play: the answer settles the query.
+                let outcome = if answered <= q.deadline {
+                    Outcome::Success
+                } else {
+                    Outcome::Failure
+                };
+                self.metrics
+                    .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
+                self.by_bind
+                    .count(q.bind_window, q.sched, q.app, outcome as usize);
+                let f = &mut self.facts[q.stream as usize];
+                f.tail_ms = f.tail_ms.max((answered - q.t_emit) as f32);
+                self.queries.remove(qid);
+            } else if self.is_hedged(qid) {
+                // Two copies live: the answers race to the client.
+                self.events.push(answered, Kind::Answer, qid, 0);
             } else {
-                Outcome::Failure
-            };
-            self.metrics
-                .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
-            self.by_bind
-                .count(q.bind_window, q.sched, q.app, outcome as usize);
-            self.queries.remove(qid);
+                // Settle at once (a pending reissue time then finds it settled), unless the
+                // other copy answered first.
+                self.answered(qid, answered);
+            }
         }
         let ws = &mut self.workers[w];
         ws.done.add(batch.len() as f64);

@@ -3,19 +3,23 @@
 //! loads are published every Δ ms; the state is cloneable so a run can be forked.
 
 mod bind;
+mod capacity;
 mod engine;
+mod hedge;
 mod queue;
 mod scenario;
 mod slab;
 mod stream;
 mod worker;
 
+pub use capacity::CapacityScale;
 pub use scenario::Scenario;
 pub use worker::QueueBound;
 
 use crate::feasibility::Candidate;
 use crate::load::LoadView;
 use crate::metrics::Metrics;
+use crate::mitigation::Mitigation;
 use crate::observe::{DemandBuckets, WindowObservation, WindowObserver};
 use crate::policy::{Policy, PolicyTable, StreamClasses};
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -41,6 +45,10 @@ pub struct SimConfig {
     pub queue_bound: QueueBound,
     /// Seed of every random stream.
     pub seed: u64,
+    /// What happens to late queries.
+    pub mitigation: Mitigation,
+    /// Actual worker speed against the profiles.
+    pub capacity: CapacityScale,
 }
 
 impl Default for SimConfig {
@@ -52,6 +60,8 @@ impl Default for SimConfig {
             load_window_ms: 1000.0,
             queue_bound: QueueBound::Deadline,
             seed: 1,
+            mitigation: Mitigation::None,
+            capacity: CapacityScale::default(),
         }
     }
 }
@@ -80,10 +90,13 @@ struct SchedState {
     arrivals: SimRng,
     policy: SimRng,
     downlink: SimRng,
+    /// Network delays of reissued copies.
+    reissue: SimRng,
     clients: u64,
 }
 
-/// An in-flight query (48 bytes); copies what it needs so its stream may end first.
+/// An in-flight query (64 bytes); copies what it needs so its stream may end first. Under
+/// `reissue` a query may have a second record, its copy (see [`hedge`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Query {
     /// The stream whose next emission is processed when this query arrives, or `NO_STREAM`.
@@ -96,9 +109,29 @@ struct Query {
     d_ms: f32,
     sigma_ms: f32,
     worker: u32,
+    /// Serial of its stream (index in `Simulation::facts`).
+    stream: u32,
+    /// An original: its live copy, or `NO_QUERY`; a copy: its original.
+    twin: u32,
     sched: u16,
     app: u16,
     bind_window: u16,
+    /// What still refers to the record: its own passage (network, queue, batch, answer), a
+    /// pending reissue time, a live copy. It is freed at zero.
+    refs: u8,
+    /// `hedge::COPY`, `SETTLED`, `DONE`.
+    flags: u8,
+}
+
+/// What the simulator keeps of a bound stream past its last emission.
+#[derive(Debug, Clone, Copy)]
+struct StreamFacts {
+    /// Frame rate ρ_i, qps (a reissued copy's binding must carry it, SPEC §5).
+    rate_qps: f32,
+    /// Min accuracy A^i.
+    min_accuracy: f32,
+    /// Its slowest answered query so far, ms (0: none yet).
+    tail_ms: f32,
 }
 
 /// Events per offered query, measured on the shipped scenarios (an arrival, a share of a batch
@@ -113,6 +146,8 @@ fn expected_events_per_ms(sc: &Scenario, schedulers: usize) -> f64 {
 
 /// No stream: a query that does not carry its stream's next emission.
 const NO_STREAM: u32 = u32::MAX;
+/// No query: an original without a live copy.
+const NO_QUERY: u32 = u32::MAX;
 
 /// Counters of the work a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -152,6 +187,10 @@ pub struct Simulation {
     free_scratch: Vec<f64>,
     observer: Option<WindowObserver>,
     by_bind: BindCounts,
+    /// Per bound stream, by serial.
+    facts: Vec<StreamFacts>,
+    /// Actual processing time over profiled, per worker.
+    slowdown: Arc<[f64]>,
 }
 
 impl Simulation {
@@ -170,6 +209,7 @@ impl Simulation {
                 arrivals: stream_rng(cfg.seed, Purpose::Arrivals, s, 0),
                 policy: stream_rng(cfg.seed, Purpose::Policy, s, 0),
                 downlink: stream_rng(cfg.seed, Purpose::Downlink, s, 0),
+                reissue: stream_rng(cfg.seed, Purpose::Reissue, s, 0),
                 clients: 0,
             })
             .collect();
@@ -184,6 +224,8 @@ impl Simulation {
                 sc.workload.apps.len(),
             ),
             view: LoadView::idle(sc.fleet.workers.len()),
+            slowdown: cfg.capacity.slowdowns(&sc.topology).into(),
+            facts: Vec::new(),
             sc,
             cfg,
             horizon_ms,
@@ -386,11 +428,24 @@ impl Simulation {
         &self.cfg
     }
 
-    /// Queries still in flight (in a network leg, a queue or a batch).
+    /// Query records still in flight (in a network leg, a queue or a batch; a reissued query
+    /// in two places counts twice).
     pub fn in_flight(&self) -> usize {
         self.queries.live()
     }
+
+    /// Each bound stream's slowest answered query, ms (EdgeTuner's job tail: a stream is a job
+    /// and its queries its tasks); streams with no answered query are left out.
+    pub fn stream_tails_ms(&self) -> Vec<f64> {
+        self.facts
+            .iter()
+            .filter(|f| f.tail_ms > 0.0)
+            .map(|f| f64::from(f.tail_ms))
+            .collect()
+    }
 }
 
+#[cfg(test)]
+mod mitigation_tests;
 #[cfg(test)]
 mod tests;

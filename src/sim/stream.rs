@@ -39,6 +39,8 @@ pub struct Stream {
     pub bucket: u8,
     /// Window in which the stream was opened (bound, or found no binding).
     pub bind_window: u16,
+    /// Serial among bound streams (index of its facts in the simulation).
+    pub serial: u32,
 }
 
 impl Stream {

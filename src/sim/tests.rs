@@ -105,10 +105,10 @@ fn loads_are_published_with_staleness() {
     assert!(total_streams > 0 && total_load > 0.0, "{v:?}");
 }
 
-/// One worker, batch 1, deterministic 10 ms service, Poisson arrivals at 70 qps (utilisation
-/// 0.7): the M/D/1 mean wait is ρ / (2μ(1 − ρ)) = 0.7 / (2 · 0.1 · 0.3) ms = 11.67 ms.
-#[test]
-fn queueing_matches_md1() {
+/// One worker (batch 1, 10 ms per query by its profile, really 10 / `capacity` ms), one
+/// stream of Poisson arrivals at `rate` qps, unbounded queue, 4000 s: the mean queue wait, ms,
+/// after checking the query count.
+pub(super) fn md1_mean_wait(rate: f64, capacity: CapacityScale) -> f64 {
     let topo = r#"
 clusters:
   - {id: a0, layer: access, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}
@@ -123,11 +123,11 @@ clusters:
         SimConfig {
             duration_s,
             queue_bound: QueueBound::Unbounded,
+            capacity,
             ..cfg(duration_s, 9)
         },
         by_name("closest").unwrap(),
     );
-    let rate = 70.0;
     let p = StreamParams {
         app: 0,
         task: 0,
@@ -141,15 +141,23 @@ clusters:
     };
     sim.open_stream(0, 0, &p);
     sim.finish();
-    let mu = 1.0 / 10.0; // per ms
-    let rho = rate / 1000.0 / mu;
-    let expected = rho / (2.0 * mu * (1.0 - rho));
-    let got = sim.metrics().mean_queue_wait_ms();
     let n = sim.metrics().sum(|_, _, _| true).offered as f64;
     assert!(
         (n / (rate * duration_s) - 1.0).abs() < 0.01,
         "query count {n}"
     );
+    sim.metrics().mean_queue_wait_ms()
+}
+
+/// Utilisation 0.7 at 70 qps: the M/D/1 mean wait is ρ / (2μ(1 − ρ)) = 0.7 / (2 · 0.1 · 0.3)
+/// ms = 11.67 ms.
+#[test]
+fn queueing_matches_md1() {
+    let rate = 70.0;
+    let mu = 1.0 / 10.0; // per ms
+    let rho = rate / 1000.0 / mu;
+    let expected = rho / (2.0 * mu * (1.0 - rho));
+    let got = md1_mean_wait(rate, CapacityScale::default());
     assert!(
         (got / expected - 1.0).abs() < 0.05,
         "mean wait {got:.3} ms vs M/D/1 {expected:.3} ms"

@@ -36,6 +36,10 @@ pub enum Kind {
     Publish = 4,
     /// A stream bound to worker `a` reaches its end.
     StreamEnd = 5,
+    /// Query `a` reaches its reissue time (mitigation `reissue`).
+    Reissue = 6,
+    /// The answer of query `a`, one of two copies of a reissued query, reaches the client.
+    Answer = 7,
 }
 
 /// One scheduled event: 16 bytes.
@@ -62,7 +66,9 @@ impl Event {
             2 => Kind::Arrive,
             3 => Kind::BatchDone,
             4 => Kind::Publish,
-            _ => Kind::StreamEnd,
+            5 => Kind::StreamEnd,
+            6 => Kind::Reissue,
+            _ => Kind::Answer,
         }
     }
     /// First operand (scheduler, stream, query or worker index).
