@@ -7,8 +7,8 @@
 //! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding, with its class and policy; close (204) |
 //! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds; classed as app `oneshot` at 1 qps |
 //! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready,/config,/stats]`, `/v2/models/stats`, `POST /v2/repository/index` | OIP v2 metadata, health and Triton's tooling routes, from the shared OIP core ([`super::oip`]) |
-//! | `GET /v1/policy` | `{classes: [{class, policy, source}], policy, source, agent, actions, policies}`: each stream class's active policy and where it came from (`static`, `agent`, `pinned`); the top-level `policy` / `source` are those every class shares, else `"mixed"` |
-//! | `PUT /v1/policy` | pin a policy (admin token): `{"policy": name, "class": name}`, or `"policy": null` to unpin; without `class`, every class; an unknown class is 400 naming the known ones; answers as `GET` |
+//! | `GET /v1/policy` | `{classes: [{class, policy, source}], policy, source, mitigation, mitigation_source, agent, actions, policies}`: each stream class's active policy and where it came from (`static`, `agent`, `pinned`); the top-level `policy` / `source` are those every class shares, else `"mixed"` |
+//! | `PUT /v1/policy` | pin a policy (admin token): `{"policy": name, "class": name}`, or `"policy": null` to unpin; without `class`, every class; an unknown class is 400 naming the known ones; `{"mitigation": "reissue@0.8"}` (alone or with a policy) pins the tail-latency mitigation, `"mitigation": null` returns to the configured one; answers as `GET` |
 //! | `POST /v1/reload` | re-read the configuration (admin token); stream classes and policies start afresh (pins are dropped) |
 //! | `GET /v1/workers` | live workers: up, RTT, report age, queries in flight |
 //! | `GET /metrics` | Prometheus text |
@@ -26,6 +26,7 @@ use super::policies::ClassPolicy;
 use super::server::Ctx;
 use super::state::{ApiError, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
+use crate::mitigation::Mitigation;
 use crate::worker::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
     segments, serve_with,
@@ -324,6 +325,8 @@ fn policy_json(ctx: &Ctx) -> Value {
             .collect::<Vec<_>>(),
         "policy": shared(|c| c.policy),
         "source": shared(|c| c.source.name()),
+        "mitigation": ctx.state.mitigation().name(),
+        "mitigation_source": if ctx.state.mitigation_pinned() { "pinned" } else { "static" },
         "agent": ctx.has_agent(),
         "actions": ctx.agent_actions(),
         "policies": crate::policy::names(),
@@ -369,17 +372,35 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
         policy: Option<String>,
         #[serde(default)]
         class: Option<String>,
+        #[serde(default)]
+        mitigation: Option<String>,
     }
-    let put: Put = match serde_json::from_slice(&body) {
-        Ok(p) => p,
+    let parsed = serde_json::from_slice::<Value>(&body).and_then(|v| {
+        let fields = |k: &str| v.get(k).is_some();
+        let (has_policy, has_mitigation) = (fields("policy"), fields("mitigation"));
+        serde_json::from_value::<Put>(v).map(|p| (p, has_policy, has_mitigation))
+    });
+    let (put, has_policy, has_mitigation) = match parsed {
+        Ok(p) if p.1 || p.2 => p,
+        Ok(_) => {
+            return err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "expected `policy` or `mitigation` (or both)",
+            ));
+        }
         Err(e) => {
             return err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "expected {{\"policy\": <name or null>, \"class\": <name, optional>}}: {e}"
+                    "expected {{\"policy\": <name or null>, \"class\": <name, optional>, \"mitigation\": <none | reissue@r | discard@r | null, optional>}}: {e}"
                 ),
             ));
         }
+    };
+    let mitigation = match put.mitigation.as_deref().map(Mitigation::parse) {
+        Some(Err(e)) => return err(ApiError::new(StatusCode::BAD_REQUEST, e)),
+        Some(Ok(m)) => Some(m),
+        None => None,
     };
     let policy = match put
         .policy
@@ -413,15 +434,24 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
             }
         },
     };
-    match policy {
-        Some(p) => ctx.state.pin_policy(class, p),
-        None => ctx.state.unpin_policy(class),
+    if has_mitigation {
+        match mitigation {
+            Some(m) => ctx.state.set_mitigation(m, true),
+            None => ctx.state.set_mitigation(ctx.plan().cfg.mitigation(), false),
+        }
+        tracing::info!(mitigation = %ctx.state.mitigation().name(), "mitigation set by operator");
     }
-    tracing::info!(
-        policy = policy.map_or("(unpinned)", |p| p.name()),
-        class = put.class.as_deref().unwrap_or("(every class)"),
-        "policy set by operator"
-    );
+    if has_policy {
+        match policy {
+            Some(p) => ctx.state.pin_policy(class, p),
+            None => ctx.state.unpin_policy(class),
+        }
+        tracing::info!(
+            policy = policy.map_or("(unpinned)", |p| p.name()),
+            class = put.class.as_deref().unwrap_or("(every class)"),
+            "policy set by operator"
+        );
+    }
     json_resp(StatusCode::OK, &policy_json(ctx))
 }
 

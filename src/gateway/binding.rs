@@ -7,7 +7,8 @@ use super::live::Snapshot;
 use super::policies::StreamPolicy;
 use super::state::{GatewayState, res, task_list};
 use super::streams::{Binding, OpenRequest, Stream};
-use crate::feasibility::{Demand, bind, latency_bound_ms};
+use crate::feasibility::{Candidate, Demand, bind, feasible, latency_bound_ms};
+use crate::mitigation::{reissue_demand, reissue_target};
 use crate::rng::{Purpose, stream_rng};
 use hyper::StatusCode;
 use serde_json::json;
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 thread_local! {
-    static SCRATCH: RefCell<Vec<crate::feasibility::Candidate>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
 }
 
 impl GatewayState {
@@ -166,18 +167,16 @@ impl GatewayState {
             .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_fps)
     }
 
-    /// Binds `stream` with its class's active policy over snapshot `snap` (SPEC §5–6, the
-    /// simulator's code); 503 naming the constraint no candidate met.
-    pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
-        let plan = &snap.plan;
+    /// What `stream` asks of a binding (SPEC §5); 503 when its task is no longer served.
+    fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
         let r = &stream.req;
-        let task = plan.task(&r.task).ok_or_else(|| {
+        let task = snap.plan.task(&r.task).ok_or_else(|| {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("task `{}` is no longer served", r.task),
             )
         })?;
-        let demand = Demand {
+        Ok(Demand {
             task: task.id,
             rate_qps: r.rate_fps,
             size_kb: r.frame_kb,
@@ -186,7 +185,14 @@ impl GatewayState {
             max_delay_ms: r.max_delay_ms,
             min_accuracy: r.min_accuracy,
             items: r.items.unwrap_or(1),
-        };
+        })
+    }
+
+    /// Binds `stream` with its class's active policy over snapshot `snap` (SPEC §5–6, the
+    /// simulator's code); 503 naming the constraint no candidate met.
+    pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
+        let r = &stream.req;
+        let demand = self.demand_of(snap, stream)?;
         let class = self.policy_for(stream);
         let policy = class.policy;
         let t = Instant::now();
@@ -195,7 +201,7 @@ impl GatewayState {
             bind(
                 &demand,
                 &snap.reach,
-                &plan.fleet,
+                &snap.plan.fleet,
                 &snap.view,
                 policy,
                 &mut rng,
@@ -225,6 +231,41 @@ impl GatewayState {
                 frame_kb = r.frame_kb, constraint, "no feasible binding");
             e
         })?;
+        Ok(self.binding_for(snap, stream, &demand, &c, class.name, policy.name()))
+    }
+
+    /// Where a late query of `stream`, bound by `own`, is reissued with `remaining_ms` left
+    /// before its deadline: the core's choice ([`crate::mitigation::reissue_target`]) among
+    /// the feasible bindings for the copy; `None` when no other worker can make it.
+    pub fn hedge_binding(
+        &self,
+        snap: &Snapshot,
+        stream: &Stream,
+        own: &Binding,
+        remaining_ms: f64,
+    ) -> Option<Binding> {
+        let demand = self.demand_of(snap, stream).ok()?;
+        let copy = reissue_demand(&demand, remaining_ms);
+        let own_worker = (own.generation == snap.generation).then_some(own.worker);
+        let c = SCRATCH.with(|sc| {
+            let sc = &mut sc.borrow_mut();
+            feasible(&copy, &snap.reach, &snap.plan.fleet, &snap.view, sc);
+            reissue_target(sc, own_worker.unwrap_or(u32::MAX)).copied()
+        })?;
+        Some(self.binding_for(snap, stream, &demand, &c, own.class.clone(), own.policy))
+    }
+
+    /// The binding of `stream` to candidate `c` of snapshot `snap`.
+    fn binding_for(
+        &self,
+        snap: &Snapshot,
+        stream: &Stream,
+        demand: &Demand,
+        c: &Candidate,
+        class: Arc<str>,
+        policy: &'static str,
+    ) -> Binding {
+        let plan = &snap.plan;
         let w = c.worker as usize;
         let up = plan.served_by[w].expect("reach holds served workers only");
         let topo = plan.topology.schedulers[plan.sched]
@@ -237,13 +278,13 @@ impl GatewayState {
             .iter()
             .find(|x| x.worker == c.worker)
             .expect("candidate comes from the live reach");
-        let proc_ms = plan.fleet.workers[w].delay_ms(r.frame_kb);
+        let proc_ms = plan.fleet.workers[w].delay_ms(stream.req.frame_kb);
         let (variant, cluster) = (plan.variant_name(w), plan.cluster_id(w));
         let counters = Arc::new(
             ["success", "failure", "rejected"]
                 .map(|o| self.metrics.counter(o, &stream.app, variant, cluster)),
         );
-        Ok(Binding {
+        Binding {
             counters,
             worker: c.worker,
             generation: snap.generation,
@@ -252,10 +293,10 @@ impl GatewayState {
             cluster: Arc::from(cluster),
             d_ms: topo.d_ms,
             sigma_ms: topo.sigma_ms,
-            expected_ms: latency_bound_ms(&demand, live, proc_ms),
-            class: class.name,
-            policy: policy.name(),
-        })
+            expected_ms: latency_bound_ms(demand, live, proc_ms),
+            class,
+            policy,
+        }
     }
 
     /// A usable binding for `stream` now: the current one if its worker is up (carried over

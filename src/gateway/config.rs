@@ -53,6 +53,11 @@ pub struct GatewayConfig {
     /// every class's until the agent's first decision.
     #[serde(default = "default_policy")]
     pub policy: String,
+    /// Tail-latency mitigation ([`crate::mitigation`]): `none`; `reissue@<r>`, a query not
+    /// answered by r × its deadline is hedged to a second worker and the first answer wins;
+    /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline.
+    #[serde(default = "default_mitigation")]
+    pub mitigation: String,
     /// A static per-class policy table (YAML, as written by `continuum table`): streams are
     /// classed by the application they name, else by their demand bucket, and each class is
     /// bound with its own policy. Not with `agent` (the checkpoint brings its own classes).
@@ -204,6 +209,9 @@ fn default_name() -> String {
 fn default_policy() -> String {
     "least-impedance".into()
 }
+fn default_mitigation() -> String {
+    "none".into()
+}
 fn default_window_ms() -> u64 {
     5000
 }
@@ -257,6 +265,7 @@ const ENV_KEYS: &[&str] = &[
     "stream_key_file",
     "closed_stream_memory_ms",
     "policy",
+    "mitigation",
     "policy_table",
     "agent",
     "window_ms",
@@ -276,6 +285,11 @@ const ENV_KEYS: &[&str] = &[
 ];
 
 impl GatewayConfig {
+    /// The configured mitigation (checked by [`Self::validate`]; `none` if it does not parse).
+    pub fn mitigation(&self) -> crate::mitigation::Mitigation {
+        crate::mitigation::Mitigation::parse(&self.mitigation).unwrap_or_default()
+    }
+
     /// Reads `path` (YAML), applies `CONTINUUM_*` overrides, checks the result. Relative file
     /// paths inside are taken from the working directory.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
@@ -391,6 +405,8 @@ impl GatewayConfig {
                 crate::policy::names().join(", ")
             ));
         }
+        crate::mitigation::Mitigation::parse(&self.mitigation)
+            .map_err(|e| format!("mitigation: {e}"))?;
         if let (Some(t), Some(a)) = (&self.policy_table, &self.agent) {
             return Err(format!(
                 "policy_table: `{}` cannot be used with agent `{}`: the checkpoint defines the \
@@ -434,6 +450,21 @@ mod tests {
                 .is_ok()
         );
         assert!(cfg("0.0.0.0:8080", None).validate().is_ok());
+    }
+
+    #[test]
+    fn the_mitigation_is_checked_and_read() {
+        let mut c = cfg("127.0.0.1:0", None);
+        assert_eq!(c.mitigation(), crate::mitigation::Mitigation::None);
+        c.mitigation = "discard@0.9".into();
+        assert!(c.validate().is_ok());
+        assert_eq!(
+            c.mitigation(),
+            crate::mitigation::Mitigation::Discard { ratio: 0.9 }
+        );
+        c.mitigation = "hedge@0.9".into();
+        let e = c.validate().unwrap_err();
+        assert!(e.starts_with("mitigation:") && e.contains("hedge"), "{e}");
     }
 
     #[test]

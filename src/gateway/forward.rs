@@ -2,12 +2,11 @@
 //! outcome: every query that reaches here is counted once as success, failure or rejected.
 
 use super::error::ApiError;
+use super::hedge::Outgoing;
 use super::plan::TaskSpec;
 use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
 use super::upstream::{Link, UpstreamError};
-use crate::worker::Answer;
-use crate::worker::frame;
 use crate::worker::oip::{self, ParsedInfer};
 use bytes::Bytes;
 use hyper::StatusCode;
@@ -111,7 +110,8 @@ impl GatewayState {
             Ok(b) => b,
             Err(e) => return Err(reject(e, None)),
         };
-        let Ok(_permit) = b.upstream.permits.try_acquire() else {
+        let upstream = b.upstream.clone();
+        let Ok(_permit) = upstream.permits.try_acquire() else {
             let msg = format!(
                 "worker `{}` has {} queries in flight, the limit",
                 b.upstream.cfg.name, snap.plan.cfg.max_in_flight_per_worker
@@ -133,52 +133,45 @@ impl GatewayState {
         } else {
             0.0
         };
-        let budget_ms = stream.req.max_delay_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
+        // Under `discard@r` the worker's admission gets r × the deadline, so it drops what
+        // cannot answer by then (counted as rejected, and as discarded).
+        let mitigation = self.mitigation();
+        let limit_ms = mitigation.answer_limit_ms(0.0, stream.req.max_delay_ms);
+        let budget_ms = limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
         let task = snap.plan.task(&stream.req.task);
         // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
-        // as it lies in the body when it came in binary form (relayed without a copy).
+        // as it lies in the body when it came in binary form (relayed without a copy). A hedge
+        // may go to either, so it has both.
         let parsed = match (&b.upstream.link, task, parsed) {
             (Link::Quic(_), Some(task), None) => {
                 Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
             }
+            (_, Some(task), None) if mitigation.reissues() => {
+                Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
+            }
             (_, _, p) => p,
         };
+        let out = Outgoing {
+            stream,
+            task,
+            parsed: parsed.as_ref(),
+            body: &body,
+            header_len,
+        };
         let t_up = Instant::now();
-        let result = match (&b.upstream.link, task) {
-            (_, None) => Err(UpstreamError::NotFound(stream.req.task.clone())),
-            (Link::Quic(q), Some(task)) => {
-                let parsed = parsed.expect("parsed above for QUIC");
-                let data = match &parsed.raw {
-                    Some(r) => body.slice(r.clone()),
-                    None => {
-                        let mut v = Vec::with_capacity(parsed.data.len() * 4);
-                        crate::inference::fp32::extend_le(&mut v, &parsed.data);
-                        Bytes::from(v)
-                    }
-                };
-                let head = frame::encode_infer_head(
-                    stream.id,
-                    deadline_us,
-                    &b.variant,
-                    &parsed.shape,
-                    data.len(),
-                );
-                q.infer(&b.variant, Bytes::from(head), data).await.map(|a| {
-                    let ans = Answer {
-                        output: a.output,
-                        queue_us: u64::from(a.queue_us),
-                        compute_us: u64::from(a.compute_us),
-                        batch_items: usize::from(a.batch_items),
-                    };
-                    let (bytes, hlen) = oip::encode_infer(task, &parsed, &ans);
-                    (Bytes::from(bytes), hlen)
-                })
+        let (result, hedge) = match mitigation.reissue_at_ms(0.0, stream.req.max_delay_ms) {
+            Some(at_ms) => {
+                self.hedged(&snap, &out, &b, t0, at_ms, down_ms, deadline_us)
+                    .await
             }
-            (Link::Http(h), Some(_)) => h
-                .infer(&b.variant, body, header_len)
-                .await
-                .map(|a| (a.body, a.header_len)),
+            None => (self.call(&out, &b, deadline_us).await, None),
+        };
+        // The binding that answered (or failed last): the hedge's when it won.
+        let b = hedge.unwrap_or(b);
+        let down_ms = match (inject, mitigation.reissues()) {
+            (true, true) => stream.access_ms + self.net_sample(stream, &b),
+            _ => down_ms,
         };
         let upstream_time = t_up.elapsed();
         let (body, header_len) = match result {
@@ -194,7 +187,12 @@ impl GatewayState {
                     format!("worker `{}` refused the input: {m}", b.upstream.cfg.name),
                 ));
             }
-            Err(e) => return Err(reject(self.upstream_failed(&b, e), Some(&b))),
+            Err(e) => {
+                if mitigation.discards() && matches!(e, UpstreamError::Rejected(_)) {
+                    self.metrics.mitigation("discarded");
+                }
+                return Err(reject(self.upstream_failed(&b, e), Some(&b)));
+            }
         };
         if inject {
             injected += sleep_ms(down_ms).await;
@@ -207,6 +205,7 @@ impl GatewayState {
         };
         self.metrics
             .query(outcome, &stream.app, &b.variant, &b.cluster);
+        self.metrics.answer_seconds.observe(total.as_secs_f64());
         self.metrics.added_latency_seconds.observe(
             total
                 .saturating_sub(upstream_time)
@@ -257,7 +256,7 @@ impl GatewayState {
 
     /// One injected one-way network delay: max(0, N(d, σ)) from the stream's own random
     /// stream (SPEC §7).
-    fn net_sample(&self, stream: &Stream, b: &Binding) -> f64 {
+    pub(super) fn net_sample(&self, stream: &Stream, b: &Binding) -> f64 {
         let mut rng = stream.rng.lock().expect("stream rng lock");
         match Normal::new(b.d_ms, b.sigma_ms) {
             Ok(n) => n.sample(&mut *rng).max(0.0),
@@ -269,7 +268,7 @@ impl GatewayState {
 /// Sleeps `ms` (if positive) precisely; returns the time actually slept. tokio's timer has a
 /// 1 ms granularity and fires up to a tick late, which would add 1–2 ms to every injected
 /// delay: the last 2 ms are waited by yielding instead (only in sim-to-live mode).
-async fn sleep_ms(ms: f64) -> Duration {
+pub(super) async fn sleep_ms(ms: f64) -> Duration {
     if ms <= 0.0 {
         return Duration::ZERO;
     }

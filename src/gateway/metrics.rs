@@ -73,6 +73,11 @@ pub struct GatewayMetrics {
     pub worker_up: Family<WorkerLabel, Gauge>,
     /// Meta-policy decisions taken.
     pub agent_decisions: Counter,
+    /// Tail-latency mitigation events by `result`: `reissued`, `reissue_won`, `cancelled`,
+    /// `reissue_no_target`, `discarded`.
+    pub mitigation: Family<ResultLabel, Counter>,
+    /// End-to-end latency of answered queries at the gateway, s (the tail mitigation acts on).
+    pub answer_seconds: Histogram,
 }
 
 impl Default for GatewayMetrics {
@@ -82,6 +87,11 @@ impl Default for GatewayMetrics {
 }
 
 impl GatewayMetrics {
+    /// Counts one mitigation event.
+    pub fn mitigation(&self, result: &'static str) {
+        self.mitigation.get_or_create(&ResultLabel { result }).inc();
+    }
+
     /// Creates and registers every metric.
     pub fn new() -> Self {
         let mut registry = Registry::default();
@@ -101,6 +111,9 @@ impl GatewayMetrics {
             load_view_age_seconds: Gauge::default(),
             worker_up: Family::default(),
             agent_decisions: Counter::default(),
+            mitigation: Family::default(),
+            // 1 ms … ~4.4 s in ×1.5 steps: inference deadlines are tens of ms to seconds.
+            answer_seconds: Histogram::new(exponential_buckets(1e-3, 1.5, 21)),
         };
         let r = &mut registry;
         r.register(
@@ -152,6 +165,16 @@ impl GatewayMetrics {
             "continuum_gateway_load_view_age_seconds",
             "Age of the oldest worker report in the published load view",
             m.load_view_age_seconds.clone(),
+        );
+        r.register(
+            "continuum_gateway_mitigation",
+            "Tail-latency mitigation events: reissued, reissue_won, cancelled, reissue_no_target, discarded",
+            m.mitigation.clone(),
+        );
+        r.register(
+            "continuum_gateway_answer_seconds",
+            "End-to-end latency of answered queries at the gateway",
+            m.answer_seconds.clone(),
         );
         r.register(
             "continuum_gateway_worker_up",

@@ -18,6 +18,7 @@ pub mod binding;
 pub mod config;
 pub mod error;
 pub mod forward;
+pub mod hedge;
 pub mod live;
 pub mod metrics;
 pub mod oip;

@@ -146,6 +146,7 @@ impl Ctx {
             let mut a = self.agent.lock().expect("agent lock");
             *a = agent;
             self.state.reset_policies(&plan.policies);
+            self.state.set_mitigation(plan.cfg.mitigation(), false);
         }
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         for u in started {

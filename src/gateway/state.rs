@@ -11,6 +11,7 @@ use super::plan::Plan;
 use super::policies::ActivePolicies;
 use super::streams::{StreamTable, TokenBucket};
 use super::token::StreamKey;
+use crate::mitigation::Mitigation;
 use crate::observe::WindowObserver;
 use crate::policy::{Policy, PolicyTable};
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -44,12 +45,15 @@ pub struct GatewayState {
     key: RwLock<Arc<StreamKey>>,
     stats: dashmap::DashMap<String, Arc<TaskStats>>,
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
+    /// The active tail-latency mitigation and whether an operator pinned it.
+    mitigation: RwLock<(Mitigation, bool)>,
 }
 
 impl GatewayState {
     /// State around a first snapshot.
     pub fn new(snap: Snapshot) -> Self {
         let cfg = &snap.plan.cfg;
+        let mitigation = cfg.mitigation();
         let policies = ActivePolicies::new(&snap.plan.policies);
         let app_classes = cfg
             .app_classes
@@ -80,6 +84,7 @@ impl GatewayState {
                 StreamKey::random().expect("the system random generator works"),
             )),
             app_classes: RwLock::new(Arc::new(app_classes)),
+            mitigation: RwLock::new((mitigation, false)),
         };
         s.policies_changed();
         s
@@ -142,6 +147,22 @@ impl GatewayState {
     pub fn reset_policies(&self, table: &PolicyTable) {
         self.policies.reset(table);
         self.policies_changed();
+    }
+
+    /// The active tail-latency mitigation.
+    pub fn mitigation(&self) -> Mitigation {
+        self.mitigation.read().expect("mitigation lock").0
+    }
+
+    /// Whether an operator pinned the mitigation.
+    pub fn mitigation_pinned(&self) -> bool {
+        self.mitigation.read().expect("mitigation lock").1
+    }
+
+    /// Sets the mitigation: `pinned` by an operator, or from the configuration (on reload;
+    /// pins are dropped).
+    pub fn set_mitigation(&self, m: Mitigation, pinned: bool) {
+        *self.mitigation.write().expect("mitigation lock") = (m, pinned);
     }
 
     /// Brings the active-policy metric in step with the policies (one writer at a time, so
