@@ -49,9 +49,8 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
     }
 
     // Pin reissue at 0.1 × 3000 ms: at 300 ms the query goes again, to the next-best
-    // binding (cnn-m-b1, same site), which answers first. The loser still waits in the slow
-    // batcher (the worker runs it: waste), so each query waits for the previous loser's batch
-    // to leave, lest the losers fill a batch of 4 and make the slow variant fast.
+    // binding (cnn-m-b1, same site), which answers first. Each query waits for the previous
+    // loser's batch window to close first, so every loser is alone in its batch.
     let put = request(
         a,
         "PUT",
@@ -118,9 +117,19 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
         (Some("none"), Some("static"))
     );
 
+    // The losers were withdrawn: the gateway stopped their QUIC streams, and the worker left
+    // them out of their batches (once each batch window closed).
+    tokio::time::sleep(Duration::from_secs_f64(SLOW_MS * 1.2 / 1e3)).await;
+    let (_, _, wm) = http(co.http_addr(), get(co.http_addr(), "/metrics")).await;
+    let wm = String::from_utf8(wm.to_vec()).unwrap();
+    assert_eq!(
+        metric_sum(&wm, "continuum_cancelled_total{model=\"cnn-s-b1\"}"),
+        3.0,
+        "{wm}"
+    );
+
     // Discard at 0.1: the worker's admission gets 300 ms, sees the 800 ms batching wait and
     // drops the query at once; the client hears `rejected` long before the deadline.
-    tokio::time::sleep(Duration::from_secs_f64(SLOW_MS * 1.2 / 1e3)).await;
     let put = request(
         a,
         "PUT",

@@ -36,6 +36,9 @@ pub struct Metrics {
     pub failure: Family<ModelLabel, Counter>,
     /// Queries refused by admission, the queue bound or shutdown.
     pub rejected: Family<ModelLabel, Counter>,
+    /// Queued queries dropped unprocessed because their requester went away (a hedge's
+    /// loser whose stream the gateway stopped, a client that disconnected).
+    pub cancelled: Family<ModelLabel, Counter>,
     /// Items inferred.
     pub inference_count: Family<ModelLabel, Counter>,
     /// Batches run.
@@ -64,6 +67,7 @@ impl Metrics {
             success: Family::default(),
             failure: Family::default(),
             rejected: Family::default(),
+            cancelled: Family::default(),
             inference_count: Family::default(),
             exec_count: Family::default(),
             queue_us: Family::default(),
@@ -105,6 +109,11 @@ impl Metrics {
             "continuum_rejected",
             "Queries refused by admission, queue bound or shutdown",
             m.rejected.clone(),
+        );
+        r.register(
+            "continuum_cancelled",
+            "Queued queries dropped unprocessed because their requester went away",
+            m.cancelled.clone(),
         );
         r.register(
             "nv_inference_count",

@@ -84,7 +84,13 @@ async fn stream(
                     .then(|| Duration::from_micros(u64::from(f.deadline_us))),
                 stream: (f.stream_id > 0).then_some(f.stream_id),
             };
-            let r = match inner.infer(&f.model, req).await {
+            // A requester that stops the stream (a gateway whose hedge was answered
+            // elsewhere) withdraws the query: dropping it here leaves it out of its batch.
+            let answer = tokio::select! {
+                a = inner.infer(&f.model, req) => a,
+                _ = send.stopped() => return,
+            };
+            let r = match answer {
                 Ok(a) => Response::Ok {
                     queue_us: a.queue_us.min(u32::MAX as u64) as u32,
                     compute_us: a.compute_us.min(u32::MAX as u64) as u32,

@@ -336,6 +336,9 @@ fn batch_loop(
                 Err(_) => return,
             },
         };
+        if cancelled(&first, &sh) {
+            continue;
+        }
         let until = first.arrived + max_delay;
         let mut items = first.items;
         let mut batch = vec![first];
@@ -348,6 +351,9 @@ fn batch_loop(
                 rx.recv_timeout(left).ok()
             };
             let Some(j) = next else { break };
+            if cancelled(&j, &sh) {
+                continue;
+            }
             if items + j.items > max_batch {
                 carry = Some(j);
                 break;
@@ -355,8 +361,24 @@ fn batch_loop(
             items += j.items;
             batch.push(j);
         }
-        run_batch(&mut model, batch, items, &sh, max_batch);
+        // Requesters may have gone while the batch filled.
+        batch.retain(|j| !cancelled(j, &sh));
+        let items = batch.iter().map(|j| j.items).sum();
+        if items > 0 {
+            run_batch(&mut model, batch, items, &sh, max_batch);
+        }
     }
+}
+
+/// Whether `job`'s requester went away (its answer would go nowhere): then it leaves the queue
+/// unprocessed and is counted as cancelled.
+fn cancelled(job: &Job, sh: &Shared) -> bool {
+    if !job.reply.is_closed() {
+        return false;
+    }
+    sh.queued.fetch_sub(job.items, Ordering::AcqRel);
+    sh.metrics.cancelled.get_or_create(&sh.label).inc();
+    true
 }
 
 fn run_batch(model: &mut Model, batch: Vec<Job>, items: usize, sh: &Shared, max_batch: usize) {
