@@ -187,7 +187,7 @@ impl Simulation {
         self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
-        if self.cfg.mitigation.reissues() {
+        if self.mitigations[usize::from(q.sched)].reissues() {
             self.arm_reissue(qid);
         }
     }
@@ -208,7 +208,7 @@ impl Simulation {
         let slow = self.slowdown[q.worker as usize];
         let w = &mut self.workers[q.worker as usize];
         w.load.add(f64::from(q.size_kb) / info.ref_kb);
-        let mitigation = self.cfg.mitigation;
+        let mitigation = self.mitigations[usize::from(q.sched)];
         let estimate =
             matches!(self.cfg.queue_bound, QueueBound::Deadline) || mitigation.discards();
         let full = match self.cfg.queue_bound {
@@ -258,7 +258,7 @@ impl Simulation {
         let slow = self.slowdown[w];
         let mut batch = std::mem::take(&mut self.workers[w].servers[s].batch);
         let mut max_kb = 0.0f64;
-        if self.cfg.mitigation.discards() {
+        if self.any_discard {
             self.take_in_time(w, &mut batch, &mut max_kb);
         } else {
             let queue = &mut self.workers[w].queue;
@@ -300,7 +300,8 @@ impl Simulation {
                 + info.delay_ms(f64::from(q.size_kb)) * slow
                 + f64::from(q.access_ms)
                 + f64::from(q.d_ms);
-            if answer > self.cfg.mitigation.answer_limit_ms(q.t_emit, q.deadline) {
+            let m = self.mitigations[usize::from(q.sched)];
+            if m.discards() && answer > m.answer_limit_ms(q.t_emit, q.deadline) {
                 self.metrics.mitigation.discarded += 1;
                 self.unanswered(qid);
                 continue;

@@ -17,6 +17,21 @@ clusters:
 /// One periodic stream at `rate_qps` from a0's scheduler, deadline 150 ms, access delay 2 ms,
 /// for `seconds`; a0's worker really `slow` times slower than its profile.
 fn one_stream(mitigation: Mitigation, bound: QueueBound, slow: f64, rate_qps: f64) -> Simulation {
+    let mut sim = one_stream_opened(mitigation, bound, slow, rate_qps);
+    sim.finish();
+    assert_eq!(sim.in_flight(), 0, "records left in flight");
+    let t = sim.metrics().sum(|_, _, _| true);
+    assert!(t.conserved(), "{t:?}");
+    sim
+}
+
+/// [`one_stream`]'s run with its stream opened, before any event.
+fn one_stream_opened(
+    mitigation: Mitigation,
+    bound: QueueBound,
+    slow: f64,
+    rate_qps: f64,
+) -> Simulation {
     let sc = Arc::new(fixtures::scenario(
         TWO_LEVELS,
         &fixtures::workload(0.0, "periodic", 150.0, 0.0),
@@ -51,10 +66,6 @@ fn one_stream(mitigation: Mitigation, bound: QueueBound, slow: f64, rate_qps: f6
         duration_ms: seconds * 1000.0,
     };
     sim.open_stream(0, 0, &p);
-    sim.finish();
-    assert_eq!(sim.in_flight(), 0, "records left in flight");
-    let t = sim.metrics().sum(|_, _, _| true);
-    assert!(t.conserved(), "{t:?}");
     sim
 }
 
@@ -107,6 +118,37 @@ fn the_loser_of_a_tie_is_cancelled_while_queued() {
     assert_eq!(c.wasted + c.cancelled, t.offered, "{c:?}");
     assert!(c.cancelled * 10 > t.offered * 4, "{c:?}");
     assert!(c.wasted * 10 > t.offered * 4, "{c:?}");
+}
+
+/// A scheduler's mitigation switched mid-run (as a tuner would between windows) applies to
+/// the queries it emits from then on: late before the switch, hedged and in time after. A
+/// stream's next emission may be processed up to one frame period early (it rides on the
+/// previous query's arrival), so one query at the boundary may still go out unmitigated.
+#[test]
+fn a_scheduler_switches_its_mitigation_between_windows() {
+    let mut sim = one_stream_opened(Mitigation::None, QueueBound::Unbounded, 20.0, 2.0);
+    sim.run_until(10_000.0);
+    assert_eq!(sim.mitigation(0), Mitigation::None);
+    sim.set_mitigation(0, Mitigation::Reissue { ratio: 0.5 });
+    sim.finish();
+    let m = sim.metrics();
+    let before = m.sum(|w, _, _| w < 2); // windows of 5 s
+    let after = m.sum(|w, _, _| w >= 2);
+    assert_eq!(
+        (before.success, before.failure),
+        (0, before.offered),
+        "{before:?}"
+    );
+    assert!(
+        after.success + 1 >= after.offered && after.offered > 15,
+        "{after:?}"
+    );
+    assert_eq!(m.mitigation.reissued, after.success);
+    assert_eq!(
+        m.sum(|w, _, _| w >= 3).success,
+        m.sum(|w, _, _| w >= 3).offered
+    );
+    assert_eq!(sim.in_flight(), 0);
 }
 
 /// No other worker can make it: the copy is not sent.

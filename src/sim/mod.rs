@@ -191,6 +191,10 @@ pub struct Simulation {
     facts: Vec<StreamFacts>,
     /// Actual processing time over profiled, per worker.
     slowdown: Arc<[f64]>,
+    /// The mitigation of each scheduler's queries (`cfg.mitigation` until changed).
+    mitigations: Vec<Mitigation>,
+    /// Whether any scheduler discards (queues are then checked when batches start).
+    any_discard: bool,
 }
 
 impl Simulation {
@@ -225,6 +229,8 @@ impl Simulation {
             ),
             view: LoadView::idle(sc.fleet.workers.len()),
             slowdown: cfg.capacity.slowdowns(&sc.topology).into(),
+            mitigations: vec![cfg.mitigation; n_sched],
+            any_discard: cfg.mitigation.discards(),
             facts: Vec::new(),
             sc,
             cfg,
@@ -289,6 +295,21 @@ impl Simulation {
     /// Sets the policy scheduler `s` uses for its next bindings of streams of class `class`.
     pub fn set_class_policy(&mut self, s: usize, class: usize, policy: &'static dyn Policy) {
         self.policies[s * self.classes.len() + class] = policy;
+    }
+
+    /// Sets the tail-latency mitigation of the queries scheduler `s` emits from now on (queries
+    /// already emitted keep theirs for reissue; the discard rule is the current one of the
+    /// query's scheduler). A tuner switches it between windows. A stream's next emission may
+    /// already have been processed, up to one frame period ahead (see `engine::emit`): that
+    /// query keeps the previous mitigation's reissue.
+    pub fn set_mitigation(&mut self, s: usize, m: Mitigation) {
+        self.mitigations[s] = m;
+        self.any_discard = self.mitigations.iter().any(Mitigation::discards);
+    }
+
+    /// The mitigation of scheduler `s` now.
+    pub fn mitigation(&self, s: usize) -> Mitigation {
+        self.mitigations[s]
     }
 
     /// The class of a new stream of workload application `app`.
