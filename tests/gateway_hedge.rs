@@ -9,6 +9,19 @@ use gateway_support::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
+/// `PUT /v1/policy` with the admin token and `body`.
+async fn put_policy(a: std::net::SocketAddr, body: Value) -> (u16, Value) {
+    let (st, _, b) = http(
+        a,
+        request(a, "PUT", "/v1/policy", Some("s3cret"), Some(&body)),
+    )
+    .await;
+    (
+        st.as_u16(),
+        serde_json::from_slice(&b).unwrap_or(Value::Null),
+    )
+}
+
 /// The central office's `cnn-s-b1` really waits up to this long to fill a batch of 4 (its
 /// profile says batch 1, no wait): a lone query answers about this late.
 const SLOW_MS: f64 = 800.0;
@@ -51,16 +64,8 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
     // Pin reissue at 0.1 × 3000 ms: at 300 ms the query goes again, to the next-best
     // binding (cnn-m-b1, same site), which answers first. Each query waits for the previous
     // loser's batch window to close first, so every loser is alone in its batch.
-    let put = request(
-        a,
-        "PUT",
-        "/v1/policy",
-        Some("s3cret"),
-        Some(&json!({"mitigation": "reissue@0.1"})),
-    );
-    let (st, _, body) = http(a, put).await;
-    assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
-    let v: Value = serde_json::from_slice(&body).unwrap();
+    let (st, v) = put_policy(a, json!({"mitigation": "reissue@0.1"})).await;
+    assert_eq!(st, 200, "{v}");
     assert_eq!(v["mitigation"], "reissue@0.1");
     assert_eq!(v["mitigation_source"], "pinned");
     assert_eq!(v["policy"], "least-impedance", "the policy is left alone");
@@ -92,26 +97,11 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
     );
 
     // Bad values are refused; `null` returns to the configured mitigation.
-    let bad = request(
-        a,
-        "PUT",
-        "/v1/policy",
-        Some("s3cret"),
-        Some(&json!({"mitigation": "reissue@2"})),
-    );
-    let (st, _, body) = http(a, bad).await;
+    let (st, v) = put_policy(a, json!({"mitigation": "reissue@2"})).await;
     assert_eq!(st, 400);
-    assert!(String::from_utf8_lossy(&body).contains("(0, 1]"));
-    let unpin = request(
-        a,
-        "PUT",
-        "/v1/policy",
-        Some("s3cret"),
-        Some(&json!({"mitigation": null})),
-    );
-    let (st, _, body) = http(a, unpin).await;
+    assert!(v["error"].as_str().unwrap().contains("(0, 1]"), "{v}");
+    let (st, v) = put_policy(a, json!({"mitigation": null})).await;
     assert_eq!(st, 200);
-    let v: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(
         (v["mitigation"].as_str(), v["mitigation_source"].as_str()),
         (Some("none"), Some("static"))
@@ -130,14 +120,10 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
 
     // Discard at 0.1: the worker's admission gets 300 ms, sees the 800 ms batching wait and
     // drops the query at once; the client hears `rejected` long before the deadline.
-    let put = request(
-        a,
-        "PUT",
-        "/v1/policy",
-        Some("s3cret"),
-        Some(&json!({"mitigation": "discard@0.1"})),
+    assert_eq!(
+        put_policy(a, json!({"mitigation": "discard@0.1"})).await.0,
+        200
     );
-    assert_eq!(http(a, put).await.0, 200);
     let t = Instant::now();
     let (st, _, body) = http(a, post_json(a, &path, &infer_json(1))).await;
     assert_eq!(st, 429, "{}", String::from_utf8_lossy(&body));

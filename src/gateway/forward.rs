@@ -143,14 +143,12 @@ impl GatewayState {
         // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
         // as it lies in the body when it came in binary form (relayed without a copy). A hedge
         // may go to either, so it has both.
-        let parsed = match (&b.upstream.link, task, parsed) {
-            (Link::Quic(_), Some(task), None) => {
+        let quic = matches!(b.upstream.link, Link::Quic(_));
+        let parsed = match (task, parsed) {
+            (Some(task), None) if quic || mitigation.reissues() => {
                 Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
             }
-            (_, Some(task), None) if mitigation.reissues() => {
-                Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
-            }
-            (_, _, p) => p,
+            (_, p) => p,
         };
         let out = Outgoing {
             stream,
@@ -167,12 +165,13 @@ impl GatewayState {
             }
             None => (self.call(&out, &b, deadline_us).await, None),
         };
-        // The binding that answered (or failed last): the hedge's when it won.
-        let b = hedge.unwrap_or(b);
-        let down_ms = match (inject, mitigation.reissues()) {
-            (true, true) => stream.access_ms + self.net_sample(stream, &b),
+        // The binding that answered (or failed last): the copy's when it did, and then the way
+        // back is from its worker.
+        let down_ms = match &hedge {
+            Some(h) if inject => stream.access_ms + self.net_sample(stream, h),
             _ => down_ms,
         };
+        let b = hedge.unwrap_or(b);
         let upstream_time = t_up.elapsed();
         let (body, header_len) = match result {
             Ok(x) => x,

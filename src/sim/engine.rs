@@ -234,10 +234,7 @@ impl Simulation {
         if drop {
             if q.refs == 1 && q.flags == 0 {
                 // No mitigation in play: rejected.
-                self.metrics
-                    .outcome(q.t_emit, q.sched, q.app, Outcome::Rejected, None);
-                self.by_bind
-                    .count(q.bind_window, q.sched, q.app, Outcome::Rejected as usize);
+                self.count_outcome(&q, Outcome::Rejected, None);
                 self.queries.remove(qid);
             } else {
                 self.unanswered(qid);
@@ -328,12 +325,7 @@ impl Simulation {
                 } else {
                     Outcome::Failure
                 };
-                self.metrics
-                    .outcome(q.t_emit, q.sched, q.app, outcome, Some(answered - q.t_emit));
-                self.by_bind
-                    .count(q.bind_window, q.sched, q.app, outcome as usize);
-                let f = &mut self.facts[q.stream as usize];
-                f.tail_ms = f.tail_ms.max((answered - q.t_emit) as f32);
+                self.count_outcome(&q, outcome, Some(answered - q.t_emit));
                 self.queries.remove(qid);
             } else if self.is_hedged(qid) {
                 // Two copies live: the answers race to the client.

@@ -59,6 +59,13 @@ impl Simulation {
         debug_assert!(q.flags & (SETTLED | COPY) == 0);
         q.flags |= SETTLED;
         let q = *q;
+        self.count_outcome(&q, outcome, latency_ms);
+    }
+
+    /// Records the one outcome of query `q` (an original): the run's metrics, the counts by
+    /// binding window, its stream's tail.
+    #[inline]
+    pub(super) fn count_outcome(&mut self, q: &Query, outcome: Outcome, latency_ms: Option<f64>) {
         self.metrics
             .outcome(q.t_emit, q.sched, q.app, outcome, latency_ms);
         self.by_bind
