@@ -2,6 +2,8 @@
 //! field has a documented default.
 
 use crate::config::{ConfigError, Source};
+use crate::metrics::Objective;
+use crate::mitigation::Configuration;
 use crate::observe::DemandBuckets;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -27,9 +29,19 @@ pub enum RewardSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DqnConfig {
-    /// Policies the agent chooses among (default: SPEC §6's seven but `farthest` and `cheaper`,
-    /// which by construction pick the slowest feasible binding).
+    /// Configurations the agent chooses among: a policy name, or `policy+mitigation`
+    /// (`least-impedance+reissue@0.8`; a joint action over a grid of policies and
+    /// mitigations). Default: SPEC §6's seven policies but `random`, `farthest` and `cheaper`
+    /// (the last two pick the slowest feasible binding by construction), no mitigation.
     pub actions: Vec<String>,
+    /// What a decision is scored by: counterfactual values, the fallback tables' search and the
+    /// choice of the margin all use it (`success_ratio`, or `{tail: {weight: w}}`, which
+    /// trades success ratio against the p99 of answered queries; see [`Objective`]).
+    pub objective: Objective,
+    /// Who shares a decision: each scheduler its own (`per_scheduler`), or one configuration
+    /// per class for every scheduler (`global`: EdgeTuner's granularity, the schedulers'
+    /// choices decided by majority).
+    pub granularity: Granularity,
     /// Window T, s (SPEC §9 default 5 s).
     pub window_s: f64,
     /// Windows stacked along time in the state, k.
@@ -121,6 +133,17 @@ pub struct DqnConfig {
     pub margins: Vec<f64>,
 }
 
+/// Who shares a meta-policy decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Granularity {
+    /// Every scheduler decides for itself, from its own state.
+    PerScheduler,
+    /// One decision per class for all schedulers: the action most schedulers would choose
+    /// (ties to the lower action index), EdgeTuner's one configuration for the cluster.
+    Global,
+}
+
 /// How streams are grouped into classes for the meta-policy's actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -191,6 +214,8 @@ impl Default for DqnConfig {
                 .filter(|n| !matches!(*n, "random" | "farthest" | "cheaper"))
                 .map(String::from)
                 .collect(),
+            objective: Objective::SuccessRatio,
+            granularity: Granularity::PerScheduler,
             window_s: 5.0,
             history: 4,
             buckets: DemandBuckets::default(),
@@ -236,6 +261,11 @@ impl Default for DqnConfig {
 }
 
 impl DqnConfig {
+    /// The configurations of `actions`, in order (the config must have been validated).
+    pub fn configurations(&self) -> Vec<Configuration> {
+        parse_actions(&self.actions).expect("validated actions")
+    }
+
     /// Loads a config file; absent fields take their defaults.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let src = Source::read(path)?;
@@ -253,16 +283,9 @@ impl DqnConfig {
             return bad("actions", "expected at least one policy");
         }
         for a in &self.actions {
-            if crate::policy::by_name(a).is_none() {
-                return Err((
-                    "actions",
-                    format!(
-                        "unknown policy `{a}`; known: {}",
-                        crate::policy::names().join(", ")
-                    ),
-                ));
-            }
+            Configuration::parse(a).map_err(|m| ("actions", m))?;
         }
+        self.objective.validate().map_err(|m| ("objective", m))?;
         if self.actions.len() > 255 {
             return bad("actions", "at most 255 actions");
         }
@@ -346,6 +369,11 @@ impl DqnConfig {
     }
 }
 
+/// The configurations named by `names` (policy or `policy+mitigation`), or why one is not one.
+pub fn parse_actions(names: &[String]) -> Result<Vec<Configuration>, String> {
+    names.iter().map(|a| Configuration::parse(a)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,6 +386,22 @@ mod tests {
         assert_eq!(c, DqnConfig::default());
         assert!(DqnConfig::default().validate().is_ok());
         assert_eq!(DqnConfig::default().actions.len(), 5);
+    }
+
+    #[test]
+    fn the_tuner_configs_load_with_a_joint_grid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        for (file, granularity) in [
+            ("dqn-tuner.yaml", Granularity::PerScheduler),
+            ("edgetuner.yaml", Granularity::Global),
+        ] {
+            let c = DqnConfig::load(&dir.join(file)).expect(file);
+            let confs = c.configurations();
+            assert_eq!(confs.len(), 15, "{file}");
+            assert_eq!(confs[1].name(), "closest+reissue@0.8");
+            assert_eq!(c.objective, Objective::Tail { weight: 0.1 });
+            assert_eq!(c.granularity, granularity);
+        }
     }
 
     #[test]
@@ -374,6 +418,16 @@ mod tests {
         let (f, m) = bad.validate().unwrap_err();
         assert_eq!(f, "actions");
         assert!(m.contains("unknown policy `nearest`"), "{m}");
+        let bad = DqnConfig {
+            actions: vec!["closest+reissue@1.5".into()],
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "actions");
+        let bad = DqnConfig {
+            objective: Objective::Tail { weight: f64::NAN },
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "objective");
         let src = Source::inline("d.yaml", "gama: 0.9\n");
         let e = src.parse::<DqnConfig>().unwrap_err();
         assert_eq!((e.line, e.column), (1, 1));

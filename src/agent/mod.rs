@@ -14,11 +14,14 @@ mod state;
 mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
-pub use config::{CfScope, ClassMode, Credit, DqnConfig, LambdaProfile, RewardScope, RewardSpec};
+pub use config::{
+    CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile, RewardScope, RewardSpec,
+    parse_actions,
+};
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use fallback::Fallback;
 pub use net::{NetShape, QNet, build, copy_weights, init_weights};
 pub use replay::{Batch, ReplayBuffer, Transition};
 pub use schedule::EpsilonSchedule;
 pub use state::StateEncoder;
-pub use trained::{Agent, argmax, conservative_choice};
+pub use trained::{Agent, argmax, conservative_choice, majority};

@@ -1,16 +1,20 @@
 //! The [`Agent`] a checkpoint becomes: it encodes each window's observation and picks, per
-//! scheduler and stream class, a dispatch policy. A class leaves its fallback action (chosen on
+//! scheduler and stream class, a configuration (a dispatch policy, and a mitigation when the
+//! action set has them). With `granularity: global` every scheduler takes the action most of
+//! them chose. A class leaves its fallback action (chosen on
 //! validation episodes when training) only when the network's value of the greedy action beats
 //! the fallback's by more than the checkpoint's margin: the learned policy improves on the
 //! fallback where it is confident and keeps it elsewhere.
 
 use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
+use super::config::{Granularity, parse_actions};
 use super::fallback::Fallback;
 use super::net::QNet;
 use super::state::StateEncoder;
 use crate::feasibility::Fleet;
+use crate::mitigation::Configuration;
 use crate::observe::WindowObservation;
-use crate::policy::{self, Policy, StreamClasses};
+use crate::policy::StreamClasses;
 use crate::topology::Topology;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
@@ -21,7 +25,8 @@ pub struct Agent {
     net: QNet,
     _vars: VarMap,
     encoder: StateEncoder,
-    actions: Vec<&'static dyn Policy>,
+    actions: Vec<Configuration>,
+    granularity: Granularity,
     classes: StreamClasses,
     fallback: Fallback,
     margin: f64,
@@ -51,14 +56,8 @@ impl Agent {
                 m.topology, m.fingerprint, topology.name
             )));
         }
-        let actions = m
-            .actions
-            .iter()
-            .map(|a| {
-                policy::by_name(a)
-                    .ok_or_else(|| bad(format!("unknown policy `{a}` in its action list")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let actions = parse_actions(&m.actions)
+            .map_err(|e| bad(format!("its action list does not parse: {e}")))?;
         let encoder = StateEncoder::new(topology, fleet, &m.config);
         if encoder.features() != m.shape.features || encoder.history() != m.shape.history {
             return Err(bad(format!(
@@ -101,6 +100,7 @@ impl Agent {
             _vars: vars,
             encoder,
             actions,
+            granularity: m.config.granularity,
             classes: m.classes.clone(),
             fallback: m.fallback.clone(),
             margin: m.margin,
@@ -109,8 +109,8 @@ impl Agent {
         })
     }
 
-    /// The policies the agent chooses among.
-    pub fn actions(&self) -> &[&'static dyn Policy] {
+    /// The configurations the agent chooses among.
+    pub fn actions(&self) -> &[Configuration] {
         &self.actions
     }
 
@@ -158,28 +158,47 @@ impl Agent {
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
     /// beats the fallback (the table of the scheduler's load level) by more than the margin,
-    /// else the fallback. With an infinite margin the network is not even evaluated.
+    /// else the fallback; under `granularity: global`, then the action most schedulers chose,
+    /// for all. With an infinite margin the network is not even evaluated.
     pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
         let n = self.encoder.schedulers();
         let tables: Vec<Vec<usize>> = (0..n)
             .map(|s| self.fallback.table(self.encoder.incoming_qps(s)).to_vec())
             .collect();
-        if self.margin.is_infinite() {
-            return Ok(tables);
-        }
-        let q = self.q_values()?;
-        let margin = self.margin;
-        Ok(q.iter()
-            .zip(&tables)
-            .map(|(per_class, table)| {
-                per_class
-                    .iter()
-                    .zip(table)
-                    .map(|(q, &fb)| conservative_choice(q, fb, margin))
-                    .collect()
-            })
-            .collect())
+        let own = if self.margin.is_infinite() {
+            tables
+        } else {
+            let q = self.q_values()?;
+            let margin = self.margin;
+            q.iter()
+                .zip(&tables)
+                .map(|(per_class, table)| {
+                    per_class
+                        .iter()
+                        .zip(table)
+                        .map(|(q, &fb)| conservative_choice(q, fb, margin))
+                        .collect()
+                })
+                .collect()
+        };
+        Ok(match self.granularity {
+            Granularity::PerScheduler => own,
+            Granularity::Global => vec![majority(&own, self.actions.len()); n],
+        })
     }
+}
+
+/// Per class, the action most rows chose (ties to the lower index); `rows` is
+/// `[scheduler][class]`.
+pub fn majority(rows: &[Vec<usize>], actions: usize) -> Vec<usize> {
+    let classes = rows.first().map_or(0, Vec::len);
+    (0..classes)
+        .map(|c| {
+            let mut votes = vec![0usize; actions];
+            rows.iter().for_each(|r| votes[r[c]] += 1);
+            (0..actions).fold(0, |b, a| if votes[a] > votes[b] { a } else { b })
+        })
+        .collect()
 }
 
 /// The greedy action of `q` if its value exceeds the fallback's by more than `margin`, else
@@ -215,5 +234,13 @@ mod tests {
         assert_eq!(conservative_choice(&q, 2, 0.25), 2);
         assert_eq!(conservative_choice(&q, 1, 0.0), 1);
         assert_eq!(conservative_choice(&q, 0, f64::INFINITY), 0);
+    }
+
+    #[test]
+    fn the_majority_decides_per_class_and_ties_go_low() {
+        let rows = vec![vec![2, 0], vec![1, 0], vec![2, 1], vec![1, 1]];
+        assert_eq!(majority(&rows, 3), vec![1, 0]);
+        assert_eq!(majority(&rows[..3], 3), vec![2, 0]);
+        assert!(majority(&[], 3).is_empty());
     }
 }

@@ -50,23 +50,24 @@ pub fn execute(cli: &Cli) -> Result<()> {
                 runners.push(Runner::dqn(name, path)?);
             }
             if *oracle {
-                let (candidates, classes) = match runners.iter().find_map(Runner::agent_choices) {
+                let choices = match runners.iter().find_map(Runner::agent_choices) {
                     Some(c) => c,
                     None => {
                         let w = crate::workload::Workload::load(
                             &run.workload,
                             &crate::profiles::Profiles::load(&run.profiles)?,
                         )?;
-                        (
-                            crate::meta::default_oracle_policies(),
-                            StreamClasses::from_workload(
+                        super::runner::OracleChoices {
+                            candidates: crate::meta::default_oracle_policies(),
+                            classes: StreamClasses::from_workload(
                                 &w,
                                 &crate::observe::DemandBuckets::default(),
                             ),
-                        )
+                            objective: crate::metrics::Objective::SuccessRatio,
+                        }
                     }
                 };
-                runners.push(Runner::Oracle(candidates, classes));
+                runners.push(Runner::Oracle(choices));
             }
             (runners, run, false)
         }

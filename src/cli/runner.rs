@@ -4,7 +4,7 @@
 use crate::agent::{Agent, Checkpoint};
 use crate::meta;
 use crate::mitigation::Configuration;
-use crate::policy::{Policy, PolicyTable, StreamClasses};
+use crate::policy::{PolicyTable, StreamClasses};
 use crate::report::{ActionShareReport, PolicyResult};
 use crate::sim::{Scenario, SimConfig, SimStats, Simulation};
 use anyhow::{Context, Result};
@@ -16,6 +16,16 @@ use std::sync::Arc;
 /// answered before it is scored, ms (the longest deadline of the default workload is 1 s).
 const ORACLE_SETTLE_MS: f64 = 2000.0;
 
+/// What the oracle row chooses among, and by what.
+pub struct OracleChoices {
+    /// Candidate configurations.
+    pub candidates: Vec<Configuration>,
+    /// How streams are classed.
+    pub classes: StreamClasses,
+    /// What a window is scored by.
+    pub objective: crate::metrics::Objective,
+}
+
 /// One row of a report.
 pub enum Runner {
     /// Every scheduler uses this configuration throughout.
@@ -25,8 +35,9 @@ pub enum Runner {
     /// The meta-policy of a checkpoint picks each scheduler's policy per class every window
     /// (row name, checkpoint, its path).
     Dqn(String, Box<Checkpoint>, PathBuf),
-    /// At every window, the best of these policies per class in hindsight.
-    Oracle(Vec<&'static dyn Policy>, StreamClasses),
+    /// At every window, the best of these configurations per class in hindsight, by the
+    /// objective.
+    Oracle(OracleChoices),
 }
 
 impl Runner {
@@ -51,17 +62,14 @@ impl Runner {
         }
     }
 
-    /// The policies and classes a `dqn` row chooses among.
-    pub fn agent_choices(&self) -> Option<(Vec<&'static dyn Policy>, StreamClasses)> {
+    /// The configurations and classes a `dqn` row chooses among, and its objective.
+    pub fn agent_choices(&self) -> Option<OracleChoices> {
         match self {
-            Runner::Dqn(_, ck, _) => Some((
-                ck.meta
-                    .actions
-                    .iter()
-                    .map(|a| crate::policy::by_name(a))
-                    .collect::<Option<_>>()?,
-                ck.meta.classes.clone(),
-            )),
+            Runner::Dqn(_, ck, _) => Some(OracleChoices {
+                candidates: crate::agent::parse_actions(&ck.meta.actions).ok()?,
+                classes: ck.meta.classes.clone(),
+                objective: ck.meta.config.objective,
+            }),
             _ => None,
         }
     }
@@ -108,14 +116,15 @@ impl Runner {
                 bar.inc(steps);
                 sim
             }
-            Runner::Oracle(candidates, classes) => {
+            Runner::Oracle(o) => {
                 let oracle_cfg = SimConfig { window_s, ..cfg };
                 let sim = meta::run_oracle(
                     sc.clone(),
                     oracle_cfg,
-                    candidates,
-                    classes,
+                    &o.candidates,
+                    &o.classes,
                     ORACLE_SETTLE_MS,
+                    o.objective,
                 )
                 .0;
                 bar.inc(steps);

@@ -35,7 +35,11 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         sc = sc.with_lambda(l);
     }
     let actions = match &args.policies {
-        Some(p) => crate::policy::parse_list(p).map_err(anyhow::Error::msg)?,
+        Some(p) => crate::policy::parse_list(p)
+            .map_err(anyhow::Error::msg)?
+            .into_iter()
+            .map(crate::mitigation::Configuration::plain)
+            .collect(),
         None => crate::meta::default_oracle_policies(),
     };
     if actions.is_empty() {
@@ -61,6 +65,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         duration_s: args.duration,
         actions: &actions,
         classes: &classes,
+        objective: crate::metrics::Objective::SuccessRatio,
     };
     let found = pool.install(|| search.search());
     let table = search.table(&found.table.0);
@@ -69,7 +74,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!(
         "best single policy {} {:.2}%; per-class table {} {:.2}% ({} runs on seeds {}); wrote {}",
-        actions[found.best_single.0].name(),
+        actions[found.best_single.0].policy.name(),
         100.0 * found.best_single.1,
         table.describe(),
         100.0 * found.table.1,

@@ -84,9 +84,15 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;
     let sel = &outcome.selection;
     let action = |a: usize| cfg.actions[a].as_str();
+    // Scores print as percentages of success ratio; under the tail objective they are success
+    // ratio − weight · ln(p99 ms), in the same unit.
+    let unit = match cfg.objective {
+        crate::metrics::Objective::SuccessRatio => "%",
+        crate::metrics::Objective::Tail { .. } => " (score: success % − 100·w·ln p99)",
+    };
     for l in &sel.levels {
         eprintln!(
-            "fallback at λ {:.0}: best single policy {} {:.2}%; table {} {:.2}%",
+            "fallback at λ {:.0}: best single action {} {:.2}{unit}; table {} {:.2}{unit}",
             l.lambda,
             action(l.best_single.0),
             100.0 * l.best_single.1,
@@ -102,7 +108,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     let margins: Vec<String> = sel
         .margins
         .iter()
-        .map(|(m, r)| format!("{m}: {:.2}%", 100.0 * r))
+        .map(|(m, r)| format!("{m}: {:.2}{unit}", 100.0 * r))
         .collect();
     eprintln!(
         "trained {} episodes in {:.1} s (budget: {:.2e} simulated queries per episode); success ratio of the last {}: {mean:.4}",
@@ -112,7 +118,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         last.len(),
     );
     eprintln!(
-        "validation ({} episodes): fallback tables alone {:.2}%; agent by margin {}; kept margin {}",
+        "validation ({} episodes): fallback tables alone {:.2}{unit}; agent by margin {}; kept margin {}",
         cfg.validation_episodes,
         100.0 * sel.fallback_ratio,
         margins.join(", "),

@@ -321,7 +321,12 @@ fn policy_json(ctx: &Ctx) -> Value {
     json!({
         "classes": classes
             .iter()
-            .map(|c| json!({"class": c.class, "policy": c.policy, "source": c.source.name()}))
+            .map(|c| json!({
+                "class": c.class,
+                "policy": c.policy,
+                "source": c.source.name(),
+                "mitigation": ctx.state.mitigation_for(&c.class).name(),
+            }))
             .collect::<Vec<_>>(),
         "policy": shared(|c| c.policy),
         "source": shared(|c| c.source.name()),

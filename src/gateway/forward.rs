@@ -135,7 +135,7 @@ impl GatewayState {
         };
         // Under `discard@r` the worker's admission gets r × the deadline, so it drops what
         // cannot answer by then (counted as rejected, and as discarded).
-        let mitigation = self.mitigation();
+        let mitigation = self.mitigation_for(&b.class);
         let limit_ms = mitigation.answer_limit_ms(0.0, stream.req.max_delay_ms);
         let budget_ms = limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;

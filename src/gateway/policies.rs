@@ -1,11 +1,13 @@
 //! The gateway's active dispatch policy per stream class, and where each came from: the
 //! configuration (a policy, or a per-class table), the meta-policy's choice for the window, or
-//! an operator's pin. Streams are classed with the core's rule ([`StreamClasses`]): the
+//! an operator's pin; and, when the meta-policy's actions are configurations with
+//! mitigations, the mitigation it chose for each class. Streams are classed with the core's rule ([`StreamClasses`]): the
 //! application a client names, else its SPEC §9 demand bucket.
 
+use crate::mitigation::{Configuration, Mitigation};
 use crate::policy::{self, Policy, PolicyTable, StreamClasses};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a class's active policy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +45,8 @@ struct Slot {
     policy: AtomicUsize,
     source: AtomicU8,
     configured: usize,
+    /// The meta-policy's mitigation for the class (`None`: it does not choose one).
+    agent_mitigation: Mutex<Option<Mitigation>>,
 }
 
 struct Inner {
@@ -103,6 +107,7 @@ fn inner_of(table: &PolicyTable) -> Inner {
                     policy: AtomicUsize::new(i),
                     source: AtomicU8::new(PolicySource::Static as u8),
                     configured: i,
+                    agent_mitigation: Mutex::new(None),
                 }
             })
             .collect(),
@@ -156,15 +161,17 @@ impl ActivePolicies {
         changed
     }
 
-    /// Applies a meta-policy decision: class `c` gets `actions[row[c]]` from the agent, unless
-    /// pinned; the classes whose policy changed. A row that does not fit the classes or the
-    /// actions changes nothing and says why.
+    /// Applies a meta-policy decision: class `c` gets the policy of `actions[row[c]]` from the
+    /// agent, unless pinned, and its mitigation when any action has one; the classes whose
+    /// policy changed. A row that does not fit the classes or the actions changes nothing and
+    /// says why.
     pub fn apply_decision(
         &self,
-        actions: &[&'static dyn Policy],
+        actions: &[Configuration],
         row: &[usize],
     ) -> Result<Vec<usize>, String> {
-        let n = self.get().slots.len();
+        let inner = self.get();
+        let n = inner.slots.len();
         if row.len() != n {
             return Err(format!(
                 "the decision has {} classes, the gateway {n}",
@@ -177,12 +184,27 @@ impl ActivePolicies {
                 actions.len()
             ));
         }
+        let mitigates = actions.iter().any(|a| a.mitigation != Mitigation::None);
+        for (slot, &a) in inner.slots.iter().zip(row) {
+            *slot.agent_mitigation.lock().expect("mitigation lock") =
+                mitigates.then_some(actions[a].mitigation);
+        }
         Ok(row
             .iter()
             .enumerate()
-            .filter(|(c, a)| self.set(*c, actions[**a], PolicySource::Agent))
+            .filter(|(c, a)| self.set(*c, actions[**a].policy, PolicySource::Agent))
             .map(|(c, _)| c)
             .collect())
+    }
+
+    /// The mitigation the meta-policy chose for the class named `class`, if it chooses one.
+    pub fn agent_mitigation(&self, class: &str) -> Option<Mitigation> {
+        let inner = self.get();
+        let c = inner.classes.by_name(class)?;
+        *inner.slots[c]
+            .agent_mitigation
+            .lock()
+            .expect("mitigation lock")
     }
 
     /// Pins `p` for class `class`, or for every class when `None`.
@@ -292,11 +314,13 @@ mod tests {
     fn decisions_apply_per_class_except_pinned() {
         let a = ActivePolicies::new(&two_classes());
         let acts = [
-            by_name("least-impedance").unwrap(),
-            by_name("farthest").unwrap(),
+            Configuration::plain(by_name("least-impedance").unwrap()),
+            Configuration::plain(by_name("farthest").unwrap()),
         ];
         // Class 0 goes to least-impedance; class 1 already has farthest.
         assert_eq!(a.apply_decision(&acts, &[0, 1]), Ok(vec![0]));
+        // Plain policies choose no mitigation.
+        assert_eq!(a.agent_mitigation("ar"), None);
         let l = a.list();
         assert_eq!(
             (l[0].policy, l[0].source),
@@ -322,8 +346,21 @@ mod tests {
                 .contains("out of range")
         );
         assert_eq!(a.list()[0].policy, "farthest");
+        // Configurations with mitigations set each class's (even a pinned policy's class).
+        let confs = [
+            Configuration::parse("closest+reissue@0.8").unwrap(),
+            Configuration::parse("farthest").unwrap(),
+        ];
+        assert!(a.apply_decision(&confs, &[1, 0]).is_ok());
+        assert_eq!(a.agent_mitigation("ar"), Some(Mitigation::None));
+        assert_eq!(
+            a.agent_mitigation("cam"),
+            Some(Mitigation::Reissue { ratio: 0.8 })
+        );
+        assert_eq!(a.agent_mitigation("nope"), None);
         // A reset brings the configured table back and drops the pins.
         a.reset(&two_classes());
+        assert_eq!(a.agent_mitigation("cam"), None);
         let l = a.list();
         assert_eq!(
             (l[1].policy, l[1].source),

@@ -56,12 +56,12 @@ impl Ctx {
     }
 
     /// The meta-policy's actions.
-    pub fn agent_actions(&self) -> Vec<&'static str> {
+    pub fn agent_actions(&self) -> Vec<String> {
         self.agent
             .lock()
             .expect("agent lock")
             .as_ref()
-            .map(|a| a.actions().iter().map(|p| p.name()).collect())
+            .map(|a| a.actions().iter().map(|c| c.name()).collect())
             .unwrap_or_default()
     }
 

@@ -135,7 +135,7 @@ impl GatewayState {
     /// `actions[row[c]]` unless pinned; the classes that changed.
     pub fn apply_decision(
         &self,
-        actions: &[&'static dyn Policy],
+        actions: &[crate::mitigation::Configuration],
         row: &[usize],
     ) -> Result<Vec<usize>, String> {
         let r = self.policies.apply_decision(actions, row);
@@ -152,6 +152,16 @@ impl GatewayState {
     /// The active tail-latency mitigation.
     pub fn mitigation(&self) -> Mitigation {
         self.mitigation.read().expect("mitigation lock").0
+    }
+
+    /// The mitigation of the queries of stream class `class`: the operator's pin, else the
+    /// meta-policy's choice for the class when it chooses one, else the configured one.
+    pub fn mitigation_for(&self, class: &str) -> Mitigation {
+        let (m, pinned) = *self.mitigation.read().expect("mitigation lock");
+        if pinned {
+            return m;
+        }
+        self.policies.agent_mitigation(class).unwrap_or(m)
     }
 
     /// Whether an operator pinned the mitigation.

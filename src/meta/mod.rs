@@ -1,5 +1,6 @@
-//! Running a meta-policy over the simulator: the trained DQN agent, which picks a dispatch
-//! policy per scheduler and stream class at every window boundary; the per-window oracle
+//! Running a meta-policy over the simulator: the trained DQN agent, which picks a
+//! configuration (dispatch policy and mitigation) per scheduler and stream class at every
+//! window boundary; the per-window oracle
 //! (SPEC §10), which forks the run at every boundary and keeps the best choice in hindsight;
 //! and the search for the best static per-class table ([`table_search`]).
 
@@ -9,7 +10,7 @@ pub mod table_search;
 pub use oracle::{OracleWindow, run_oracle};
 
 use crate::agent::{Agent, DqnConfig};
-use crate::policy::Policy;
+use crate::mitigation::Configuration;
 use crate::sim::{Scenario, SimConfig, Simulation};
 use serde::Serialize;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 pub struct ActionShares {
     /// Class names.
     pub classes: Vec<String>,
-    /// Action (policy) names.
+    /// Action (configuration) names.
     pub actions: Vec<String>,
     /// `counts[c][a]`: decisions of class `c` that chose action `a`.
     pub counts: Vec<Vec<u64>>,
@@ -27,10 +28,10 @@ pub struct ActionShares {
 
 impl ActionShares {
     /// Empty counts for these classes and actions.
-    pub fn new(classes: &[String], actions: &[&'static dyn Policy]) -> Self {
+    pub fn new(classes: &[String], actions: &[Configuration]) -> Self {
         Self {
             classes: classes.to_vec(),
-            actions: actions.iter().map(|p| p.name().to_string()).collect(),
+            actions: actions.iter().map(Configuration::name).collect(),
             counts: vec![vec![0; actions.len()]; classes.len()],
         }
     }
@@ -58,7 +59,7 @@ pub fn run_agent(
 ) -> candle_core::Result<(Simulation, ActionShares)> {
     let actions = agent.actions().to_vec();
     let mut shares = ActionShares::new(agent.classes().names(), &actions);
-    let mut sim = Simulation::new(sc, cfg, actions[0]);
+    let mut sim = Simulation::new(sc, cfg, actions[0].policy);
     sim.set_classes(Arc::new(agent.classes().clone()));
     sim.observe(buckets);
     let window_ms = window_s * 1000.0;
@@ -66,7 +67,7 @@ pub fn run_agent(
     while (k as f64) * window_ms < sim.horizon_ms() {
         for (s, per_class) in agent.decide()?.into_iter().enumerate() {
             for (c, a) in per_class.into_iter().enumerate() {
-                sim.set_class_policy(s, c, actions[a]);
+                sim.set_class_configuration(s, c, &actions[a]);
                 shares.counts[c][a] += 1;
             }
         }
@@ -81,10 +82,6 @@ pub fn run_agent(
 }
 
 /// The default candidates of the oracle: the meta-policy's default action set.
-pub fn default_oracle_policies() -> Vec<&'static dyn Policy> {
-    DqnConfig::default()
-        .actions
-        .iter()
-        .map(|a| crate::policy::by_name(a).expect("registered"))
-        .collect()
+pub fn default_oracle_policies() -> Vec<Configuration> {
+    DqnConfig::default().configurations()
 }

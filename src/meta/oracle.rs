@@ -1,18 +1,23 @@
 //! The per-window oracle (SPEC §10): at every window boundary it forks the run, tries choices
-//! for the window from the same state, and keeps the one whose window scored best. With one
-//! class it tries every candidate policy for all streams; with several classes it searches a
+//! for the window from the same state, and keeps the one whose window scored best (by an
+//! [`Objective`]: the success ratio, or success traded against the tail). Candidates are
+//! configurations (a policy, and a mitigation when the set has them). With one
+//! class it tries every candidate for all streams; with several classes it searches a
 //! policy per class by coordinate ascent — one class at a time, every candidate for that class
 //! with the others fixed, starting from the previous window's table. Every scheduler applies
 //! the same choice. Greedy in hindsight, not a strict bound.
 
-use crate::policy::{Policy, StreamClasses};
+use crate::metrics::Objective;
+use crate::mitigation::Configuration;
+use crate::policy::StreamClasses;
 use crate::sim::{Scenario, SimConfig, Simulation};
 use std::sync::Arc;
 
 /// The oracle's record of one window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OracleWindow {
-    /// Success ratio of the window's queries under each candidate tried, in order.
+    /// Score of the window's queries under each candidate tried, in order (the success ratio
+    /// under the default objective).
     pub scores: Vec<f64>,
     /// Index (into `scores`) of the candidate kept last.
     pub chosen: usize,
@@ -22,17 +27,18 @@ pub struct OracleWindow {
 
 /// Runs `scenario` with the per-window oracle over `candidates` for the streams grouped by
 /// `classes`: each fork runs the window (plus `settle_ms`, so its queries are answered) and is
-/// scored by the success ratio of the window's queries. Ties keep the earlier candidate.
+/// scored by `objective` on the window's queries. Ties keep the earlier candidate.
 pub fn run_oracle(
     sc: Arc<Scenario>,
     cfg: SimConfig,
-    candidates: &[&'static dyn Policy],
+    candidates: &[Configuration],
     classes: &StreamClasses,
     settle_ms: f64,
+    objective: Objective,
 ) -> (Simulation, Vec<OracleWindow>) {
     let n_sched = sc.topology.schedulers.len();
     let n_classes = classes.len();
-    let mut sim = Simulation::new(sc, cfg, candidates[0]);
+    let mut sim = Simulation::new(sc, cfg, candidates[0].policy);
     sim.set_classes(Arc::new(classes.clone()));
     let window_ms = cfg.window_s * 1000.0;
     let mut table = vec![0usize; n_classes];
@@ -44,13 +50,15 @@ pub fn run_oracle(
             let mut fork = sim.clone();
             for s in 0..n_sched {
                 for (c, &a) in t.iter().enumerate() {
-                    fork.set_class_policy(s, c, candidates[a]);
+                    fork.set_class_configuration(s, c, &candidates[a]);
                 }
             }
             fork.run_until(end);
             let at_end = fork.clone();
             fork.run_until(end + settle_ms);
-            (fork.metrics().sum(|w, _, _| w == k).success_ratio(), at_end)
+            let m = fork.metrics();
+            let score = objective.score(&m.sum(|w, _, _| w == k), m.window_latency(k));
+            (score, at_end)
         };
         let mut scores = Vec::new();
         let mut best: Option<(f64, Simulation)> = None;
@@ -93,10 +101,10 @@ mod tests {
     use crate::fixtures;
     use crate::policy::by_name;
 
-    fn candidates() -> Vec<&'static dyn Policy> {
+    fn candidates() -> Vec<Configuration> {
         ["closest", "farthest", "random-proportional-load"]
             .iter()
-            .map(|n| by_name(n).unwrap())
+            .map(|n| Configuration::plain(by_name(n).unwrap()))
             .collect()
     }
 
@@ -120,6 +128,7 @@ mod tests {
             &candidates(),
             &StreamClasses::single(),
             2000.0,
+            Objective::SuccessRatio,
         );
         assert_eq!(log.len(), 12);
         for w in &log {
@@ -155,7 +164,14 @@ apps:
             seed: 4,
             ..SimConfig::default()
         };
-        let (sim, log) = run_oracle(sc.clone(), cfg, &candidates(), &classes, 2000.0);
+        let (sim, log) = run_oracle(
+            sc.clone(),
+            cfg,
+            &candidates(),
+            &classes,
+            2000.0,
+            Objective::SuccessRatio,
+        );
         assert_eq!(log.len(), 6);
         for w in &log {
             assert_eq!(w.scores.len(), 5);

@@ -1,5 +1,6 @@
-//! The best static per-class table for a set of episodes: every policy alone, then the best
-//! policy of each class, then coordinate ascent (one class at a time, every policy for it, the
+//! The best static per-class table for a set of episodes, by an [`Objective`] (the success
+//! ratio by default): every action (a configuration) alone, then the best action of each
+//! class, then coordinate ascent (one class at a time, every policy for it, the
 //! others fixed; a change is kept only if the whole table scores better; sweeps repeat until
 //! none changes, at most three). It starts from the
 //! better of the best single policy and the per-class best, so the table it returns never
@@ -8,8 +9,9 @@
 //! It gives `compare` its per-class baseline (`continuum table`, chosen on training seeds, never
 //! the evaluation seed) and the trained agent its fallback.
 
-use crate::metrics::Counts;
-use crate::policy::{Policy, PolicyTable, StreamClasses};
+use crate::metrics::{Counts, LogHistogram, Objective};
+use crate::mitigation::Configuration;
+use crate::policy::{PolicyTable, StreamClasses};
 use crate::sim::{Scenario, SimConfig, Simulation};
 use crate::train::EpisodeSpec;
 use rayon::prelude::*;
@@ -21,9 +23,9 @@ const MAX_SWEEPS: usize = 3;
 /// What the search found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchResult {
-    /// Index of the best single policy and its success ratio over the episodes.
+    /// Index of the best single action and its score over the episodes.
     pub best_single: (usize, f64),
-    /// The best table found (action index per class) and its success ratio.
+    /// The best table found (action index per class) and its score.
     pub table: (Vec<usize>, f64),
     /// Runs simulated.
     pub runs: usize,
@@ -37,61 +39,100 @@ pub struct TableSearch<'a> {
     pub episodes: &'a [EpisodeSpec],
     /// Simulated duration of each, s.
     pub duration_s: f64,
-    /// The candidate policies.
-    pub actions: &'a [&'static dyn Policy],
+    /// The candidate configurations.
+    pub actions: &'a [Configuration],
     /// How streams are classed.
     pub classes: &'a StreamClasses,
+    /// What a table is scored by.
+    pub objective: Objective,
+}
+
+/// Counts and latencies of one table's runs, overall and per class.
+#[derive(Debug, Clone, Default)]
+pub struct TableRuns {
+    /// Over every class.
+    pub total: (Counts, LogHistogram),
+    /// Per class.
+    pub per_class: Vec<(Counts, LogHistogram)>,
+}
+
+fn add_into(a: &mut (Counts, LogHistogram), b: &(Counts, LogHistogram)) {
+    a.0.add(&b.0);
+    a.1.add(&b.1);
 }
 
 impl TableSearch<'_> {
-    /// Totals and per-class counts of `table` (action index per class) over every episode,
-    /// one simulation per episode, in parallel; the result does not depend on the threads.
-    pub fn evaluate(&self, tables: &[Vec<usize>]) -> Vec<(Counts, Vec<Counts>)> {
+    /// Totals and per-class counts and latencies of each table (action index per class) over
+    /// every episode, one simulation per episode, in parallel; the result does not depend on
+    /// the threads.
+    pub fn evaluate(&self, tables: &[Vec<usize>]) -> Vec<TableRuns> {
         let jobs: Vec<(usize, usize)> = (0..tables.len())
             .flat_map(|t| (0..self.episodes.len()).map(move |e| (t, e)))
             .collect();
-        let runs: Vec<(Counts, Vec<Counts>)> = jobs
+        let runs: Vec<TableRuns> = jobs
             .par_iter()
             .map(|&(t, e)| self.run(&tables[t], &self.episodes[e]))
             .collect();
         runs.chunks(self.episodes.len().max(1))
             .map(|per_episode| {
-                let mut total = Counts::default();
-                let mut per_class = vec![Counts::default(); self.classes.len()];
-                for (t, pc) in per_episode {
-                    total.add(t);
-                    for (a, b) in per_class.iter_mut().zip(pc) {
-                        a.add(b);
+                let mut sum = TableRuns {
+                    per_class: vec![Default::default(); self.classes.len()],
+                    ..Default::default()
+                };
+                for r in per_episode {
+                    add_into(&mut sum.total, &r.total);
+                    for (a, b) in sum.per_class.iter_mut().zip(&r.per_class) {
+                        add_into(a, b);
                     }
                 }
-                (total, per_class)
+                sum
             })
             .collect()
     }
 
-    fn run(&self, table: &[usize], ep: &EpisodeSpec) -> (Counts, Vec<Counts>) {
+    fn run(&self, table: &[usize], ep: &EpisodeSpec) -> TableRuns {
         let sc = Arc::new(self.scenario.clone().with_lambda_profile(ep.lambda.clone()));
         let cfg = SimConfig {
             duration_s: self.duration_s,
             seed: ep.seed,
             ..SimConfig::default()
         };
-        let t = self.table(table);
-        let mut sim = Simulation::with_table(sc.clone(), cfg, &t);
+        let mut sim = Simulation::new(sc.clone(), cfg, self.actions[table[0]].policy);
+        sim.set_classes(Arc::new(self.classes.clone()));
+        for s in 0..sc.topology.schedulers.len() {
+            for (c, &a) in table.iter().enumerate() {
+                sim.set_class_configuration(s, c, &self.actions[a]);
+            }
+        }
         sim.finish();
         let by_app = self.classes.for_apps(&sc.workload);
         let m = sim.metrics();
+        let latency = |keep: &dyn Fn(usize) -> bool| {
+            let mut h = LogHistogram::default();
+            if self.objective.needs_latency() {
+                (0..by_app.len())
+                    .filter(|&a| keep(a))
+                    .for_each(|a| h.add(m.app_latency(a)));
+            }
+            h
+        };
         let per_class = (0..self.classes.len())
-            .map(|c| m.sum(|_, _, a| by_app[a] == Some(c as u16)))
+            .map(|c| {
+                let keep = |a: usize| by_app[a] == Some(c as u16);
+                (m.sum(|_, _, a| keep(a)), latency(&keep))
+            })
             .collect();
-        (m.sum(|_, _, _| true), per_class)
+        TableRuns {
+            total: (m.sum(|_, _, _| true), latency(&|_| true)),
+            per_class,
+        }
     }
 
     /// The table of action indices as a [`PolicyTable`].
     pub fn table(&self, table: &[usize]) -> PolicyTable {
         PolicyTable {
             classes: self.classes.clone(),
-            policies: table.iter().map(|&a| self.actions[a]).collect(),
+            policies: table.iter().map(|&a| self.actions[a].policy).collect(),
             default: None,
         }
     }
@@ -102,9 +143,9 @@ impl TableSearch<'_> {
         let uniform: Vec<Vec<usize>> = (0..n_a).map(|a| vec![a; n_c]).collect();
         let scored = self.evaluate(&uniform);
         let mut runs = n_a * self.episodes.len();
-        let ratio = |c: &Counts| c.success_ratio();
+        let ratio = |c: &(Counts, LogHistogram)| self.objective.score(&c.0, &c.1);
         let single = (0..n_a).fold(0, |b, a| {
-            if ratio(&scored[a].0) > ratio(&scored[b].0) {
+            if ratio(&scored[a].total) > ratio(&scored[b].total) {
                 a
             } else {
                 b
@@ -113,7 +154,7 @@ impl TableSearch<'_> {
         let per_class: Vec<usize> = (0..n_c)
             .map(|c| {
                 (0..n_a).fold(0, |b, a| {
-                    if ratio(&scored[a].1[c]) > ratio(&scored[b].1[c]) {
+                    if ratio(&scored[a].per_class[c]) > ratio(&scored[b].per_class[c]) {
                         a
                     } else {
                         b
@@ -121,9 +162,9 @@ impl TableSearch<'_> {
                 })
             })
             .collect();
-        let mut best = (uniform[single].clone(), ratio(&scored[single].0));
+        let mut best = (uniform[single].clone(), ratio(&scored[single].total));
         if !uniform.contains(&per_class) {
-            let r = ratio(&self.evaluate(std::slice::from_ref(&per_class))[0].0);
+            let r = ratio(&self.evaluate(std::slice::from_ref(&per_class))[0].total);
             runs += self.episodes.len();
             if r > best.1 {
                 best = (per_class, r);
@@ -145,16 +186,16 @@ impl TableSearch<'_> {
                     })
                     .collect();
                 runs += tries.len() * self.episodes.len();
-                for (t, (total, _)) in tries.iter().zip(self.evaluate(&tries)) {
-                    if ratio(&total) > best.1 {
-                        best = (t.clone(), ratio(&total));
+                for (t, runs) in tries.iter().zip(self.evaluate(&tries)) {
+                    if ratio(&runs.total) > best.1 {
+                        best = (t.clone(), ratio(&runs.total));
                         changed = true;
                     }
                 }
             }
         }
         SearchResult {
-            best_single: (single, ratio(&scored[single].0)),
+            best_single: (single, ratio(&scored[single].total)),
             table: best,
             runs,
         }
@@ -182,9 +223,9 @@ apps:
         let sc = fixtures::scenario(fixtures::TOPOLOGY, text);
         let classes =
             StreamClasses::from_workload(&sc.workload, &crate::observe::DemandBuckets::default());
-        let actions: Vec<&'static dyn Policy> = ["closest", "farthest", "random-proportional-load"]
+        let actions: Vec<Configuration> = ["closest", "farthest", "random-proportional-load"]
             .iter()
-            .map(|n| by_name(n).unwrap())
+            .map(|n| Configuration::plain(by_name(n).unwrap()))
             .collect();
         let episodes = [1, 2].map(|seed| EpisodeSpec {
             lambda: crate::workload::Lambda::Constant(80.0),
@@ -196,6 +237,7 @@ apps:
             duration_s: 60.0,
             actions: &actions,
             classes: &classes,
+            objective: Objective::SuccessRatio,
         };
         let r = search.search();
         assert!(r.table.1 >= r.best_single.1);
@@ -208,11 +250,11 @@ apps:
                 all.push(t);
             }
         }
-        for (t, (total, _)) in all.iter().zip(search.evaluate(&all)) {
-            assert!(total.success_ratio() <= r.table.1 + 1e-12, "{t:?}");
+        for (t, runs) in all.iter().zip(search.evaluate(&all)) {
+            assert!(runs.total.0.success_ratio() <= r.table.1 + 1e-12, "{t:?}");
         }
         // Re-scoring the table gives the figure the search reported.
         let again = search.evaluate(std::slice::from_ref(&r.table.0));
-        assert_eq!(again[0].0.success_ratio(), r.table.1);
+        assert_eq!(again[0].total.0.success_ratio(), r.table.1);
     }
 }

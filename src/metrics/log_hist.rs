@@ -55,6 +55,14 @@ impl LogHistogram {
         self.total += 1;
     }
 
+    /// Adds every latency counted by `other`.
+    pub fn add(&mut self, other: &LogHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a = a.saturating_add(*b);
+        }
+        self.total += other.total;
+    }
+
     /// Latencies counted.
     pub fn len(&self) -> u64 {
         self.total
@@ -99,6 +107,23 @@ mod tests {
             let got = h.quantile_ms(q);
             assert!(got >= want && got <= want * 1.016, "q {q}: {got} vs {want}");
         }
+    }
+
+    #[test]
+    fn adding_is_recording_both() {
+        let (mut a, mut b, mut both) = (
+            LogHistogram::default(),
+            LogHistogram::default(),
+            LogHistogram::default(),
+        );
+        for i in 1..=300 {
+            let ms = f64::from(i) * 1.7;
+            let h: &mut LogHistogram = if i % 3 == 0 { &mut a } else { &mut b };
+            h.record(ms);
+            both.record(ms);
+        }
+        a.add(&b);
+        assert_eq!(a, both);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! every offered query ends as exactly one of success, failure or rejected.
 
 mod log_hist;
+mod objective;
 
 pub use log_hist::LogHistogram;
+pub use objective::Objective;
 
 use hdrhistogram::Histogram;
 
@@ -226,6 +228,16 @@ impl Metrics {
     /// 1.6 %); 0 when none.
     pub fn window_latency_quantile_ms(&self, w: usize, q: f64) -> f64 {
         self.window_latency[w].quantile_ms(q)
+    }
+
+    /// Latencies of the answered queries emitted in window `w` (within 1.6 %).
+    pub fn window_latency(&self, w: usize) -> &LogHistogram {
+        &self.window_latency[w]
+    }
+
+    /// Latencies of the answered queries of app `app` (within 1.6 %).
+    pub fn app_latency(&self, app: usize) -> &LogHistogram {
+        &self.app_latency[app]
     }
 
     /// Mean time queries waited in worker queues, ms.

@@ -7,6 +7,7 @@ use super::worker::QueueBound;
 use super::{NO_QUERY, NO_STREAM, Query, Simulation, StreamFacts};
 use crate::feasibility::bind;
 use crate::metrics::Outcome;
+use crate::mitigation::Mitigation;
 use crate::rng::{Purpose, stream_rng};
 use crate::workload::emission::{Client, accept_candidate, next_candidate_ms};
 
@@ -54,7 +55,8 @@ impl Simulation {
         let demand = p.demand();
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
-        let policy = self.policies[s * self.classes.len() + self.class_of(p)];
+        let class = self.class_of(p);
+        let policy = self.policies[s * self.classes.len() + class];
         let bound = bind(
             &demand,
             &sched.reach,
@@ -129,6 +131,7 @@ impl Simulation {
                 rate_qps: p.rate_qps as f32,
                 min_accuracy: p.min_accuracy as f32,
                 tail_ms: 0.0,
+                class: class as u16,
             });
             self.workers[c.worker as usize].streams += 1;
             self.events
@@ -187,7 +190,7 @@ impl Simulation {
         self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
         self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
-        if self.mitigations[usize::from(q.sched)].reissues() {
+        if self.any_reissue && self.mitigation_of(&q).reissues() {
             self.arm_reissue(qid);
         }
     }
@@ -206,9 +209,13 @@ impl Simulation {
         }
         let info = self.sc.fleet.workers[q.worker as usize];
         let slow = self.slowdown[q.worker as usize];
+        let mitigation = if self.any_discard {
+            self.mitigation_of(&q)
+        } else {
+            Mitigation::None
+        };
         let w = &mut self.workers[q.worker as usize];
         w.load.add(f64::from(q.size_kb) / info.ref_kb);
-        let mitigation = self.mitigations[usize::from(q.sched)];
         let estimate =
             matches!(self.cfg.queue_bound, QueueBound::Deadline) || mitigation.discards();
         let full = match self.cfg.queue_bound {
@@ -297,7 +304,7 @@ impl Simulation {
                 + info.delay_ms(f64::from(q.size_kb)) * slow
                 + f64::from(q.access_ms)
                 + f64::from(q.d_ms);
-            let m = self.mitigations[usize::from(q.sched)];
+            let m = self.mitigation_of(&q);
             if m.discards() && answer > m.answer_limit_ms(q.t_emit, q.deadline) {
                 self.metrics.mitigation.discarded += 1;
                 self.unanswered(qid);

@@ -170,7 +170,8 @@ impl Simulation {
     pub(super) fn arm_reissue(&mut self, qid: u32) {
         let q = self.queries.get_mut(qid);
         q.refs += 1;
-        let at = self.mitigations[usize::from(q.sched)].reissue_at_ms(q.t_emit, q.deadline);
+        let q = *q;
+        let at = self.mitigation_of(&q).reissue_at_ms(q.t_emit, q.deadline);
         self.events
             .push(at.expect("reissue mitigation"), Kind::Reissue, qid, 0);
     }

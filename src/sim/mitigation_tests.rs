@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::fixtures;
+use crate::observe::DemandBuckets;
+use crate::policy::StreamClasses;
 use crate::policy::by_name;
 use crate::workload::StreamParams;
 
@@ -128,7 +130,7 @@ fn the_loser_of_a_tie_is_cancelled_while_queued() {
 fn a_scheduler_switches_its_mitigation_between_windows() {
     let mut sim = one_stream_opened(Mitigation::None, QueueBound::Unbounded, 20.0, 2.0);
     sim.run_until(10_000.0);
-    assert_eq!(sim.mitigation(0), Mitigation::None);
+    assert_eq!(sim.mitigation(0, 0), Mitigation::None);
     sim.set_mitigation(0, Mitigation::Reissue { ratio: 0.5 });
     sim.finish();
     let m = sim.metrics();
@@ -266,4 +268,74 @@ fn capacity_scale_slows_processing() {
         (got / expected - 1.0).abs() < 0.05,
         "mean wait {got:.3} ms vs M/D/1 {expected:.3} ms"
     );
+}
+
+/// Mitigation is per scheduler *and class* (a tuner's configuration per class): two streams
+/// from a0, class `tight` (deadline 150 ms) under reissue@0.5 and class `loose` (600 ms) under
+/// none. Every tight query is hedged to co and answered in time (89 ms, as in
+/// [`a_reissued_query_is_answered_by_the_faster_worker`]); no loose query is reissued.
+#[test]
+fn mitigation_follows_the_stream_class() {
+    let text = r#"
+lambda_per_min: 0
+jitter: periodic
+access_delay_ms: 2
+apps:
+  - {name: tight, share: 1, task: detect, rate_fps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 150, min_accuracy: 0, duration_s: 20}
+  - {name: loose, share: 1, task: detect, rate_fps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 600, min_accuracy: 0, duration_s: 20}
+"#;
+    let sc = Arc::new(fixtures::scenario(TWO_LEVELS, text));
+    let cfg = SimConfig {
+        duration_s: 20.0,
+        queue_bound: QueueBound::Unbounded,
+        seed: 4,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulation::new(sc.clone(), cfg, by_name("closest").unwrap());
+    let classes = StreamClasses::from_workload(&sc.workload, &DemandBuckets::default());
+    sim.set_classes(Arc::new(classes));
+    let closest = by_name("closest").unwrap();
+    let hedge = Configuration {
+        policy: closest,
+        mitigation: Mitigation::Reissue { ratio: 0.5 },
+    };
+    sim.set_class_configuration(0, 0, &hedge);
+    sim.set_class_configuration(0, 1, &Configuration::plain(closest));
+    assert_eq!(sim.mitigation(0, 0), hedge.mitigation);
+    assert_eq!(sim.mitigation(0, 1), Mitigation::None);
+    let a0 = sc
+        .topology
+        .workers
+        .iter()
+        .position(|w| sc.topology.clusters[w.cluster].id == "a0")
+        .unwrap();
+    let mut slowdown = vec![1.0; sc.topology.workers.len()];
+    slowdown[a0] = 20.0;
+    sim.slowdown = slowdown.into();
+    for (client, (app, deadline)) in [(0u16, 150.0), (1, 600.0)].into_iter().enumerate() {
+        let p = StreamParams {
+            app,
+            task: 0,
+            rate_qps: 2.0,
+            size_kb: 10.0,
+            tx_ms: 0.0,
+            access_ms: 2.0,
+            max_delay_ms: deadline,
+            min_accuracy: 0.0,
+            duration_ms: 20_000.0,
+        };
+        sim.open_stream(0, client as u64, &p);
+    }
+    sim.finish();
+    let m = sim.metrics();
+    let tight = m.sum(|_, _, a| a == 0);
+    let loose = m.sum(|_, _, a| a == 1);
+    assert!(
+        tight.offered >= 38 && loose.offered >= 38,
+        "{tight:?} {loose:?}"
+    );
+    assert_eq!(tight.success, tight.offered, "{tight:?}");
+    assert_eq!(m.mitigation.reissued, tight.offered, "{:?}", m.mitigation);
+    assert!((m.app_latency_quantile_ms(0, 1.0) - 89.0).abs() < 1.5);
+    assert!(m.sum(|_, _, _| true).conserved());
 }

@@ -19,7 +19,7 @@ pub use worker::QueueBound;
 use crate::feasibility::Candidate;
 use crate::load::LoadView;
 use crate::metrics::Metrics;
-use crate::mitigation::Mitigation;
+use crate::mitigation::{Configuration, Mitigation};
 use crate::observe::{DemandBuckets, WindowObservation, WindowObserver};
 use crate::policy::{Policy, PolicyTable, StreamClasses};
 use crate::rng::{Purpose, SimRng, stream_rng};
@@ -132,6 +132,8 @@ struct StreamFacts {
     min_accuracy: f32,
     /// Its slowest answered query so far, ms (0: none yet).
     tail_ms: f32,
+    /// Its stream class (the mitigation of its queries is its scheduler's for the class).
+    class: u16,
 }
 
 /// Events per offered query, measured on the shipped scenarios (an arrival, a share of a batch
@@ -191,10 +193,13 @@ pub struct Simulation {
     facts: Vec<StreamFacts>,
     /// Actual processing time over profiled, per worker.
     slowdown: Arc<[f64]>,
-    /// The mitigation of each scheduler's queries (`cfg.mitigation` until changed).
+    /// The mitigation of the queries of class `c` at scheduler `s`, at `s * classes + c`
+    /// (`cfg.mitigation` until changed).
     mitigations: Vec<Mitigation>,
     /// Whether any scheduler discards (queues are then checked when batches start).
     any_discard: bool,
+    /// Whether any scheduler reissues.
+    any_reissue: bool,
 }
 
 impl Simulation {
@@ -231,6 +236,7 @@ impl Simulation {
             slowdown: cfg.capacity.slowdowns(&sc.topology).into(),
             mitigations: vec![cfg.mitigation; n_sched],
             any_discard: cfg.mitigation.discards(),
+            any_reissue: cfg.mitigation.reissues(),
             facts: Vec::new(),
             sc,
             cfg,
@@ -277,6 +283,9 @@ impl Simulation {
         self.policies = (0..self.scheds.len())
             .flat_map(|s| std::iter::repeat_n(self.policies[s * old], n))
             .collect();
+        self.mitigations = (0..self.scheds.len())
+            .flat_map(|s| std::iter::repeat_n(self.mitigations[s * old], n))
+            .collect();
         self.class_of_app = classes.for_apps(&self.sc.workload);
         self.classes = classes;
     }
@@ -297,19 +306,42 @@ impl Simulation {
         self.policies[s * self.classes.len() + class] = policy;
     }
 
-    /// Sets the tail-latency mitigation of the queries scheduler `s` emits from now on (queries
-    /// already emitted keep theirs for reissue; the discard rule is the current one of the
-    /// query's scheduler). A tuner switches it between windows. A stream's next emission may
-    /// already have been processed, up to one frame period ahead (see `engine::emit`): that
-    /// query keeps the previous mitigation's reissue.
+    /// Sets the tail-latency mitigation of the queries scheduler `s` emits from now on, for
+    /// every class (queries already emitted keep theirs for reissue; the discard rule is the
+    /// current one of the query's scheduler and class). A tuner switches it between windows. A
+    /// stream's next emission may already have been processed, up to one frame period ahead
+    /// (see `engine::emit`): that query keeps the previous mitigation's reissue.
     pub fn set_mitigation(&mut self, s: usize, m: Mitigation) {
-        self.mitigations[s] = m;
-        self.any_discard = self.mitigations.iter().any(Mitigation::discards);
+        let n = self.classes.len();
+        self.mitigations[s * n..(s + 1) * n].fill(m);
+        self.mitigations_changed();
     }
 
-    /// The mitigation of scheduler `s` now.
-    pub fn mitigation(&self, s: usize) -> Mitigation {
-        self.mitigations[s]
+    /// Sets the configuration of class `class` at scheduler `s`: the policy of its next
+    /// bindings and the mitigation of its queries emitted from now on (as
+    /// [`Self::set_mitigation`], for that class only).
+    pub fn set_class_configuration(&mut self, s: usize, class: usize, c: &Configuration) {
+        let i = s * self.classes.len() + class;
+        self.policies[i] = c.policy;
+        self.mitigations[i] = c.mitigation;
+        self.mitigations_changed();
+    }
+
+    fn mitigations_changed(&mut self) {
+        self.any_discard = self.mitigations.iter().any(Mitigation::discards);
+        self.any_reissue = self.mitigations.iter().any(Mitigation::reissues);
+    }
+
+    /// The mitigation of class `class` at scheduler `s` now.
+    pub fn mitigation(&self, s: usize, class: usize) -> Mitigation {
+        self.mitigations[s * self.classes.len() + class]
+    }
+
+    /// The mitigation of query `q`: its scheduler's for its stream's class.
+    #[inline]
+    fn mitigation_of(&self, q: &Query) -> Mitigation {
+        let class = usize::from(self.facts[q.stream as usize].class);
+        self.mitigations[usize::from(q.sched) * self.classes.len() + class]
     }
 
     /// The class of a new stream of workload application `app`.

@@ -1,6 +1,6 @@
 //! One training episode: the simulator seen as a multi-agent environment. At every window
-//! boundary each scheduler's agent observes its state and picks one action (a dispatch policy)
-//! per stream class for its new bindings in the window.
+//! boundary each scheduler's agent observes its state and picks one action (a configuration:
+//! dispatch policy and mitigation) per stream class for its new bindings in the window.
 //!
 //! Credit (see [`Credit`]): with counterfactual credit, one class per window (in turn) gets the
 //! value of every action from forks of the run ([`super::counterfactual`]) and its transitions
@@ -11,7 +11,8 @@ use super::counterfactual::{CfSettings, class_values};
 use super::episodes::EpisodeSpec;
 use crate::agent::{Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
 use crate::metrics::Counts;
-use crate::policy::{Policy, StreamClasses};
+use crate::mitigation::Configuration;
+use crate::policy::StreamClasses;
 use crate::rng::{Purpose, SimRng, stream_rng};
 use crate::sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
@@ -44,7 +45,7 @@ pub enum EpisodeEnd {
 pub struct MetaEnv {
     sim: Simulation,
     encoder: StateEncoder,
-    actions: Vec<&'static dyn Policy>,
+    actions: Vec<Configuration>,
     /// Workload applications of each class.
     class_apps: Vec<Vec<usize>>,
     cfg: Arc<DqnConfig>,
@@ -70,18 +71,14 @@ impl MetaEnv {
         spec: EpisodeSpec,
     ) -> Self {
         let sc = Arc::new(scenario.clone().with_lambda_profile(spec.lambda.clone()));
-        let actions: Vec<&'static dyn Policy> = cfg
-            .actions
-            .iter()
-            .map(|a| crate::policy::by_name(a).expect("validated action"))
-            .collect();
+        let actions = cfg.configurations();
         let sim_cfg = SimConfig {
             duration_s: cfg.horizon_s,
             window_s: cfg.window_s,
             seed: spec.seed,
             ..SimConfig::default()
         };
-        let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0]);
+        let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
         sim.set_classes(Arc::new(classes.clone()));
         sim.observe(cfg.buckets.clone());
         let by_app = classes.for_apps(&sc.workload);
@@ -209,7 +206,8 @@ impl MetaEnv {
             .collect();
         for (s, per_class) in taken.iter().enumerate() {
             for (c, &a) in per_class.iter().enumerate() {
-                self.sim.set_class_policy(s, c, self.actions[a as usize]);
+                self.sim
+                    .set_class_configuration(s, c, &self.actions[a as usize]);
             }
         }
         let mut out = Vec::new();
@@ -268,6 +266,7 @@ impl MetaEnv {
             settle_ms: CF_SETTLE_MS,
             scope: self.cfg.cf_scope,
             scale: self.cfg.cf_scale,
+            objective: self.cfg.objective,
         };
         let Some(values) = class_values(&self.sim, self.window, class, taken, &st) else {
             return;

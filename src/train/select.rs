@@ -14,8 +14,7 @@ use super::EpisodeSpec;
 use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback};
 use crate::meta::run_agent;
 use crate::meta::table_search::TableSearch;
-use crate::metrics::Counts;
-use crate::policy::{self, Policy};
+use crate::metrics::{Counts, LogHistogram};
 use crate::rng::{Purpose, stream_rng};
 use crate::sim::{Scenario, SimConfig};
 use crate::workload::Lambda;
@@ -44,9 +43,10 @@ pub struct Selection {
     pub fallback: Fallback,
     /// Each level's search.
     pub levels: Vec<LevelChoice>,
-    /// Success ratio of the fallback alone on the dynamic validation episodes.
+    /// Score (the objective's; the success ratio by default) of the fallback alone on the
+    /// dynamic validation episodes.
     pub fallback_ratio: f64,
-    /// Each candidate margin and the agent's success ratio with it.
+    /// Each candidate margin and the agent's score with it.
     pub margins: Vec<(f64, f64)>,
     /// The margin kept (infinite: the agent is its fallback).
     pub margin: f64,
@@ -73,11 +73,7 @@ pub fn select(
     seed: u64,
 ) -> Result<Selection> {
     let cfg = &meta.config;
-    let actions: Vec<&'static dyn Policy> = meta
-        .actions
-        .iter()
-        .map(|a| policy::by_name(a).expect("validated action"))
-        .collect();
+    let actions = cfg.configurations();
     let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
     // 1. A table per load level.
     let [lo, hi] = cfg.lambda_range;
@@ -97,6 +93,7 @@ pub fn select(
             duration_s: cfg.horizon_s,
             actions: &actions,
             classes: &meta.classes,
+            objective: cfg.objective,
         };
         let found = search.search();
         runs += found.runs;
@@ -139,7 +136,7 @@ pub fn select(
         .flat_map(|m| (0..validation.len()).map(move |e| (m, e)))
         .collect();
     let names = scenario.profiles.variant_names();
-    let counts: Vec<Counts> = jobs
+    let counts: Vec<(Counts, LogHistogram)> = jobs
         .par_iter()
         .map(|&(m, e)| {
             let mut agent = Agent::new(
@@ -163,7 +160,10 @@ pub fn select(
             };
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
                 .context("running the agent on a validation episode")?;
-            Ok(sim.metrics().sum(|_, _, _| true))
+            let m = sim.metrics();
+            let mut latency = LogHistogram::default();
+            (0..m.windows()).for_each(|w| latency.add(m.window_latency(w)));
+            Ok((m.sum(|_, _, _| true), latency))
         })
         .collect::<Result<_>>()?;
     runs += jobs.len();
@@ -171,8 +171,12 @@ pub fn select(
         .chunks(validation.len().max(1))
         .map(|per_episode| {
             let mut t = Counts::default();
-            per_episode.iter().for_each(|c| t.add(c));
-            t.success_ratio()
+            let mut latency = LogHistogram::default();
+            for (c, l) in per_episode {
+                t.add(c);
+                latency.add(l);
+            }
+            cfg.objective.score(&t, &latency)
         })
         .collect();
     let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
