@@ -17,9 +17,9 @@ It needs a release build (`cargo build --release`). Prints a Markdown table; the
 every run goes under --out.
 """
 import argparse
-import json
 import pathlib
-import subprocess
+
+from cells import load_args, run_json
 
 p = argparse.ArgumentParser()
 p.add_argument("--seed", type=int, default=101)
@@ -44,14 +44,8 @@ def compare(topology, load):
     args = [a.bin, "compare", f"topologies/{topology}.yaml", "--grid", "--ratios", a.ratios,
             "--seed", str(a.seed), "--capacity-scale", a.capacity_scale,
             "--queue-bound", a.queue_bound, "--format", "json"]
-    if load == "diurnal":
-        args += ["--workload", "workloads/diurnal.yaml", "--duration", str(a.diurnal_duration)]
-    else:
-        args += ["--lambda", load, "--duration", str(a.duration)]
-    path = out / f"{topology}-{load}-cap{a.capacity_scale}-{a.queue_bound}.json"
-    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    path.write_text(text)
-    return json.loads(text)["results"]
+    args += load_args(load, a.duration, a.diurnal_duration)
+    return run_json(args, out / f"{topology}-{load}-cap{a.capacity_scale}-{a.queue_bound}.json")
 
 
 def fmt(r):

@@ -19,9 +19,9 @@ It needs a release build (`cargo build --release`) and the checkpoints (README: 
 config/dqn-tuner.yaml). Prints Markdown tables; the compare JSON of every cell goes under --out.
 """
 import argparse
-import json
 import pathlib
-import subprocess
+
+from cells import load_args, run_json
 
 p = argparse.ArgumentParser()
 p.add_argument("--seed", type=int, default=101)
@@ -54,14 +54,8 @@ def compare(topology, load, scale, agents):
             "--seed", str(a.seed), "--capacity-scale", scale, "--format", "json"]
     for ag in agents:
         args += ["--agent", str(ag)]
-    if load == "diurnal":
-        args += ["--workload", "workloads/diurnal.yaml", "--duration", str(a.diurnal_duration)]
-    else:
-        args += ["--lambda", load, "--duration", str(a.duration)]
-    path = out / f"{topology}-{load}-cap{scale}.json"
-    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    path.write_text(text)
-    return json.loads(text)["results"]
+    args += load_args(load, a.duration, a.diurnal_duration)
+    return run_json(args, out / f"{topology}-{load}-cap{scale}.json")
 
 
 def fmt(r):

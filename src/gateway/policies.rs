@@ -1,12 +1,12 @@
 //! The gateway's active dispatch policy per stream class, and where each came from: the
 //! configuration (a policy, or a per-class table), the meta-policy's choice for the window, or
 //! an operator's pin; and, when the meta-policy's actions are configurations with
-//! mitigations, the mitigation it chose for each class. Streams are classed with the core's rule ([`StreamClasses`]): the
-//! application a client names, else its SPEC §9 demand bucket.
+//! mitigations, the mitigation it chose for each class. Streams are classed with the core's
+//! rule ([`StreamClasses`]): the application a client names, else its SPEC §9 demand bucket.
 
 use crate::mitigation::{Configuration, Mitigation};
 use crate::policy::{self, Policy, PolicyTable, StreamClasses};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a class's active policy came from.
@@ -50,6 +50,9 @@ struct Slot {
 }
 
 struct Inner {
+    /// Whether the meta-policy chooses mitigations (else no slot has one: queries skip the
+    /// per-class lookup).
+    agent_mitigates: AtomicBool,
     classes: StreamClasses,
     labels: Vec<Arc<str>>,
     slots: Vec<Slot>,
@@ -91,6 +94,7 @@ fn registry_index(p: &dyn Policy) -> usize {
 
 fn inner_of(table: &PolicyTable) -> Inner {
     Inner {
+        agent_mitigates: AtomicBool::new(false),
         classes: table.classes.clone(),
         labels: table
             .classes
@@ -189,6 +193,7 @@ impl ActivePolicies {
             *slot.agent_mitigation.lock().expect("mitigation lock") =
                 mitigates.then_some(actions[a].mitigation);
         }
+        inner.agent_mitigates.store(mitigates, Ordering::Release);
         Ok(row
             .iter()
             .enumerate()
@@ -199,7 +204,10 @@ impl ActivePolicies {
 
     /// The mitigation the meta-policy chose for the class named `class`, if it chooses one.
     pub fn agent_mitigation(&self, class: &str) -> Option<Mitigation> {
-        let inner = self.get();
+        let inner = self.inner.read().expect("policies lock");
+        if !inner.agent_mitigates.load(Ordering::Acquire) {
+            return None;
+        }
         let c = inner.classes.by_name(class)?;
         *inner.slots[c]
             .agent_mitigation

@@ -47,28 +47,37 @@ fn one_stream_opened(
         ..SimConfig::default()
     };
     let mut sim = Simulation::new(sc.clone(), cfg, by_name("closest").unwrap());
-    let a0_worker = sc
-        .topology
+    slow_a0(&mut sim, slow);
+    sim.open_stream(0, 0, &stream_params(0, rate_qps, 150.0, seconds));
+    sim
+}
+
+/// Makes a0's worker really `slow` times slower than its profile.
+fn slow_a0(sim: &mut Simulation, slow: f64) {
+    let topology = &sim.sc.topology;
+    let a0 = topology
         .workers
         .iter()
-        .position(|w| sc.topology.clusters[w.cluster].id == "a0")
+        .position(|w| topology.clusters[w.cluster].id == "a0")
         .unwrap();
-    let mut slowdown = vec![1.0; sc.topology.workers.len()];
-    slowdown[a0_worker] = slow;
+    let mut slowdown = vec![1.0; topology.workers.len()];
+    slowdown[a0] = slow;
     sim.slowdown = slowdown.into();
-    let p = StreamParams {
-        app: 0,
+}
+
+/// A 10 KB-per-frame stream of workload app `app` at `rate_qps`, access delay 2 ms.
+fn stream_params(app: u16, rate_qps: f64, max_delay_ms: f64, seconds: f64) -> StreamParams {
+    StreamParams {
+        app,
         task: 0,
         rate_qps,
         size_kb: 10.0,
         tx_ms: 0.0,
         access_ms: 2.0,
-        max_delay_ms: 150.0,
+        max_delay_ms,
         min_accuracy: 0.0,
         duration_ms: seconds * 1000.0,
-    };
-    sim.open_stream(0, 0, &p);
-    sim
+    }
 }
 
 /// a0 really takes 200 ms a query; `closest` binds there (the profile says 10 ms). Without
@@ -303,28 +312,9 @@ apps:
     sim.set_class_configuration(0, 1, &Configuration::plain(closest));
     assert_eq!(sim.mitigation(0, 0), hedge.mitigation);
     assert_eq!(sim.mitigation(0, 1), Mitigation::None);
-    let a0 = sc
-        .topology
-        .workers
-        .iter()
-        .position(|w| sc.topology.clusters[w.cluster].id == "a0")
-        .unwrap();
-    let mut slowdown = vec![1.0; sc.topology.workers.len()];
-    slowdown[a0] = 20.0;
-    sim.slowdown = slowdown.into();
+    slow_a0(&mut sim, 20.0);
     for (client, (app, deadline)) in [(0u16, 150.0), (1, 600.0)].into_iter().enumerate() {
-        let p = StreamParams {
-            app,
-            task: 0,
-            rate_qps: 2.0,
-            size_kb: 10.0,
-            tx_ms: 0.0,
-            access_ms: 2.0,
-            max_delay_ms: deadline,
-            min_accuracy: 0.0,
-            duration_ms: 20_000.0,
-        };
-        sim.open_stream(0, client as u64, &p);
+        sim.open_stream(0, client as u64, &stream_params(app, 2.0, deadline, 20.0));
     }
     sim.finish();
     let m = sim.metrics();

@@ -1,0 +1,19 @@
+"""Shared by the results scripts: one `continuum compare` cell — a load (a λ, or `diurnal`: one
+period of workloads/diurnal.yaml) run once, its JSON kept on disk."""
+import json
+import subprocess
+
+
+def load_args(load, duration, diurnal_duration):
+    """The compare arguments of a load: `--lambda L --duration D`, or the diurnal workload."""
+    if load == "diurnal":
+        return ["--workload", "workloads/diurnal.yaml", "--duration", str(diurnal_duration)]
+    return ["--lambda", load, "--duration", str(duration)]
+
+
+def run_json(args, path):
+    """Runs `args` (a compare with `--format json`), writes its output to `path` and returns
+    its results rows."""
+    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    path.write_text(text)
+    return json.loads(text)["results"]
