@@ -41,7 +41,7 @@ impl Simulation {
         let wl = &sc.workload;
         let st = &mut self.scheds[s];
         if accept_candidate(&mut st.arrivals, &wl.lambda, now) {
-            let p = wl.sample_stream(&mut st.arrivals);
+            let p = wl.sample_stream(&mut st.arrivals, now);
             let client = st.clients;
             st.clients += 1;
             self.open_stream(s, client, &p);

@@ -153,7 +153,7 @@ impl Iterator for ClientArrivals<'_> {
             let t = self.next_ms.filter(|t| *t < self.horizon_ms)?;
             let lambda = &self.workload.lambda;
             let client = accept_candidate(&mut self.rng, lambda, t).then(|| {
-                let params = self.workload.sample_stream(&mut self.rng);
+                let params = self.workload.sample_stream(&mut self.rng, t);
                 let index = self.clients;
                 self.clients += 1;
                 Client {

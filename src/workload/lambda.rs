@@ -75,6 +75,26 @@ impl Lambda {
         }
     }
 
+    /// The smallest value it takes over all time.
+    pub fn min(&self) -> f64 {
+        match self {
+            Lambda::Constant(x) => *x,
+            Lambda::Step(steps) => steps.iter().map(|s| s.1).fold(f64::INFINITY, f64::min),
+            Lambda::Sine {
+                mean, amplitude, ..
+            } => (mean - amplitude.abs()).max(0.0),
+        }
+    }
+
+    /// Its long-run level: the value, the sine's mean, or the mean of the steps' values.
+    pub fn level(&self) -> f64 {
+        match self {
+            Lambda::Constant(x) => *x,
+            Lambda::Step(steps) => steps.iter().map(|s| s.1).sum::<f64>() / steps.len() as f64,
+            Lambda::Sine { mean, .. } => *mean,
+        }
+    }
+
     /// A one-line description, for reports.
     pub fn describe(&self) -> String {
         match self {

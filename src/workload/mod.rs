@@ -29,8 +29,12 @@ pub enum QueryJitter {
 pub struct AppClass {
     /// Name (e.g. `ar-overlay`).
     pub name: String,
-    /// Fraction of clients of this class (normalised over all classes).
+    /// Fraction of clients of this class (normalised over all classes), its long-run level
+    /// ([`Lambda::level`] of `share_over_time`).
     pub share: f64,
+    /// The share over time (constant unless the file gives a `step` or `sine`): the mix of a
+    /// new client at time t is drawn from every class's share at t, normalised.
+    pub share_over_time: Lambda,
     /// The task its queries ask for.
     pub task: TaskId,
     /// Frame rate ρ_i, qps.
@@ -97,7 +101,10 @@ pub struct Workload {
     pub jitter: QueryJitter,
     /// Application classes.
     pub apps: Vec<AppClass>,
+    /// Cumulative normalised shares, when every share is constant.
     cum_share: Vec<f64>,
+    /// Whether some class's share varies over time.
+    shifting: bool,
 }
 
 impl Workload {
@@ -122,21 +129,55 @@ impl Workload {
                 acc
             })
             .collect();
+        let shifting = apps
+            .iter()
+            .any(|a| !matches!(a.share_over_time, Lambda::Constant(_)));
         Self {
             lambda,
             jitter,
             apps,
             cum_share,
+            shifting,
         }
     }
 
-    /// Draws the class and characteristics of a new client's stream.
-    pub fn sample_stream<R: Rng + ?Sized>(&self, rng: &mut R) -> StreamParams {
+    /// Whether the mix of classes changes over time.
+    pub fn shifting_mix(&self) -> bool {
+        self.shifting
+    }
+
+    /// The normalised share of every class at `t_ms`.
+    pub fn shares_at(&self, t_ms: f64) -> Vec<f64> {
+        let raw: Vec<f64> = self
+            .apps
+            .iter()
+            .map(|a| a.share_over_time.at(t_ms))
+            .collect();
+        let total: f64 = raw.iter().sum();
+        raw.iter().map(|x| x / total).collect()
+    }
+
+    /// The class a uniform draw `u` picks at `t_ms`.
+    fn class_at(&self, u: f64, t_ms: f64) -> usize {
+        let last = self.apps.len() - 1;
+        if !self.shifting {
+            return self.cum_share.partition_point(|c| *c <= u).min(last);
+        }
+        let total: f64 = self.apps.iter().map(|a| a.share_over_time.at(t_ms)).sum();
+        let mut acc = 0.0;
+        for (i, a) in self.apps.iter().enumerate() {
+            acc += a.share_over_time.at(t_ms) / total;
+            if acc > u {
+                return i;
+            }
+        }
+        last
+    }
+
+    /// Draws the class and characteristics of the stream of a client arriving at `t_ms`.
+    pub fn sample_stream<R: Rng + ?Sized>(&self, rng: &mut R, t_ms: f64) -> StreamParams {
         let u: f64 = rng.random();
-        let app = self
-            .cum_share
-            .partition_point(|c| *c <= u)
-            .min(self.apps.len() - 1);
+        let app = self.class_at(u, t_ms);
         let a = &self.apps[app];
         let rate_qps = a.rate_fps.sample(rng);
         let size_kb = a.frame_kb.sample(rng);

@@ -38,6 +38,7 @@ enum TaggedLambda {
 #[serde(deny_unknown_fields)]
 struct StepSpec {
     at_s: f64,
+    #[serde(alias = "value")]
     per_min: f64,
 }
 
@@ -53,7 +54,7 @@ enum JitterSpec {
 #[serde(deny_unknown_fields)]
 struct AppSpec {
     name: Spanned<String>,
-    share: Spanned<f64>,
+    share: Spanned<LambdaSpec>,
     task: Spanned<String>,
     rate_fps: Spanned<DistSpec>,
     frame_kb: Spanned<DistSpec>,
@@ -97,11 +98,12 @@ pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Workload, Confi
                 format!("duplicate app `{}`", a.name.value),
             ));
         }
-        if !(a.share.value > 0.0 && a.share.value.is_finite()) {
+        let share = time_function(src, &a.share, &f("share"), "a share")?;
+        if matches!(share, Lambda::Constant(x) if x <= 0.0) {
             return Err(src.error_at(
                 &a.share,
                 f("share"),
-                format!("expected a number > 0, got {}", a.share.value),
+                format!("expected a number > 0, got {}", share.level()),
             ));
         }
         let task = profiles.task_id(&a.task.value).ok_or_else(|| {
@@ -117,7 +119,8 @@ pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Workload, Confi
         let min_accuracy = dist(src, &a.min_accuracy, &f("min_accuracy"), 0.0)?;
         apps.push(AppClass {
             name: a.name.value.clone(),
-            share: a.share.value,
+            share: share.level(),
+            share_over_time: share,
             task,
             rate_fps: positive_dist(src, &a.rate_fps, &f("rate_fps"))?,
             frame_kb: positive_dist(src, &a.frame_kb, &f("frame_kb"))?,
@@ -130,6 +133,12 @@ pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Workload, Confi
                 None => access.clone(),
             },
         });
+    }
+    if apps.iter().all(|a| a.share_over_time.min() <= 0.0) {
+        return Err(src.error_file(
+            "apps",
+            "every class's share reaches 0 at some time: give at least one class a share that stays > 0, so that there is always a class to draw",
+        ));
     }
     Ok(Workload::new(lambda, jitter, apps))
 }
@@ -168,11 +177,22 @@ fn positive_dist(src: &Source, spec: &Spanned<DistSpec>, field: &str) -> Result<
 }
 
 fn lambda(src: &Source, spec: &Spanned<LambdaSpec>) -> Result<Lambda, ConfigError> {
-    let bad = |m: String| src.error_at(spec, "lambda_per_min", m);
+    time_function(src, spec, "lambda_per_min", "clients per minute")
+}
+
+/// A value over time (a number, `{step: [{at_s, per_min}, …]}` or `{sine: {mean, amplitude,
+/// period_s}}`), every value ≥ 0; `what` names the unit in errors.
+fn time_function(
+    src: &Source,
+    spec: &Spanned<LambdaSpec>,
+    field: &str,
+    what: &str,
+) -> Result<Lambda, ConfigError> {
+    let bad = |m: String| src.error_at(spec, field, m);
     let ok = |x: f64| x >= 0.0 && x.is_finite();
     match &spec.value {
         LambdaSpec::Constant(x) if ok(*x) => Ok(Lambda::Constant(*x)),
-        LambdaSpec::Constant(x) => Err(bad(format!("expected clients per minute >= 0, got {x}"))),
+        LambdaSpec::Constant(x) => Err(bad(format!("expected {what} >= 0, got {x}"))),
         LambdaSpec::Tagged(TaggedLambda::Step(steps)) => {
             if steps.is_empty() {
                 return Err(bad("step: needs at least one `{at_s, per_min}`".into()));
