@@ -66,3 +66,14 @@ pub fn scenario(topology: &str, workload: &str) -> Scenario {
         .expect("fixture workload is valid");
     Scenario::new(p, t, w)
 }
+
+/// [`scenario`] on the candidate workers of `topology` (every variant that fits a cluster,
+/// replicas from the file's deployment or 0): what an allocator redeploys.
+pub fn candidate_scenario(topology: &str, workload: &str) -> Scenario {
+    let p = profiles();
+    let t = Topology::candidates_from_source(&Source::inline("topology.yaml", topology), &p)
+        .expect("fixture topology is valid");
+    let w = Workload::from_source(&Source::inline("workload.yaml", workload), &p)
+        .expect("fixture workload is valid");
+    Scenario::new(p, t, w)
+}

@@ -57,7 +57,15 @@ pub struct Variant {
     pub capacity_qps: f64,
     /// Resource vector r_v of one replica.
     pub resources: BTreeMap<String, f64>,
+    /// Time to load one replica (fetch, initialise, warm up) before it serves, s: what a
+    /// deployment change waits for ([`DEFAULT_LOAD_S`] unless the profile says).
+    pub load_s: f64,
 }
+
+/// Model-load time of a variant whose profile gives none, s. Assumption: loading an ONNX
+/// detector of tens of MB from local disk and warming it up (first batches, CUDA/TensorRT
+/// initialisation on GPUs) takes seconds; 5 s sits in that range.
+pub const DEFAULT_LOAD_S: f64 = 5.0;
 
 impl Variant {
     /// Processing delay D_v(ζ) of one batch whose largest query is `size_kb`.

@@ -43,6 +43,8 @@ struct VariantSpec {
     ref_kb: Spanned<f64>,
     capacity_qps: Spanned<f64>,
     resources: Spanned<BTreeMap<String, f64>>,
+    #[serde(default)]
+    load_s: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +140,17 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
         }
         positive(src, &v.ref_kb, field("ref_kb"))?;
         positive(src, &v.capacity_qps, field("capacity_qps"))?;
+        let load_s = match &v.load_s {
+            None => super::DEFAULT_LOAD_S,
+            Some(x) if x.value >= 0.0 && x.value.is_finite() => x.value,
+            Some(x) => {
+                return Err(src.error_at(
+                    x,
+                    field("load_s"),
+                    format!("expected a load time in s >= 0, got {}", x.value),
+                ));
+            }
+        };
         for (k, x) in &v.resources.value {
             if !(*x >= 0.0 && x.is_finite()) {
                 return Err(src.error_at(
@@ -171,6 +184,7 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
             ref_kb: v.ref_kb.value,
             capacity_qps: v.capacity_qps.value,
             resources: v.resources.value.clone(),
+            load_s,
         });
     }
     for (i, t) in file.tasks.iter().enumerate() {

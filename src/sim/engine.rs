@@ -19,9 +19,11 @@ impl Simulation {
             Kind::Arrive => self.on_arrive(e.a()),
             Kind::BatchDone => self.on_batch_done(e.a() as usize, e.b() as usize),
             Kind::Publish => self.on_publish(),
-            Kind::StreamEnd => self.workers[e.a() as usize].streams -= 1,
+            Kind::StreamEnd => self.stream_ended(e.a()),
             Kind::Reissue => self.on_reissue(e.a()),
             Kind::Answer => self.answered(e.a(), self.now),
+            Kind::Load => self.on_load(e.a() as usize, e.b()),
+            Kind::Retire => self.on_retire(e.a() as usize),
         }
     }
 
@@ -132,10 +134,11 @@ impl Simulation {
                 min_accuracy: p.min_accuracy as f32,
                 tail_ms: 0.0,
                 class: class as u16,
+                worker: c.worker,
             });
             self.workers[c.worker as usize].streams += 1;
             self.events
-                .push(stream.emission.t_end, Kind::StreamEnd, c.worker, 0);
+                .push(stream.emission.t_end, Kind::StreamEnd, stream.serial, 0);
             let id = self.streams.insert(stream);
             self.events.push(t, Kind::Emit, id, 0);
         }
@@ -147,6 +150,10 @@ impl Simulation {
     /// no earlier than that arrival; otherwise it gets an event of its own. This saves about
     /// one event per query.
     fn emit(&mut self, id: u32) {
+        if self.deploying && !self.keep_bound(id) {
+            self.emit_unbound(id);
+            return;
+        }
         let jitter = self.sc.workload.jitter;
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
@@ -218,10 +225,14 @@ impl Simulation {
         w.load.add(f64::from(q.size_kb) / info.ref_kb);
         let estimate =
             matches!(self.cfg.queue_bound, QueueBound::Deadline) || mitigation.discards();
+        let unloaded = w.active() == 0;
+        if unloaded {
+            self.stats.unloaded_rejected += 1;
+        }
         let full = match self.cfg.queue_bound {
             QueueBound::MaxQueries(n) => !w.has_idle_server() && w.queue.len() >= n as usize,
             _ => false,
-        };
+        } || unloaded;
         let mut drop = full;
         if !full && estimate {
             let finish = w.estimated_finish(
@@ -256,7 +267,7 @@ impl Simulation {
 
     /// Server `s` of worker `w` takes the next batch from the queue. Under `discard`, queries
     /// that can no longer answer in time are dropped instead of processed.
-    fn start_batch(&mut self, w: usize, s: usize) {
+    pub(super) fn start_batch(&mut self, w: usize, s: usize) {
         let now = self.now;
         let info = self.sc.fleet.workers[w];
         let slow = self.slowdown[w];
@@ -348,7 +359,12 @@ impl Simulation {
         batch.clear();
         ws.servers[s].batch = batch;
         if ws.queue.is_empty() {
-            ws.idle.push(s as u32);
+            if ws.active() > ws.keep {
+                // Unloaded by a deployment change once its queue is served.
+                ws.retire(s);
+            } else {
+                ws.idle.push(s as u32);
+            }
         } else {
             self.start_batch(w, s);
         }

@@ -4,6 +4,7 @@
 
 mod bind;
 mod capacity;
+mod deploy;
 mod engine;
 mod hedge;
 mod queue;
@@ -134,6 +135,8 @@ struct StreamFacts {
     tail_ms: f32,
     /// Its stream class (the mitigation of its queries is its scheduler's for the class).
     class: u16,
+    /// The worker it is bound to now (`NO_WORKER` after a failed re-binding).
+    worker: u32,
 }
 
 /// Events per offered query, measured on the shipped scenarios (an arrival, a share of a batch
@@ -150,6 +153,8 @@ fn expected_events_per_ms(sc: &Scenario, schedulers: usize) -> f64 {
 const NO_STREAM: u32 = u32::MAX;
 /// No query: an original without a live copy.
 const NO_QUERY: u32 = u32::MAX;
+/// No worker: a stream whose worker was withdrawn and that found no other.
+const NO_WORKER: u32 = u32::MAX;
 
 /// Counters of the work a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -162,6 +167,10 @@ pub struct SimStats {
     pub streams: u64,
     /// Streams that found no feasible binding.
     pub streams_rejected: u64,
+    /// Streams re-bound because a deployment change withdrew their worker.
+    pub rebound: u64,
+    /// Queries that reached a worker with every replica unloaded (rejected there).
+    pub unloaded_rejected: u64,
 }
 
 /// A simulation run in progress. Clone it to fork the run.
@@ -200,6 +209,11 @@ pub struct Simulation {
     any_discard: bool,
     /// Whether any scheduler reissues.
     any_reissue: bool,
+    /// Whether the deployment has changed during the run (emissions then check that their
+    /// stream's worker still serves).
+    deploying: bool,
+    /// Replicas each worker should have (`None` until the first deployment change).
+    target: Option<Vec<u32>>,
 }
 
 impl Simulation {
@@ -237,6 +251,8 @@ impl Simulation {
             mitigations: vec![cfg.mitigation; n_sched],
             any_discard: cfg.mitigation.discards(),
             any_reissue: cfg.mitigation.reissues(),
+            deploying: false,
+            target: None,
             facts: Vec::new(),
             sc,
             cfg,
@@ -498,6 +514,8 @@ impl Simulation {
     }
 }
 
+#[cfg(test)]
+mod deploy_tests;
 #[cfg(test)]
 mod mitigation_tests;
 #[cfg(test)]

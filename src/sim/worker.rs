@@ -22,6 +22,8 @@ pub struct Server {
     pub batch: Vec<u32>,
     /// When the batch in progress finishes, ms.
     pub free_at: f64,
+    /// Unloaded by a deployment change: it takes no batch until loaded again.
+    pub retired: bool,
 }
 
 /// A worker's dynamic state.
@@ -35,9 +37,13 @@ pub struct WorkerState {
     pub streams: u32,
     /// Servers with no batch in progress (a stack of indices).
     pub idle: Vec<u32>,
-    /// Every server's `free_at`, sorted ascending (kept by [`Self::set_free_at`]), so the
-    /// queue bound never sorts per query.
+    /// Every active (not retired) server's `free_at`, sorted ascending (kept by
+    /// [`Self::set_free_at`]), so the queue bound never sorts per query.
     free_sorted: Vec<f64>,
+    /// Active servers an idle server may leave behind when it retires: the worker's target
+    /// replicas during a deployment change (its replica count otherwise). A server that
+    /// finds the queue empty while more than this many are active retires.
+    pub keep: u32,
     /// Incoming normalised load.
     pub load: RateMeter,
     /// Answered queries.
@@ -53,11 +59,13 @@ impl WorkerState {
                 .map(|_| Server {
                     batch: Vec::with_capacity(batch as usize),
                     free_at: 0.0,
+                    retired: false,
                 })
                 .collect(),
             streams: 0,
             idle: (0..replicas).rev().collect(),
             free_sorted: vec![0.0; replicas as usize],
+            keep: replicas,
             load: RateMeter::new(buckets, bucket_ms),
             done: RateMeter::new(buckets, bucket_ms),
         }
@@ -67,6 +75,54 @@ impl WorkerState {
     #[inline]
     pub fn has_idle_server(&self) -> bool {
         !self.idle.is_empty()
+    }
+
+    /// Servers that are loaded (not retired).
+    #[inline]
+    pub fn active(&self) -> u32 {
+        self.free_sorted.len() as u32
+    }
+
+    /// Unloads idle server `s` (not on the idle stack any more).
+    pub fn retire(&mut self, s: usize) {
+        let srv = &mut self.servers[s];
+        debug_assert!(!srv.retired && srv.batch.is_empty());
+        srv.retired = true;
+        let at = self.free_sorted.partition_point(|x| *x < srv.free_at);
+        debug_assert_eq!(self.free_sorted[at], srv.free_at);
+        self.free_sorted.remove(at);
+    }
+
+    /// Unloads idle servers while more than [`Self::keep`] are active.
+    pub fn retire_idle_surplus(&mut self) {
+        while self.active() > self.keep {
+            let Some(s) = self.idle.pop() else {
+                return;
+            };
+            self.retire(s as usize);
+        }
+    }
+
+    /// Loads one more server, idle from `now`; returns its index (a retired slot is reused).
+    pub fn add_server(&mut self, now: f64, batch: u32) -> usize {
+        let s = match self.servers.iter().position(|s| s.retired) {
+            Some(s) => s,
+            None => {
+                self.servers.push(Server {
+                    batch: Vec::with_capacity(batch as usize),
+                    free_at: now,
+                    retired: true,
+                });
+                self.servers.len() - 1
+            }
+        };
+        let srv = &mut self.servers[s];
+        srv.retired = false;
+        srv.free_at = now;
+        let at = self.free_sorted.partition_point(|x| *x <= now);
+        self.free_sorted.insert(at, now);
+        self.idle.push(s as u32);
+        s
     }
 
     /// Sets when server `s` finishes its batch.
@@ -104,6 +160,10 @@ impl WorkerState {
     ) -> f64 {
         if self.has_idle_server() {
             return now + batch_ms;
+        }
+        if self.free_sorted.is_empty() {
+            // Every replica unloaded: nothing will ever take the query.
+            return f64::INFINITY;
         }
         // Every server is busy, so each frees no earlier than now: its `free_at` is the time
         // of its pending batch completion.
@@ -144,6 +204,37 @@ mod tests {
         w.set_free_at(1, 20.0);
         w.queue.push_back(0);
         assert_eq!(w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()), 30.0);
+    }
+
+    /// Retired servers leave the estimate; a worker with none left never finishes a query; a
+    /// loaded server is idle at once.
+    #[test]
+    fn retired_servers_leave_the_estimate() {
+        let mut w = WorkerState::new(2, 1, 1, 100.0);
+        w.idle.clear();
+        w.set_free_at(0, 12.0);
+        w.set_free_at(1, 20.0);
+        w.queue.push_back(0);
+        // Replica 1 finishes and retires (keep 1): the waiting query goes to replica 0 at 12,
+        // ours after it at 22.
+        w.keep = 1;
+        w.idle.push(1);
+        w.retire_idle_surplus();
+        assert_eq!(w.active(), 1);
+        w.idle.clear();
+        assert_eq!(w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()), 32.0);
+        w.idle.push(0);
+        w.keep = 0;
+        w.retire_idle_surplus();
+        assert_eq!(w.active(), 0);
+        assert_eq!(
+            w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()),
+            f64::INFINITY
+        );
+        let s = w.add_server(40.0, 1);
+        assert!(s < 2, "a retired slot is reused");
+        assert_eq!(w.active(), 1);
+        assert_eq!(w.estimated_finish(40.0, 1, 10.0, &mut Vec::new()), 50.0);
     }
 
     #[test]

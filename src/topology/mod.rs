@@ -105,7 +105,21 @@ impl Topology {
 
     /// Parses and validates topology text.
     pub fn from_source(src: &Source, profiles: &Profiles) -> Result<Self, ConfigError> {
-        schema::build(src, profiles)
+        schema::build(src, profiles, false)
+    }
+
+    /// Loads a topology file for an allocator: its workers are every (cluster, variant) pair
+    /// where one replica of the variant fits the cluster, with the file's deployment as their
+    /// replicas (0 for the pairs it does not deploy). Schedulers reach them all; a worker with
+    /// no replica has no capacity, so bindings never pick it and runs with the file's
+    /// deployment give the same results as [`Self::load`].
+    pub fn load_candidates(path: &Path, profiles: &Profiles) -> Result<Self, ConfigError> {
+        Self::candidates_from_source(&Source::read(path)?, profiles)
+    }
+
+    /// [`Self::load_candidates`] from topology text.
+    pub fn candidates_from_source(src: &Source, profiles: &Profiles) -> Result<Self, ConfigError> {
+        schema::build(src, profiles, true)
     }
 
     /// Index of the cluster with this id.

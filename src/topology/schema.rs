@@ -86,7 +86,11 @@ struct OverrideSpec {
     jitter_ms: f64,
 }
 
-pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Topology, ConfigError> {
+pub(super) fn build(
+    src: &Source,
+    profiles: &Profiles,
+    candidates: bool,
+) -> Result<Topology, ConfigError> {
     let file: File = src.parse()?;
     if file.clusters.is_empty() {
         return Err(src.error_file("clusters", "a topology needs at least one cluster"));
@@ -172,7 +176,7 @@ pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Topology, Confi
     }
     check_cycles(src, &file, &clusters)?;
 
-    let workers = deploy_all(src, &file, &clusters, profiles)?;
+    let workers = deploy_all(src, &file, &clusters, profiles, candidates)?;
     let schedulers = schedulers(src, &file, &clusters, &index, &workers)?;
     let name = file.name.clone().unwrap_or_else(|| {
         src.path
@@ -217,62 +221,29 @@ fn deploy_all(
     file: &File,
     clusters: &[Cluster],
     profiles: &Profiles,
+    candidates: bool,
 ) -> Result<Vec<Worker>, ConfigError> {
     let mut workers = Vec::new();
     for (i, (c, spec)) in clusters.iter().zip(&file.clusters).enumerate() {
         let layer = file.layers.get(&c.layer);
-        let Some(dep) = spec
+        let mut counts: BTreeMap<usize, u32> = BTreeMap::new();
+        if candidates {
+            // Every variant one replica of which fits the cluster, deployed or not.
+            for (v, var) in profiles.variants.iter().enumerate() {
+                if var.resources.values().any(|x| *x > 0.0) && fits(&c.capacity, &var.resources) {
+                    counts.insert(v, 0);
+                }
+            }
+        }
+        let dep = spec
             .deploy
             .as_ref()
-            .or(layer.and_then(|l| l.deploy.as_ref()))
-        else {
-            continue;
-        };
-        let field = format!("clusters[{i}].deploy");
-        let lookup = |name: &str| {
-            profiles.variant_id(name).ok_or_else(|| {
-                src.error_at(
-                    dep,
-                    field.clone(),
-                    format!("unknown variant `{name}` (not in the profiles)"),
-                )
-            })
-        };
-        let mut free = c.capacity.clone();
-        let mut counts: BTreeMap<usize, u32> = BTreeMap::new();
-        for (name, n) in &dep.value.replicas {
-            let v = lookup(name)?;
-            for _ in 0..*n {
-                let need = &profiles.variants[v].resources;
-                if !fits(&free, need) {
-                    return Err(src.error_at(
-                        dep,
-                        field.clone(),
-                        format!(
-                            "{n} replicas of `{name}` exceed the capacity of cluster `{}` ({:?})",
-                            c.id, c.capacity
-                        ),
-                    ));
-                }
-                take(&mut free, need);
-            }
-            *counts.entry(v).or_default() += n;
-        }
-        let fill_ids = dep
-            .value
-            .fill
-            .iter()
-            .map(|n| lookup(n))
-            .collect::<Result<Vec<_>, _>>()?;
-        let needs: Vec<_> = fill_ids
-            .iter()
-            .map(|&v| &profiles.variants[v].resources)
-            .collect();
-        for (v, n) in fill_ids.iter().zip(fill_to_saturation(&mut free, &needs)) {
-            *counts.entry(*v).or_default() += n;
+            .or(layer.and_then(|l| l.deploy.as_ref()));
+        if let Some(dep) = dep {
+            deploy_one(src, i, c, dep, profiles, &mut counts)?;
         }
         for (v, n) in counts {
-            if n > 0 {
+            if n > 0 || candidates {
                 workers.push(Worker {
                     cluster: i,
                     variant: v,
@@ -283,6 +254,60 @@ fn deploy_all(
         }
     }
     Ok(workers)
+}
+
+/// Adds the replicas cluster `i`'s deployment asks for to `counts` (variant → replicas).
+fn deploy_one(
+    src: &Source,
+    i: usize,
+    c: &Cluster,
+    dep: &Spanned<DeploySpec>,
+    profiles: &Profiles,
+    counts: &mut BTreeMap<usize, u32>,
+) -> Result<(), ConfigError> {
+    let field = format!("clusters[{i}].deploy");
+    let lookup = |name: &str| {
+        profiles.variant_id(name).ok_or_else(|| {
+            src.error_at(
+                dep,
+                field.clone(),
+                format!("unknown variant `{name}` (not in the profiles)"),
+            )
+        })
+    };
+    let mut free = c.capacity.clone();
+    for (name, n) in &dep.value.replicas {
+        let v = lookup(name)?;
+        for _ in 0..*n {
+            let need = &profiles.variants[v].resources;
+            if !fits(&free, need) {
+                return Err(src.error_at(
+                    dep,
+                    field.clone(),
+                    format!(
+                        "{n} replicas of `{name}` exceed the capacity of cluster `{}` ({:?})",
+                        c.id, c.capacity
+                    ),
+                ));
+            }
+            take(&mut free, need);
+        }
+        *counts.entry(v).or_default() += n;
+    }
+    let fill_ids = dep
+        .value
+        .fill
+        .iter()
+        .map(|n| lookup(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let needs: Vec<_> = fill_ids
+        .iter()
+        .map(|&v| &profiles.variants[v].resources)
+        .collect();
+    for (v, n) in fill_ids.iter().zip(fill_to_saturation(&mut free, &needs)) {
+        *counts.entry(*v).or_default() += n;
+    }
+    Ok(())
 }
 
 fn schedulers(

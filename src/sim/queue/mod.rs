@@ -34,12 +34,16 @@ pub enum Kind {
     BatchDone = 3,
     /// Workers' loads are published to the schedulers.
     Publish = 4,
-    /// A stream bound to worker `a` reaches its end.
+    /// The stream of serial `a` reaches its end (its worker loses one open stream).
     StreamEnd = 5,
     /// Query `a` reaches its reissue time (mitigation `reissue`).
     Reissue = 6,
     /// The answer of query `a`, one of two copies of a reissued query, reaches the client.
     Answer = 7,
+    /// `b` replicas of worker `a` finish loading (a deployment change).
+    Load = 8,
+    /// Worker `a`, withdrawn by a deployment change, unloads its last idle replica.
+    Retire = 9,
 }
 
 /// One scheduled event: 16 bytes.
@@ -68,7 +72,9 @@ impl Event {
             4 => Kind::Publish,
             5 => Kind::StreamEnd,
             6 => Kind::Reissue,
-            _ => Kind::Answer,
+            7 => Kind::Answer,
+            8 => Kind::Load,
+            _ => Kind::Retire,
         }
     }
     /// First operand (scheduler, stream, query or worker index).
