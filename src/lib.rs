@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod mitigation;
 pub mod observe;
 pub mod oga_bench;
+pub mod placement;
 pub mod policy;
 pub mod profiler;
 pub mod profiles;

@@ -53,6 +53,21 @@ pub enum Command {
         /// actions and one class per application without an agent.
         #[arg(long)]
         oracle: bool,
+        /// Comma-separated allocators above dispatch (`static`, `oga`, `oga-oblivious`, `drf`,
+        /// `fairness`, `binpacking`, `spreading`): every configuration row runs under each,
+        /// named `<configuration>@<allocator>`. The topology's workers become every variant
+        /// that fits each cluster; every slot the allocator turns the demand of the slot just
+        /// ended into replicas per variant per cluster (`static`: the file's deployment).
+        #[arg(long)]
+        allocators: Option<String>,
+        /// Allocation slot, s.
+        #[arg(long, default_value_t = crate::placement::DEFAULT_SLOT_S, requires = "allocators")]
+        alloc_slot_s: f64,
+        /// Units of the allocation model's resources: `natural` (cores, GPUs, GB, as OGASched
+        /// counts them), `replica` (one unit = the smallest need of one replica), `instance`
+        /// (the largest cluster holds α/β − 1 units).
+        #[arg(long, default_value = "natural", requires = "allocators")]
+        alloc_units: String,
         /// Options shared with `simulate`.
         #[command(flatten)]
         run: RunArgs,

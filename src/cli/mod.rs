@@ -1,6 +1,7 @@
 //! The `continuum` command line: `simulate` (one policy, a time series) and `compare` (every
 //! policy on the same workload and seed).
 
+mod allocated;
 mod args;
 mod run;
 mod runner;

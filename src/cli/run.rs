@@ -25,6 +25,9 @@ pub fn execute(cli: &Cli) -> Result<()> {
             run,
             agent,
             oracle,
+            allocators,
+            alloc_slot_s,
+            alloc_units,
         } => {
             let mut runners = match (policies, configs, grid) {
                 (_, _, true) => grid_rows(policies.as_deref(), ratios.as_deref())?,
@@ -69,6 +72,11 @@ pub fn execute(cli: &Cli) -> Result<()> {
                 };
                 runners.push(Runner::Oracle(choices));
             }
+            if let Some(list) = allocators {
+                let units = crate::placement::Units::parse(alloc_units)
+                    .map_err(|m| anyhow::anyhow!("--alloc-units: {m}"))?;
+                runners = allocated_rows(runners, list, *alloc_slot_s, units)?;
+            }
             (runners, run, false)
         }
         Command::Table(args) => return super::table::execute(args),
@@ -111,6 +119,47 @@ pub fn execute(cli: &Cli) -> Result<()> {
         write_outputs(&report, dir)?;
     }
     Ok(())
+}
+
+/// Every configuration row under every allocator of `list` (comma-separated).
+fn allocated_rows(
+    rows: Vec<Runner>,
+    list: &str,
+    slot_s: f64,
+    units: crate::placement::Units,
+) -> Result<Vec<Runner>> {
+    if !(slot_s > 0.0 && slot_s.is_finite()) {
+        bail!("--alloc-slot-s: expected a slot in s > 0, got {slot_s}");
+    }
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        bail!("--allocators: expected at least one allocator name");
+    }
+    for n in &names {
+        super::allocated::check_allocator(n)?;
+    }
+    let mut out = Vec::new();
+    for r in rows {
+        let Runner::Static(config) = r else {
+            bail!(
+                "--allocators: row `{}` is not a configuration (agents, oracles and per-class tables run on the file's deployment only)",
+                r.name()
+            );
+        };
+        for n in &names {
+            out.push(Runner::Allocated {
+                config,
+                allocator: n.to_string(),
+                slot_s,
+                units,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`) and
@@ -189,6 +238,19 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         }
         sc = sc.with_lambda(l);
     }
+    let candidates = if runners
+        .iter()
+        .any(|r| matches!(r, Runner::Allocated { .. }))
+    {
+        let topology = crate::topology::Topology::load_candidates(&run.topology, &sc.profiles)?;
+        Some(Arc::new(Scenario::new(
+            sc.profiles.clone(),
+            topology,
+            sc.workload.clone(),
+        )))
+    } else {
+        None
+    };
     let sc = Arc::new(sc);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(run.threads.unwrap_or(0))
@@ -209,7 +271,7 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
     let runs: Vec<(PolicyResult, crate::sim::SimStats)> = pool.install(|| {
         runners
             .par_iter()
-            .map(|r| r.run(&sc, cfg, run.window, &bar))
+            .map(|r| r.run(&sc, candidates.as_ref(), cfg, run.window, &bar))
             .collect::<Result<Vec<_>>>()
     })?;
     bar.finish_and_clear();

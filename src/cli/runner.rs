@@ -38,6 +38,18 @@ pub enum Runner {
     /// At every window, the best of these configurations per class in hindsight, by the
     /// objective.
     Oracle(OracleChoices),
+    /// A configuration under an allocator that redeploys the candidate workers every slot
+    /// (`static`: the topology file's deployment throughout).
+    Allocated {
+        /// The dispatch configuration every scheduler uses.
+        config: Configuration,
+        /// Allocator name (`static` or one of [`crate::alloc::NAMES`]).
+        allocator: String,
+        /// Slot length, s.
+        slot_s: f64,
+        /// Units of the allocation model.
+        units: crate::placement::Units,
+    },
 }
 
 impl Runner {
@@ -59,6 +71,9 @@ impl Runner {
             Runner::Static(c) => c.name(),
             Runner::Table(n, _) | Runner::Dqn(n, ..) => n.clone(),
             Runner::Oracle(..) => "oracle".into(),
+            Runner::Allocated {
+                config, allocator, ..
+            } => format!("{}@{allocator}", config.name()),
         }
     }
 
@@ -74,10 +89,12 @@ impl Runner {
         }
     }
 
-    /// Runs the row on `sc` under `cfg`, advancing `bar` by one step per reporting window.
+    /// Runs the row on `sc` (allocated rows: on `candidates`, the same scenario with candidate
+    /// workers) under `cfg`, advancing `bar` by one step per reporting window.
     pub fn run(
         &self,
         sc: &Arc<Scenario>,
+        candidates: Option<&Arc<Scenario>>,
         cfg: SimConfig,
         window_s: f64,
         bar: &ProgressBar,
@@ -92,7 +109,25 @@ impl Runner {
             sim
         };
         let mut shares = None;
+        let mut allocation = None;
         let sim = match self {
+            Runner::Allocated {
+                config,
+                allocator,
+                slot_s,
+                units,
+            } => {
+                let sc = candidates.context("an allocated row needs the candidate scenario")?;
+                let cfg = SimConfig {
+                    mitigation: config.mitigation,
+                    ..cfg
+                };
+                let sim = Simulation::new(sc.clone(), cfg, config.policy);
+                let (sim, report) =
+                    super::allocated::run(sim, allocator, *slot_s, *units, window_s, steps, bar)?;
+                allocation = Some(report);
+                sim
+            }
             Runner::Static(c) => {
                 let cfg = SimConfig {
                     mitigation: c.mitigation,
@@ -133,6 +168,7 @@ impl Runner {
         };
         let mut result = PolicyResult::from_sim(&self.name(), &sim);
         result.actions = shares;
+        result.allocation = allocation;
         Ok((result, sim.stats()))
     }
 }

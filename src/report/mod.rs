@@ -84,6 +84,25 @@ pub struct PolicyResult {
     /// For a meta-policy row: how often each action was chosen per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actions: Option<ActionShareReport>,
+    /// For a row under an allocator: what the allocator did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<AllocationReport>,
+}
+
+/// What an allocator above dispatch did during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocationReport {
+    /// Allocator name (`static`: the topology file's deployment throughout).
+    pub allocator: String,
+    /// Slot length, s.
+    pub slot_s: f64,
+    /// OGASched's reward q(x, y) per slot, averaged over the slots (`None` for `static`,
+    /// which allocates nothing).
+    pub mean_reward: Option<f64>,
+    /// Replicas added and removed over the run, summed over workers.
+    pub replica_changes: u64,
+    /// Streams that re-bound because their worker was withdrawn.
+    pub rebound: u64,
 }
 
 /// Shares of a meta-policy's decisions, per class and action.
@@ -158,6 +177,7 @@ impl PolicyResult {
             per_app,
             per_window,
             actions: None,
+            allocation: None,
         }
     }
 }

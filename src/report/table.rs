@@ -62,6 +62,23 @@ pub fn to_table(r: &Report) -> String {
             s.push_str(&action_shares(&p.policy, a));
         }
     }
+    if r.results.iter().any(|p| p.allocation.is_some()) {
+        let _ = writeln!(
+            s,
+            "{:<28} {:>12} {:>10} {:>9}",
+            "allocation", "reward/slot", "replicas±", "rebound"
+        );
+        for p in &r.results {
+            if let Some(a) = &p.allocation {
+                let reward = a.mean_reward.map_or("—".to_string(), |x| format!("{x:.3}"));
+                let _ = writeln!(
+                    s,
+                    "{:<28} {:>12} {:>10} {:>9}",
+                    p.policy, reward, a.replica_changes, a.rebound
+                );
+            }
+        }
+    }
     let _ = writeln!(
         s,
         "simulated {} queries ({} events) in {:.2} s on {} thread(s): {:.2} M queries/s and {:.0}× real time per core",

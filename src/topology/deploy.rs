@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 /// Whether `need` fits in `free` (a resource absent from `free` counts as zero).
-pub(super) fn fits(free: &BTreeMap<String, f64>, need: &BTreeMap<String, f64>) -> bool {
+pub(crate) fn fits(free: &BTreeMap<String, f64>, need: &BTreeMap<String, f64>) -> bool {
     need.iter()
         .all(|(k, n)| *n <= free.get(k).copied().unwrap_or(0.0) + 1e-9)
 }
 
 /// Takes `need` out of `free` (the caller has checked that it fits).
-pub(super) fn take(free: &mut BTreeMap<String, f64>, need: &BTreeMap<String, f64>) {
+pub(crate) fn take(free: &mut BTreeMap<String, f64>, need: &BTreeMap<String, f64>) {
     for (k, n) in need {
         if let Some(f) = free.get_mut(k) {
             *f -= n;

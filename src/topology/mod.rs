@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use deploy::fill_to_saturation;
+pub(crate) use deploy::{fits, take};
 
 /// A compute site: an antenna, a central office, a regional DC, the cloud.
 #[derive(Debug, Clone)]
