@@ -54,7 +54,7 @@ pub fn run(
     mut sim: Simulation,
     allocator: &str,
     slot_s: f64,
-    units: crate::placement::Units,
+    model: crate::placement::ModelOptions,
     window_s: f64,
     steps: u64,
     bar: &ProgressBar,
@@ -65,7 +65,7 @@ pub fn run(
     let mut placement = match allocator {
         "static" => None,
         name => Some(
-            Placement::new(&sc, name, units, slots).map_err(|m| anyhow!("--allocators: {m}"))?,
+            Placement::new(&sc, name, model, slots).map_err(|m| anyhow!("--allocators: {m}"))?,
         ),
     };
     let slot_ms = slot_s * 1000.0;

@@ -68,6 +68,10 @@ pub enum Command {
         /// (the largest cluster holds α/β − 1 units).
         #[arg(long, default_value = "natural", requires = "allocators")]
         alloc_units: String,
+        /// OGA's initial learning rate η0 (decay 0.9999 per slot). Default: from the regret
+        /// bound on the model, D / (G √T); OGASched's Table 2 uses 25 at its own scale.
+        #[arg(long, requires = "allocators")]
+        alloc_eta0: Option<f64>,
         /// Options shared with `simulate`.
         #[command(flatten)]
         run: RunArgs,

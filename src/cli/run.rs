@@ -28,6 +28,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             allocators,
             alloc_slot_s,
             alloc_units,
+            alloc_eta0,
         } => {
             let mut runners = match (policies, configs, grid) {
                 (_, _, true) => grid_rows(policies.as_deref(), ratios.as_deref())?,
@@ -75,7 +76,16 @@ pub fn execute(cli: &Cli) -> Result<()> {
             if let Some(list) = allocators {
                 let units = crate::placement::Units::parse(alloc_units)
                     .map_err(|m| anyhow::anyhow!("--alloc-units: {m}"))?;
-                runners = allocated_rows(runners, list, *alloc_slot_s, units)?;
+                if let Some(e) = alloc_eta0 {
+                    if !(*e > 0.0 && e.is_finite()) {
+                        bail!("--alloc-eta0: expected a learning rate > 0, got {e}");
+                    }
+                }
+                let model = crate::placement::ModelOptions {
+                    units,
+                    eta0: *alloc_eta0,
+                };
+                runners = allocated_rows(runners, list, *alloc_slot_s, model)?;
             }
             (runners, run, false)
         }
@@ -126,7 +136,7 @@ fn allocated_rows(
     rows: Vec<Runner>,
     list: &str,
     slot_s: f64,
-    units: crate::placement::Units,
+    model: crate::placement::ModelOptions,
 ) -> Result<Vec<Runner>> {
     if !(slot_s > 0.0 && slot_s.is_finite()) {
         bail!("--alloc-slot-s: expected a slot in s > 0, got {slot_s}");
@@ -155,7 +165,7 @@ fn allocated_rows(
                 config,
                 allocator: n.to_string(),
                 slot_s,
-                units,
+                model,
             });
         }
     }

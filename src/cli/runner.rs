@@ -47,8 +47,8 @@ pub enum Runner {
         allocator: String,
         /// Slot length, s.
         slot_s: f64,
-        /// Units of the allocation model.
-        units: crate::placement::Units,
+        /// Settings of the allocation model.
+        model: crate::placement::ModelOptions,
     },
 }
 
@@ -115,7 +115,7 @@ impl Runner {
                 config,
                 allocator,
                 slot_s,
-                units,
+                model,
             } => {
                 let sc = candidates.context("an allocated row needs the candidate scenario")?;
                 let cfg = SimConfig {
@@ -124,7 +124,7 @@ impl Runner {
                 };
                 let sim = Simulation::new(sc.clone(), cfg, config.policy);
                 let (sim, report) =
-                    super::allocated::run(sim, allocator, *slot_s, *units, window_s, steps, bar)?;
+                    super::allocated::run(sim, allocator, *slot_s, *model, window_s, steps, bar)?;
                 allocation = Some(report);
                 sim
             }

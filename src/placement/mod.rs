@@ -70,6 +70,15 @@ impl Units {
     }
 }
 
+/// How the model is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ModelOptions {
+    /// Units of the resources.
+    pub units: Units,
+    /// OGA's initial learning rate; `None`: [`Placement::step_size`]'s.
+    pub eta0: Option<f64>,
+}
+
 /// One link of the model: which worker (cluster × variant) serves the port there.
 #[derive(Debug, Clone, Copy)]
 struct LinkInfo {
@@ -154,14 +163,22 @@ impl Placement {
     /// The model of `sc` (whose topology should hold candidate workers, see
     /// [`crate::topology::Topology::load_candidates`]) driven by the allocator called `name`
     /// (one of [`crate::alloc::NAMES`]) over a run of `slots` slots. OGA's learning rate is
-    /// [`Self::step_size`]'s.
-    pub fn new(sc: &Scenario, name: &str, units: Units, slots: u64) -> Result<Self, String> {
+    /// `model.eta0`, else [`Self::step_size`]'s.
+    pub fn new(sc: &Scenario, name: &str, model: ModelOptions, slots: u64) -> Result<Self, String> {
         let mut p = Self::build(
             sc,
             crate::alloc::by_name(name, crate::alloc::StepSize::PAPER)?,
-            units,
+            model.units,
         );
-        p.allocator = crate::alloc::by_name(name, p.step_size(slots))?;
+        let step = match model.eta0 {
+            Some(eta0) => crate::alloc::StepSize::Geometric {
+                eta0,
+                decay: 0.9999,
+            },
+            None => p.step_size(slots),
+        };
+        step.validate()?;
+        p.allocator = crate::alloc::by_name(name, step)?;
         Ok(p)
     }
 
