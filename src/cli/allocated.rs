@@ -102,6 +102,13 @@ pub fn run(
         allocator: allocator.to_string(),
         slot_s,
         mean_reward,
+        eta0: placement
+            .as_ref()
+            .filter(|p| p.allocator().starts_with("oga"))
+            .map(|p| match p.step {
+                crate::alloc::StepSize::Geometric { eta0, .. }
+                | crate::alloc::StepSize::InvSqrt { eta0 } => eta0,
+            }),
         replica_changes: changes,
         rebound: sim.stats().rebound,
     };

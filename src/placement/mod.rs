@@ -108,6 +108,8 @@ pub struct Placement {
     scratch: RewardScratch,
     /// OGASched's reward q(x, y) of each slot so far.
     pub rewards: Vec<f64>,
+    /// The learning rate given to the allocator (used by OGA only).
+    pub step: crate::alloc::StepSize,
 }
 
 /// The mean stream of application `app` opened at scheduler `s`.
@@ -179,6 +181,7 @@ impl Placement {
         };
         step.validate()?;
         p.allocator = crate::alloc::by_name(name, step)?;
+        p.step = step;
         Ok(p)
     }
 
@@ -305,6 +308,7 @@ impl Placement {
             current: None,
             scratch: RewardScratch::default(),
             rewards: Vec::new(),
+            step: crate::alloc::StepSize::PAPER,
         }
     }
 

@@ -99,6 +99,8 @@ pub struct AllocationReport {
     /// OGASched's reward q(x, y) per slot, averaged over the slots (`None` for `static`,
     /// which allocates nothing).
     pub mean_reward: Option<f64>,
+    /// OGA's initial learning rate η0 (`None` for the other allocators).
+    pub eta0: Option<f64>,
     /// Replicas added and removed over the run, summed over workers.
     pub replica_changes: u64,
     /// Streams that re-bound because their worker was withdrawn.
