@@ -9,6 +9,7 @@
 pub mod admission;
 pub mod agent;
 pub mod alloc;
+pub mod allocator;
 pub mod cli;
 pub mod config;
 pub mod feasibility;

@@ -65,7 +65,8 @@ pub fn run(
     let mut placement = match allocator {
         "static" => None,
         name => Some(
-            Placement::new(&sc, name, model, slots).map_err(|m| anyhow!("--allocators: {m}"))?,
+            Placement::new(&sc, name, model, slots, None)
+                .map_err(|m| anyhow!("--allocators: {m}"))?,
         ),
     };
     let slot_ms = slot_s * 1000.0;

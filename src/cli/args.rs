@@ -100,6 +100,17 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Allocate live: every slot, read the gateways' demand and load or unload variants on
+    /// the workers (the allocator above dispatch, on a running slice).
+    Allocator {
+        /// Allocator settings (YAML): topology, profiles, workload, allocator, slot_s,
+        /// gateways (scheduler, metrics URL), workers (cluster, URL).
+        #[arg(long)]
+        config: PathBuf,
+        /// Stop after this many slots (default: run until interrupted).
+        #[arg(long)]
+        slots: Option<u64>,
+    },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
     Loadgen(crate::loadgen::LoadgenArgs),
     /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,

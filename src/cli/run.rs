@@ -94,6 +94,9 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Train(args) => return super::train::execute(args),
         Command::Worker { config } => return crate::worker::run_from_file(config),
         Command::Gateway { config } => return crate::gateway::run_from_file(config),
+        Command::Allocator { config, slots } => {
+            return crate::allocator::run_from_file(config, *slots);
+        }
         Command::Loadgen(args) => return crate::loadgen::execute(args),
         Command::OgaBench(args) => return crate::oga_bench::execute(args),
         Command::Profile {

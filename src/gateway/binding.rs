@@ -139,6 +139,13 @@ impl GatewayState {
                 .stream_opens
                 .get_or_create(&res("infeasible"))
                 .inc();
+            let app = super::metrics::AppLabel {
+                app: stream.app.to_string(),
+            };
+            self.metrics
+                .refused_fps
+                .get_or_create(&app)
+                .inc_by(stream.req.rate_fps);
         })?;
         stream.set_binding(Some(b.clone()));
         self.streams.insert(stream.clone());

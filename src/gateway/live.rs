@@ -28,9 +28,12 @@ pub struct LiveLoads {
 }
 
 impl LiveLoads {
-    /// Records every variant of a worker's QUIC load report.
+    /// Records every variant of a worker's QUIC load report; its variants that the report
+    /// leaves out (unloaded) are forgotten, so no binding goes to them.
     pub fn apply_report(&self, worker: &str, r: &LoadReport) {
         let at = Instant::now();
+        self.map
+            .retain(|k, _| k.0 != worker || r.variants.iter().any(|v| v.variant == k.1));
         for v in &r.variants {
             self.set(
                 worker,
@@ -166,5 +169,35 @@ mod tests {
         assert!(l.get("w2", "v").is_none());
         l.forget("w1");
         assert!(l.get("w1", "v").is_none());
+    }
+
+    #[test]
+    fn a_variant_left_out_of_a_report_is_forgotten() {
+        let l = LiveLoads::default();
+        let one = |v: &str| crate::worker::VariantLoad {
+            variant: v.into(),
+            incoming_qps: 1.0,
+            throughput_qps: 1.0,
+            open_streams: 1,
+            queue_len: 0,
+            max_batch: 1,
+            served_total: 0,
+            rejected_total: 0,
+        };
+        let report = |vs: &[&str]| LoadReport {
+            worker: "w1".into(),
+            seq: 0,
+            uptime_ms: 0,
+            window_ms: 1000,
+            variants: vs.iter().map(|v| one(v)).collect(),
+        };
+        l.apply_report("w1", &report(&["a", "b"]));
+        l.set("w2", "a", WorkerLoad::default(), Instant::now());
+        l.apply_report("w1", &report(&["b"]));
+        assert!(l.get("w1", "a").is_none(), "unloaded");
+        assert!(l.get("w1", "b").is_some());
+        assert!(l.get("w2", "a").is_some(), "another worker's variant stays");
+        l.apply_report("w1", &report(&["a", "b"]));
+        assert!(l.get("w1", "a").is_some(), "loaded again");
     }
 }

@@ -39,6 +39,13 @@ pub struct ClassPolicyLabel {
     pub policy: &'static str,
 }
 
+/// A label set naming an application class.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct AppLabel {
+    /// Application class (`other` outside the configured `app_classes`).
+    pub app: String,
+}
+
 /// A label set naming a live worker.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct WorkerLabel {
@@ -53,6 +60,9 @@ pub struct GatewayMetrics {
     pub queries: Family<QueryLabels, Counter>,
     /// Stream opens by result (`bound`, `infeasible`, `limited`, `bad_request`).
     pub stream_opens: Family<ResultLabel, Counter>,
+    /// Declared frame rates of the streams refused as infeasible, per app, fps: demand the
+    /// deployment does not serve (an allocator reads it beside the queries).
+    pub refused_fps: Family<AppLabel, Counter<f64, AtomicU64>>,
     /// Requests refused before becoming queries (malformed, unknown stream/task, too large).
     pub bad_requests: Family<ResultLabel, Counter>,
     /// Streams open now.
@@ -101,6 +111,7 @@ impl GatewayMetrics {
             registry: Registry::default(),
             queries: Family::default(),
             stream_opens: Family::default(),
+            refused_fps: Family::default(),
             bad_requests: Family::default(),
             streams_open: Gauge::default(),
             rebinds: Counter::default(),
@@ -125,6 +136,11 @@ impl GatewayMetrics {
             "continuum_gateway_stream_opens",
             "Stream opens by result",
             m.stream_opens.clone(),
+        );
+        r.register(
+            "continuum_gateway_refused_fps",
+            "Declared frame rates of streams refused as infeasible, by app (demand not served)",
+            m.refused_fps.clone(),
         );
         r.register(
             "continuum_gateway_bad_requests",

@@ -132,11 +132,17 @@ fn representative(sc: &Scenario, app: usize) -> Demand {
 /// of the right task and accuracy whose latency bound meets the deadline, the one whose
 /// variant gives the most throughput per dominant share of the cluster's capacity (ties: the
 /// lower worker index). `None` when no variant there can serve it.
-fn link_variant(sc: &Scenario, s: usize, cluster: usize, d: &Demand) -> Option<usize> {
+fn link_variant(
+    sc: &Scenario,
+    s: usize,
+    cluster: usize,
+    d: &Demand,
+    allowed: Option<&[bool]>,
+) -> Option<usize> {
     let cap = &sc.topology.clusters[cluster].capacity;
     let mut best: Option<(usize, f64)> = None;
     for r in &sc.topology.schedulers[s].reach {
-        if r.cluster as usize != cluster {
+        if r.cluster as usize != cluster || allowed.is_some_and(|a| !a[r.worker as usize]) {
             continue;
         }
         let w = &sc.fleet.workers[r.worker as usize];
@@ -166,11 +172,20 @@ impl Placement {
     /// [`crate::topology::Topology::load_candidates`]) driven by the allocator called `name`
     /// (one of [`crate::alloc::NAMES`]) over a run of `slots` slots. OGA's learning rate is
     /// `model.eta0`, else [`Self::step_size`]'s.
-    pub fn new(sc: &Scenario, name: &str, model: ModelOptions, slots: u64) -> Result<Self, String> {
-        let mut p = Self::build(
+    /// `allowed` (one flag per worker of `sc`), when given, restricts the links to the workers
+    /// that can be deployed (a live slice serves some variants only).
+    pub fn new(
+        sc: &Scenario,
+        name: &str,
+        model: ModelOptions,
+        slots: u64,
+        allowed: Option<&[bool]>,
+    ) -> Result<Self, String> {
+        let mut p = Self::build_among(
             sc,
             crate::alloc::by_name(name, crate::alloc::StepSize::PAPER)?,
             model.units,
+            allowed,
         );
         let step = match model.eta0 {
             Some(eta0) => crate::alloc::StepSize::Geometric {
@@ -216,6 +231,16 @@ impl Placement {
 
     /// [`Self::new`] with an allocator of the caller's (its own learning rate).
     pub fn build(sc: &Scenario, allocator: Box<dyn Allocator>, units: Units) -> Self {
+        Self::build_among(sc, allocator, units, None)
+    }
+
+    /// [`Self::build`] with links restricted to the `allowed` workers.
+    fn build_among(
+        sc: &Scenario,
+        allocator: Box<dyn Allocator>,
+        units: Units,
+        allowed: Option<&[bool]>,
+    ) -> Self {
         let t = &sc.topology;
         let names: BTreeSet<&String> = t.clusters.iter().flat_map(|c| c.capacity.keys()).collect();
         let resources: Vec<(String, f64)> = names
@@ -256,7 +281,7 @@ impl Placement {
             for a in 0..apps {
                 let d = representative(sc, a);
                 for (r, &c) in instances.iter().enumerate() {
-                    if let Some(w) = link_variant(sc, s, c, &d) {
+                    if let Some(w) = link_variant(sc, s, c, &d, allowed) {
                         let v = &sc.profiles.variants[t.workers[w].variant];
                         let eta = d.size_kb / v.ref_kb;
                         links.push(LinkInfo {

@@ -105,7 +105,7 @@ fn rounding_keeps_whole_parts_then_remainders_then_fills_in_proportion() {
 #[test]
 fn the_step_follows_the_regret_bound() {
     let sc = scenario();
-    let p = Placement::new(&sc, "oga", ModelOptions::default(), 16).unwrap();
+    let p = Placement::new(&sc, "oga", ModelOptions::default(), 16, None).unwrap();
     // D = √(2² + 2² + 1²) = 3 (cloud gpu 2, co cpu 2, a0 cpu 1); G = 1.3 · √(6 links · 2
     // resources); T = 16.
     let want = 3.0 / (1.3 * 12f64.sqrt() * 4.0);
@@ -116,5 +116,5 @@ fn the_step_follows_the_regret_bound() {
         }
         s => panic!("{s:?}"),
     }
-    assert!(Placement::new(&sc, "greedy", ModelOptions::default(), 16).is_err());
+    assert!(Placement::new(&sc, "greedy", ModelOptions::default(), 16, None).is_err());
 }

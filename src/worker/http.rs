@@ -11,6 +11,7 @@
 //! | `GET /v2/models/{m}[/versions/{v}]/config` | Triton model configuration |
 //! | `GET /v2/models[/{m}[/versions/{v}]]/stats` | Triton statistics extension |
 //! | `POST /v2/repository/index` | Triton repository index (`{"ready": true}`: ready ones only) |
+//! | `POST /v2/repository/models/{m}/load`, `/unload` | Triton model-repository extension: an unload stops taking queries, answers those queued and frees the model; a load reads and warms it again |
 //! | `POST /v2/models/{m}[/versions/{v}]/infer` | inference ([`super::oip`]); gzip/deflate bodies |
 //! | `GET /metrics` | Prometheus text |
 //!
@@ -100,6 +101,13 @@ pub enum OipPath<'a> {
     AllStats,
     /// `/v2/repository/index`.
     Index,
+    /// `/v2/repository/models/{m}/load` (`load`) or `/unload`.
+    Repository {
+        /// Model name.
+        name: &'a str,
+        /// Load rather than unload.
+        load: bool,
+    },
     /// `/v2/models/{m}[/versions/{v}]{tail}`.
     Model {
         /// Model name.
@@ -131,6 +139,7 @@ impl OipPath<'_> {
     pub fn method(&self) -> Method {
         match self {
             Self::Index
+            | Self::Repository { .. }
             | Self::Model {
                 what: ModelPart::Infer,
                 ..
@@ -149,6 +158,8 @@ pub fn oip_path<'a>(parts: &[&'a str]) -> Option<OipPath<'a>> {
         ["v2", "health", "ready"] => OipPath::Ready,
         ["v2", "models", "stats"] => OipPath::AllStats,
         ["v2", "repository", "index"] => OipPath::Index,
+        ["v2", "repository", "models", name, "load"] => OipPath::Repository { name, load: true },
+        ["v2", "repository", "models", name, "unload"] => OipPath::Repository { name, load: false },
         ["v2", "models", name, rest @ ..] => {
             let (version, tail) = match rest {
                 ["versions", v, tail @ ..] => (Some(*v), tail),
@@ -209,6 +220,14 @@ pub async fn oip_answer<C: OipCore + ?Sized>(
             Ok((body, _)) => index_request(&body).map(|ready| {
                 json_resp(StatusCode::OK, &oip_core::index_json(&core.models(), ready))
             }),
+        },
+        OipPath::Repository { name, load } => match read_body(req, limits).await {
+            // The body (Triton's optional load parameters) is read and not used.
+            Err(e) => Err(OipError::new(e.status(), e.to_string())),
+            Ok(_) => core
+                .set_loaded(name, load)
+                .await
+                .map(|()| json_resp(StatusCode::OK, &json!({}))),
         },
         OipPath::Model {
             name,

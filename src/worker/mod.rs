@@ -110,8 +110,68 @@ impl Inner {
             seq: self.seq.fetch_add(1, Ordering::Relaxed),
             uptime_ms: now.duration_since(self.started).as_millis() as u64,
             window_ms: self.cfg.load_window_ms,
-            variants: self.variants.values().map(|v| v.load(now)).collect(),
+            // Unloaded variants are left out: gateways stop binding to them.
+            variants: self
+                .variants
+                .values()
+                .filter(|v| v.is_loaded())
+                .map(|v| v.load(now))
+                .collect(),
         }
+    }
+
+    /// Unloads or loads variant `name` again (Triton's model-repository extension). A load
+    /// reads the model from the models directory and warms it up before it takes queries.
+    pub async fn set_loaded(&self, name: &str, load: bool) -> Result<(), oip_core::OipError> {
+        use hyper::StatusCode;
+        let v = self
+            .variant(name)
+            .map_err(|_| oip_core::OipError::unknown_model(name))?;
+        if !load {
+            v.close();
+            tracing::info!(variant = %name, "variant unloaded");
+            return Ok(());
+        }
+        if self.is_shutting_down() {
+            return Err(oip_core::OipError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting down: no model is loaded",
+            ));
+        }
+        if v.is_loaded() {
+            return Ok(());
+        }
+        let vc = self
+            .cfg
+            .variants
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
+            .expect("every served variant has its config");
+        let dir = self.cfg.models_dir.clone();
+        let model = tokio::task::spawn_blocking(move || -> Result<Model> {
+            let manifest = Manifest::load(&dir)?;
+            let entry = manifest
+                .model(&vc.model)
+                .with_context(|| format!("unknown model `{}` in {}", vc.model, dir.display()))?;
+            let mut model = Model::load(&manifest.path_of(entry), vc.threads, &entry.input)?;
+            // Warm-up: the first run initialises the backend's lazy state.
+            let zeros = vec![0.0f32; model.item_len()];
+            model.run(1, &zeros).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(model)
+        })
+        .await
+        .map_err(|e| oip_core::OipError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| {
+            oip_core::OipError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot load `{name}`: {e:#}"),
+            )
+        })?;
+        v.reopen(model)
+            .map_err(|e| oip_core::OipError::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        tracing::info!(variant = %name, "variant loaded");
+        Ok(())
     }
 }
 
@@ -140,7 +200,7 @@ impl oip_core::OipCore for Inner {
                 item_shape: v.item_shape.clone(),
                 output_item_shape: v.output_item_shape.clone(),
                 max_batch: v.max_batch,
-                ready: !self.is_shutting_down(),
+                ready: !self.is_shutting_down() && v.is_loaded(),
             })
             .collect()
     }
@@ -182,6 +242,10 @@ impl oip_core::OipCore for Inner {
                 }
             })
             .collect())
+    }
+
+    async fn set_loaded(&self, name: &str, load: bool) -> Result<(), oip_core::OipError> {
+        Inner::set_loaded(self, name, load).await
     }
 
     async fn infer(

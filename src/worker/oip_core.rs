@@ -146,6 +146,19 @@ pub trait OipCore: Send + Sync + 'static {
     }
     /// Statistics of one model, or of all of them.
     fn stats(&self, name: Option<&str>) -> Result<Vec<ModelStats>, OipError>;
+    /// Loads (`load`) or unloads model `name` (Triton's model-repository extension:
+    /// `POST /v2/repository/models/{m}/load|unload`). Servers that hold no models refuse.
+    fn set_loaded(
+        &self,
+        name: &str,
+        load: bool,
+    ) -> impl Future<Output = Result<(), OipError>> + Send {
+        let _ = load;
+        std::future::ready(Err(OipError::new(
+            StatusCode::BAD_REQUEST,
+            format!("`{name}`: this server holds no models to load or unload (its workers do)"),
+        )))
+    }
     /// Runs one parsed query on `model`.
     fn infer(
         &self,

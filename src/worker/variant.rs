@@ -288,9 +288,34 @@ impl Variant {
         })
     }
 
-    /// Closes the queue: queued queries are still answered, then the batching thread ends.
+    /// Closes the queue: queued queries are still answered, then the batching thread ends and
+    /// drops the model (an unload).
     pub fn close(&self) {
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Whether the variant takes queries (not closed).
+    pub fn is_loaded(&self) -> bool {
+        self.tx.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Serves again after [`Self::close`], with `model` freshly loaded (and warmed up by the
+    /// caller): a new queue and batching thread; meters and counters carry on. `Ok(false)`
+    /// when it was still loaded (`model` is dropped).
+    pub fn reopen(&self, model: Model) -> Result<bool, String> {
+        let mut tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        if tx.is_some() {
+            return Ok(false);
+        }
+        let (t, rx) = std::sync::mpsc::channel();
+        let (sh, max_batch, max_delay) =
+            (self.shared.clone(), self.max_batch, self.max_queue_delay);
+        std::thread::Builder::new()
+            .name(format!("batch-{}", self.name))
+            .spawn(move || batch_loop(model, rx, sh, max_batch, max_delay))
+            .map_err(|e| format!("cannot start the batching thread: {e}"))?;
+        *tx = Some(t);
+        Ok(true)
     }
 
     /// The variant's load now; also refreshes its gauges.

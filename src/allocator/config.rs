@@ -1,0 +1,254 @@
+//! Settings of `continuum allocator --config <file>`: the scenario the allocator models, the
+//! gateways whose demand it reads and the workers it loads and unloads variants on.
+
+use crate::config::{ConfigError, Source};
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    topology: PathBuf,
+    #[serde(default = "default_profiles")]
+    profiles: PathBuf,
+    workload: PathBuf,
+    allocator: Spanned<String>,
+    #[serde(default = "default_slot")]
+    slot_s: Spanned<f64>,
+    #[serde(default)]
+    units: Option<Spanned<String>>,
+    #[serde(default)]
+    eta0: Option<Spanned<f64>>,
+    #[serde(default)]
+    horizon_slots: Option<Spanned<u64>>,
+    gateways: Vec<GatewaySpec>,
+    workers: Vec<WorkerSpec>,
+}
+
+fn default_profiles() -> PathBuf {
+    PathBuf::from("profiles/object-detection.yaml")
+}
+
+fn default_slot() -> Spanned<f64> {
+    Spanned::new(
+        crate::placement::DEFAULT_SLOT_S,
+        serde_saphyr::Location::UNKNOWN,
+        serde_saphyr::Location::UNKNOWN,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GatewaySpec {
+    scheduler: Spanned<String>,
+    metrics: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkerSpec {
+    cluster: Spanned<String>,
+    url: Spanned<String>,
+}
+
+/// A gateway: the scheduler it runs and where its Prometheus metrics are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayTarget {
+    /// Scheduler (access cluster id).
+    pub scheduler: String,
+    /// `http://host:port/metrics`.
+    pub metrics: String,
+}
+
+/// A live worker: its cluster and HTTP base URL (`http://host:port`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerTarget {
+    /// Cluster id.
+    pub cluster: String,
+    /// Base URL of its HTTP endpoint.
+    pub url: String,
+}
+
+/// Validated settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocatorConfig {
+    /// Topology file (its clusters and schedulers; candidate workers are derived).
+    pub topology: PathBuf,
+    /// Variant profiles.
+    pub profiles: PathBuf,
+    /// Workload (its application classes are the ports; their mean durations turn refused
+    /// stream rates into demand).
+    pub workload: PathBuf,
+    /// Allocator name ([`crate::alloc::NAMES`]).
+    pub allocator: String,
+    /// Slot length, s.
+    pub slot_s: f64,
+    /// Model settings.
+    pub model: crate::placement::ModelOptions,
+    /// The T of OGA's regret-bound learning rate (default: the slots of one day).
+    pub horizon_slots: u64,
+    /// Gateways, one per scheduler at most.
+    pub gateways: Vec<GatewayTarget>,
+    /// Workers.
+    pub workers: Vec<WorkerTarget>,
+}
+
+fn http_url(src: &Source, s: &Spanned<String>, field: String) -> Result<String, ConfigError> {
+    let ok = s
+        .value
+        .strip_prefix("http://")
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if ok {
+        Ok(s.value.trim_end_matches('/').to_string())
+    } else {
+        Err(src.error_at(
+            s,
+            field,
+            format!("expected an http:// URL, got `{}`", s.value),
+        ))
+    }
+}
+
+impl AllocatorConfig {
+    /// Reads and checks a settings file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::from_source(&Source::read(path)?)
+    }
+
+    /// Parses and checks settings text.
+    pub fn from_source(src: &Source) -> Result<Self, ConfigError> {
+        let f: File = src.parse()?;
+        let a = &f.allocator;
+        if !crate::alloc::NAMES.contains(&a.value.as_str()) {
+            return Err(src.error_at(
+                a,
+                "allocator",
+                format!(
+                    "unknown allocator `{}`; known: {}",
+                    a.value,
+                    crate::alloc::NAMES.join(", ")
+                ),
+            ));
+        }
+        if !(f.slot_s.value > 0.0 && f.slot_s.value.is_finite()) {
+            return Err(src.error_at(
+                &f.slot_s,
+                "slot_s",
+                format!("expected a slot in s > 0, got {}", f.slot_s.value),
+            ));
+        }
+        let units = match &f.units {
+            None => crate::placement::Units::default(),
+            Some(u) => {
+                crate::placement::Units::parse(&u.value).map_err(|m| src.error_at(u, "units", m))?
+            }
+        };
+        if let Some(e) = &f.eta0 {
+            if !(e.value > 0.0 && e.value.is_finite()) {
+                return Err(src.error_at(
+                    e,
+                    "eta0",
+                    format!("expected a learning rate > 0, got {}", e.value),
+                ));
+            }
+        }
+        if f.gateways.is_empty() {
+            return Err(src.error_file("gateways", "expected at least one gateway"));
+        }
+        if f.workers.is_empty() {
+            return Err(src.error_file("workers", "expected at least one worker"));
+        }
+        let gateways = f
+            .gateways
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                Ok(GatewayTarget {
+                    scheduler: g.scheduler.value.clone(),
+                    metrics: http_url(src, &g.metrics, format!("gateways[{i}].metrics"))?,
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let workers = f
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                Ok(WorkerTarget {
+                    cluster: w.cluster.value.clone(),
+                    url: http_url(src, &w.url, format!("workers[{i}].url"))?,
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let horizon_slots = match &f.horizon_slots {
+            None => (86_400.0 / f.slot_s.value).ceil().max(1.0) as u64,
+            Some(h) if h.value > 0 => h.value,
+            Some(h) => {
+                return Err(src.error_at(h, "horizon_slots", "expected a number of slots > 0"));
+            }
+        };
+        Ok(Self {
+            horizon_slots,
+            topology: f.topology,
+            profiles: f.profiles,
+            workload: f.workload,
+            allocator: a.value.clone(),
+            slot_s: f.slot_s.value,
+            model: crate::placement::ModelOptions {
+                units,
+                eta0: f.eta0.map(|e| e.value),
+            },
+            gateways,
+            workers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<AllocatorConfig, ConfigError> {
+        AllocatorConfig::from_source(&Source::inline("alloc.yaml", text))
+    }
+
+    const GOOD: &str = "topology: t.yaml\nworkload: w.yaml\nallocator: oga\n\
+        gateways: [{scheduler: ant-00, metrics: 'http://127.0.0.1:8080/metrics'}]\n\
+        workers: [{cluster: co-0, url: 'http://127.0.0.1:8010/'}]\n";
+
+    #[test]
+    fn reads_settings_with_defaults() {
+        let c = parse(GOOD).unwrap();
+        assert_eq!(c.allocator, "oga");
+        assert_eq!(c.slot_s, 30.0);
+        assert_eq!(c.workers[0].url, "http://127.0.0.1:8010");
+        assert_eq!(c.model, crate::placement::ModelOptions::default());
+        assert_eq!(c.horizon_slots, 2880, "one day of 30 s slots");
+    }
+
+    #[test]
+    fn the_shipped_settings_parse() {
+        let c = AllocatorConfig::load(Path::new("config/allocator.yaml")).unwrap();
+        assert_eq!((c.gateways.len(), c.workers.len()), (1, 2));
+        assert_eq!(c.allocator, "oga");
+    }
+
+    #[test]
+    fn refuses_bad_settings_with_the_field() {
+        for (text, want) in [
+            (GOOD.replace("oga", "greedy"), "allocator"),
+            (
+                GOOD.replace("'http://127.0.0.1:8010/'", "ftp://x"),
+                "workers[0].url",
+            ),
+            (format!("{GOOD}slot_s: 0\n"), "slot_s"),
+            (format!("{GOOD}units: furlongs\n"), "units"),
+            (format!("{GOOD}eta0: -2\n"), "eta0"),
+            (format!("{GOOD}colour: red\n"), "colour"),
+        ] {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+}
