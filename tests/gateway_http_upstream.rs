@@ -89,8 +89,8 @@ async fn json_and_binary_bodies_match_direct_requests() {
         .unwrap();
     let (st, headers, direct_body) = http(a, req).await;
     assert_eq!(st, StatusCode::OK);
+    // Each answer's JSON head has its own length (queue and compute times differ).
     let dn = header_len_of(&headers);
-    assert_eq!(dn, n);
     assert_close(
         &via,
         &binary_output_of(&direct_body, dn, vec![2, 16]).1,
