@@ -196,7 +196,8 @@ impl Simulation {
         self.metrics.offered(t, q.sched, q.app);
         self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
-        self.events.push(q.t_arrive, Kind::Arrive, qid, 0);
+        self.events
+            .push(q.t_arrive, Kind::Arrive, qid, super::chain_hint(q.chain));
         if self.any_reissue && self.mitigation_of(&q).reissues() {
             self.arm_reissue(qid);
         }

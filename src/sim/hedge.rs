@@ -71,8 +71,7 @@ impl Simulation {
         self.by_bind
             .count(q.bind_window, q.sched, q.app, outcome as usize);
         if let Some(l) = latency_ms {
-            let f = &mut self.facts[q.stream as usize];
-            f.tail_ms = f.tail_ms.max(l as f32);
+            self.tails.push(q.stream, l as f32, &mut self.facts);
         }
     }
 

@@ -51,10 +51,18 @@ impl<T> Slab<T> {
         &mut self.items[i as usize]
     }
 
-    /// Asks the CPU to start loading slot `i` into its cache (no effect on results; a no-op
-    /// off x86-64 or for a slot never used).
+    /// Asks the CPU to start loading the first cache line of slot `i` (no effect on results;
+    /// a no-op off x86-64 or for a slot never used).
     #[inline]
     pub fn prefetch(&self, i: u32) {
+        if let Some(x) = self.items.get(i as usize) {
+            prefetch_line(x);
+        }
+    }
+
+    /// [`Self::prefetch`] for every cache line of slot `i`.
+    #[inline]
+    pub fn prefetch_all(&self, i: u32) {
         if let Some(x) = self.items.get(i as usize) {
             prefetch(x);
         }
@@ -66,11 +74,12 @@ impl<T> Slab<T> {
     }
 }
 
-/// Asks the CPU to start loading `x`'s cache line: the simulator touches the record of its next
-/// event while it handles the current one, so that a large run (streams and queries beyond the
-/// caches) does not wait on memory. No effect on results.
+/// Cache line size assumed by [`prefetch`] (x86-64's).
+const LINE: usize = 64;
+
+/// Asks the CPU to start loading the cache line where `x` starts. No effect on results.
 #[inline]
-pub fn prefetch<T>(x: &T) {
+pub fn prefetch_line<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults and never reads into the program, for
     // any address; `x` is moreover a valid reference.
@@ -78,6 +87,31 @@ pub fn prefetch<T>(x: &T) {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
             (x as *const T).cast(),
         );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// Asks the CPU to start loading every cache line of `x`: the simulator touches the records of
+/// its next events while it handles the current one, so that a large run (streams and queries
+/// beyond the caches) does not wait on memory. No effect on results.
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = (x as *const T as usize) & !(LINE - 1);
+        let end = x as *const T as usize + std::mem::size_of::<T>().max(1);
+        let mut line = start;
+        while line < end {
+            // SAFETY: a prefetch is only a hint: it never faults and never reads into the
+            // program, for any address; these lines moreover hold parts of a valid reference.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    line as *const i8,
+                );
+            }
+            line += LINE;
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;

@@ -190,7 +190,18 @@ fn outcomes_by_opening_window_add_up_to_the_totals() {
         fixtures::TOPOLOGY,
         &fixtures::workload(120.0, "poisson", 60.0, 0.0),
     ));
-    let sim = run(&sc, cfg(60.0, 8), "closest");
+    let mut sim = Simulation::new(
+        sc.clone(),
+        cfg(60.0, 8),
+        by_name("closest").expect("registered"),
+    );
+    sim.count_by_binding();
+    sim.finish();
+    assert_eq!(
+        run(&sc, cfg(60.0, 8), "closest").bound_counts(0, 0, 0),
+        crate::metrics::Counts::default(),
+        "not counted unless asked"
+    );
     let windows = sim.metrics().windows();
     for s in 0..2 {
         let mut by_bind = crate::metrics::Counts::default();

@@ -81,6 +81,9 @@ impl MetaEnv {
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
         sim.set_classes(Arc::new(classes.clone()));
         sim.observe(cfg.buckets.clone());
+        if cfg.reward_scope == RewardScope::BoundStreams {
+            sim.count_by_binding();
+        }
         let by_app = classes.for_apps(&sc.workload);
         let class_apps = (0..classes.len())
             .map(|c| {

@@ -163,10 +163,11 @@ impl EventQueue {
         }
     }
 
-    /// The bucket of time `t` (monotone in `t`).
+    /// The bucket of time `t` (monotone in `t`; through `i64`, whose conversion from `f64` is
+    /// a few instructions shorter than `u64`'s; times are never negative).
     #[inline]
     fn bucket(&self, t: f64) -> u64 {
-        (t * self.per_ms) as u64
+        (t * self.per_ms) as i64 as u64
     }
 
     #[inline]
@@ -239,14 +240,27 @@ impl EventQueue {
             let slot = self.slot(next);
             self.wheel.take(slot, &mut self.current);
         }
-        self.current.sort_by_key(|e| e.key);
+        sort_stable(&mut self.current);
     }
 
     /// The time of the next event, if any.
-    #[inline]
+    #[cfg(test)]
     pub fn peek_time(&mut self) -> Option<f64> {
         self.refill();
         self.current.get(self.head).map(Event::time)
+    }
+
+    /// Removes and returns the next event if it comes before `t_ms`.
+    #[inline]
+    pub fn pop_before(&mut self, t_ms: f64) -> Option<Event> {
+        self.refill();
+        let e = *self.current.get(self.head)?;
+        if e.time() >= t_ms {
+            return None;
+        }
+        self.head += 1;
+        self.len -= 1;
+        Some(e)
     }
 
     /// The `k`-th next event (from 0) when it is already in the bucket being drained (a hint
@@ -257,7 +271,7 @@ impl EventQueue {
     }
 
     /// Removes and returns the next event.
-    #[inline]
+    #[cfg(test)]
     pub fn pop(&mut self) -> Option<Event> {
         self.refill();
         let e = *self.current.get(self.head)?;
@@ -275,6 +289,25 @@ impl EventQueue {
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
+    }
+}
+
+/// Sorts a bucket's events by time, keeping push order among equal times: an insertion sort
+/// (buckets hold a handful of events), with the library's stable sort for a crowded one.
+#[inline]
+fn sort_stable(v: &mut [Event]) {
+    if v.len() > 32 {
+        v.sort_by_key(|e| e.key);
+        return;
+    }
+    for i in 1..v.len() {
+        let e = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].key > e.key {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = e;
     }
 }
 
