@@ -3,7 +3,7 @@
 
 use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
-use super::worker::QueueBound;
+use super::worker::{QueueBound, Waiting};
 use super::{NO_QUERY, NO_STREAM, Query, Simulation, StreamFacts};
 use crate::feasibility::bind;
 use crate::metrics::Outcome;
@@ -260,7 +260,11 @@ impl Simulation {
             }
             return;
         }
-        w.queue.push_back(qid);
+        w.queue.push_back(Waiting {
+            qid,
+            size_kb: q.size_kb,
+            t_arrive: q.t_arrive,
+        });
         if let Some(s) = w.idle.pop() {
             self.start_batch(q.worker as usize, s as usize);
         }
@@ -279,13 +283,12 @@ impl Simulation {
         } else {
             let queue = &mut self.workers[w].queue;
             while batch.len() < info.batch as usize {
-                let Some(qid) = queue.pop_front() else {
+                let Some(q) = queue.pop_front() else {
                     break;
                 };
-                let q = self.queries.get(qid);
                 max_kb = max_kb.max(f64::from(q.size_kb));
                 self.metrics.queue_wait(now - q.t_arrive);
-                batch.push(qid);
+                batch.push(q.qid);
             }
         }
         let ws = &mut self.workers[w];
@@ -308,7 +311,7 @@ impl Simulation {
         let info = self.sc.fleet.workers[w];
         let slow = self.slowdown[w];
         while batch.len() < info.batch as usize {
-            let Some(qid) = self.workers[w].queue.pop_front() else {
+            let Some(Waiting { qid, .. }) = self.workers[w].queue.pop_front() else {
                 break;
             };
             let q = *self.queries.get(qid);

@@ -125,7 +125,7 @@ impl Simulation {
     fn cancel_if_queued(&mut self, qid: u32) {
         let w = self.queries.get(qid).worker as usize;
         let queue = &mut self.workers[w].queue;
-        if let Some(at) = queue.iter().position(|&x| x == qid) {
+        if let Some(at) = queue.iter().position(|x| x.qid == qid) {
             queue.remove(at);
             self.metrics.mitigation.cancelled += 1;
             self.end_passage(qid);

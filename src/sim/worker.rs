@@ -26,11 +26,23 @@ pub struct Server {
     pub retired: bool,
 }
 
+/// A query waiting in a worker's queue, with what taking it into a batch needs (so that
+/// forming a batch does not load the query records, which a large run keeps beyond the caches).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Waiting {
+    /// Its query slot.
+    pub qid: u32,
+    /// Its size ζ, KB (the query record's).
+    pub size_kb: f32,
+    /// When it reached the worker, ms.
+    pub t_arrive: f64,
+}
+
 /// A worker's dynamic state.
 #[derive(Debug, Clone)]
 pub struct WorkerState {
-    /// Waiting query slots, oldest first.
-    pub queue: VecDeque<u32>,
+    /// Waiting queries, oldest first.
+    pub queue: VecDeque<Waiting>,
     /// Replicas.
     pub servers: Vec<Server>,
     /// Open streams bound here.
@@ -178,6 +190,14 @@ impl WorkerState {
 mod tests {
     use super::*;
 
+    fn waiting(qid: u32) -> Waiting {
+        Waiting {
+            qid,
+            size_kb: 1.0,
+            t_arrive: 0.0,
+        }
+    }
+
     #[test]
     fn estimate_counts_full_batches_ahead_per_replica() {
         let mut w = WorkerState::new(2, 4, 1, 100.0);
@@ -188,7 +208,7 @@ mod tests {
         w.set_free_at(1, 14.0);
         // 9 queued = 2 full batches ahead: batch 0 on replica 0 at 12, batch 1 on replica 1 at
         // 14, ours on replica 0 at 17, finishing at 22.
-        w.queue.extend(0..9);
+        w.queue.extend((0..9).map(waiting));
         assert_eq!(w.estimated_finish(10.0, 4, 5.0, &mut scratch), 22.0);
     }
 
@@ -202,7 +222,7 @@ mod tests {
         w.idle.clear();
         w.set_free_at(0, 12.0);
         w.set_free_at(1, 20.0);
-        w.queue.push_back(0);
+        w.queue.push_back(waiting(0));
         assert_eq!(w.estimated_finish(10.0, 1, 10.0, &mut Vec::new()), 30.0);
     }
 
@@ -214,7 +234,7 @@ mod tests {
         w.idle.clear();
         w.set_free_at(0, 12.0);
         w.set_free_at(1, 20.0);
-        w.queue.push_back(0);
+        w.queue.push_back(waiting(0));
         // Replica 1 finishes and retires (keep 1): the waiting query goes to replica 0 at 12,
         // ours after it at 22.
         w.keep = 1;
