@@ -21,6 +21,7 @@ pub mod oip_core;
 pub mod quic;
 pub mod serve;
 pub mod tls;
+pub mod udp;
 pub mod variant;
 
 pub use client::QuicClient;

@@ -16,12 +16,13 @@ pub const MAX_CONCURRENT_STREAMS: u32 = 1024;
 
 /// Largest UDP payload a QUIC endpoint sends or accepts, and the ceiling of its path-MTU
 /// discovery: packets start at quinn's 1 200 bytes and grow only where the path carries them
-/// (loopback, jumbo-frame data-centre links); elsewhere discovery stops at the path's MTU.
-/// 6 000 bytes: quinn sends up to 10 packets per GSO batch and the kernel caps a batch at
-/// 64 KiB, so 10 × 6 000 fits. Measured on loopback (48 KB queries, 64 in flight, one core per
-/// side): 1 452-byte packets (quinn's default) ≈ 100 µs of CPU per query on each side, 4 000–
-/// 6 500-byte packets 35–45 µs (README, "Performance").
-pub const MAX_UDP_PAYLOAD: u16 = 6000;
+/// (loopback's 64 KiB MTU, jumbo-frame links); elsewhere discovery stops at the path's MTU.
+/// Per-packet work (encryption set-up, headers, acknowledgements, a share of a system call)
+/// dominated the QUIC hop: at quinn's 1 452-byte packets ≈ 100 µs of CPU per 48 KB query on
+/// each side, 35–45 µs at 4 000–6 500 bytes (README, "Performance"); at this ceiling a 48 KB
+/// query is one packet. GSO batches are kept within the kernel's 64 KiB by
+/// [`super::udp::CappedSegments`]. 65 000 leaves room under IPv4's 65 507-byte UDP payload.
+pub const MAX_UDP_PAYLOAD: u16 = 65_000;
 
 /// Send and receive buffer asked of the kernel for a QUIC socket. A burst of large packets
 /// overflows Linux's default (208 KiB) and every loss halves the congestion window. The kernel
@@ -41,7 +42,8 @@ pub fn transport() -> quinn::TransportConfig {
 }
 
 /// A QUIC endpoint on `addr` (a server when `server` is given) whose socket has
-/// [`SOCKET_BUFFER`]-sized buffers and which accepts [`MAX_UDP_PAYLOAD`]-byte packets.
+/// [`SOCKET_BUFFER`]-sized buffers, which accepts [`MAX_UDP_PAYLOAD`]-byte packets and whose
+/// GSO batches stay within the kernel's limit ([`super::udp::CappedSegments`]).
 pub fn endpoint(addr: SocketAddr, server: Option<quinn::ServerConfig>) -> Result<quinn::Endpoint> {
     let domain = socket2::Domain::for_address(addr);
     let socket = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))
@@ -56,7 +58,12 @@ pub fn endpoint(addr: SocketAddr, server: Option<quinn::ServerConfig>) -> Result
     cfg.max_udp_payload_size(MAX_UDP_PAYLOAD)
         .expect("within QUIC's bounds");
     let runtime = quinn::default_runtime().context("no async runtime for QUIC")?;
-    quinn::Endpoint::new(cfg, server, socket.into(), runtime).context("cannot start QUIC")
+    let udp = runtime
+        .wrap_udp_socket(socket.into())
+        .context("cannot start QUIC")?;
+    let udp = Arc::new(super::udp::CappedSegments::new(udp));
+    quinn::Endpoint::new_with_abstract_socket(cfg, server, udp, runtime)
+        .context("cannot start QUIC")
 }
 
 /// ALPN protocol id of the worker's QUIC protocol.
