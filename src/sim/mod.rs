@@ -159,7 +159,7 @@ const EVENTS_PER_QUERY: f64 = 1.25;
 /// line of the records its next events touch, the queries of a finishing batch and the metrics
 /// counters of an arriving query. Below it the simulated state stays in the caches and those
 /// prefetches only cost instructions (assumption: on the development machine, deep prefetching
-/// cost 6–8 % per query at 64–256 antennas of full-edge's make-up, 80–320 events per ms, and
+/// cost 5–8 % per query at 64–256 antennas of full-edge's make-up, 80–320 events per ms, and
 /// saved 13–16 % at 1 024–4 096 antennas; the threshold sits between). Speed only: results
 /// never depend on it.
 const DEEP_PREFETCH_EVENTS_PER_MS: f64 = 640.0;
