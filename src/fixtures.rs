@@ -77,3 +77,14 @@ pub fn candidate_scenario(topology: &str, workload: &str) -> Scenario {
         .expect("fixture workload is valid");
     Scenario::new(p, t, w)
 }
+
+/// The worker of (cluster id, variant name) in `sc`.
+pub fn worker(sc: &Scenario, cluster: &str, variant: &str) -> usize {
+    let c = sc.topology.cluster_index(cluster).expect("cluster");
+    let v = sc.profiles.variant_id(variant).expect("variant");
+    sc.topology
+        .workers
+        .iter()
+        .position(|w| w.cluster == c && w.variant == v)
+        .expect("candidate worker")
+}

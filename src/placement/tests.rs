@@ -15,16 +15,6 @@ fn placement(sc: &Scenario, allocator: &str) -> Placement {
     Placement::build(sc, a, Units::Replica)
 }
 
-fn worker(sc: &Scenario, cluster: &str, variant: &str) -> usize {
-    let c = sc.topology.cluster_index(cluster).expect("cluster");
-    let v = sc.profiles.variant_id(variant).expect("variant");
-    sc.topology
-        .workers
-        .iter()
-        .position(|w| w.cluster == c && w.variant == v)
-        .expect("candidate")
-}
-
 /// Whether `replicas` fit every cluster's capacity.
 fn fits_everywhere(sc: &Scenario, replicas: &[u32]) -> bool {
     let t = &sc.topology;
@@ -71,7 +61,11 @@ fn every_allocator_deploys_within_capacity_and_only_where_it_allocates() {
         for demand in [[0.0, 0.0], [300.0, 0.0], [300.0, 500.0], [50.0, 50.0]] {
             let r = p.step(&sc, &demand);
             assert!(fits_everywhere(&sc, &r), "{name} {demand:?}: {r:?}");
-            assert_eq!(r[worker(&sc, "co", "other-b1")], 0, "{name}: wrong task");
+            assert_eq!(
+                r[fixtures::worker(&sc, "co", "other-b1")],
+                0,
+                "{name}: wrong task"
+            );
             if demand == [0.0, 0.0] && name != "oga-oblivious" {
                 assert!(r.iter().all(|x| *x == 0), "{name}: no demand, {r:?}");
             }
@@ -85,9 +79,9 @@ fn every_allocator_deploys_within_capacity_and_only_where_it_allocates() {
 fn rounding_keeps_whole_parts_then_remainders_then_fills_in_proportion() {
     let sc = scenario();
     let (co, a0, cloud) = (
-        worker(&sc, "co", "small-b1"),
-        worker(&sc, "a0", "small-b1"),
-        worker(&sc, "cloud", "big-b4"),
+        fixtures::worker(&sc, "co", "small-b1"),
+        fixtures::worker(&sc, "a0", "small-b1"),
+        fixtures::worker(&sc, "cloud", "big-b4"),
     );
     let mut frac = vec![0.0; sc.topology.workers.len()];
     // co (cpu 2): 0.4 → 1 by remainder, then 2 by the fill. cloud (gpu 2): 1.0 → 1, then the

@@ -22,17 +22,6 @@ fn cfg(duration_s: f64, queue_bound: QueueBound) -> SimConfig {
     }
 }
 
-/// The worker of (cluster id, variant name) in `sc`.
-fn worker(sc: &Scenario, cluster: &str, variant: &str) -> usize {
-    let c = sc.topology.cluster_index(cluster).expect("cluster");
-    let v = sc.profiles.variant_id(variant).expect("variant");
-    sc.topology
-        .workers
-        .iter()
-        .position(|w| w.cluster == c && w.variant == v)
-        .expect("candidate worker")
-}
-
 fn per_window(sim: &Simulation) -> Vec<crate::metrics::Counts> {
     (0..sim.metrics().windows())
         .map(|w| sim.metrics().sum(|x, _, _| x == w))
@@ -57,8 +46,8 @@ fn candidate_workers_with_the_file_deployment_change_nothing() {
 #[test]
 fn an_addition_serves_after_the_load_delay_and_a_removal_binds_no_more_at_once() {
     let (_, sc) = scenarios(60.0);
-    let other = worker(&sc, "co", "other-b1");
-    let small = worker(&sc, "co", "small-b1");
+    let other = fixtures::worker(&sc, "co", "other-b1");
+    let small = fixtures::worker(&sc, "co", "small-b1");
     let load_ms = sc.profiles.variants[sc.fleet.workers[other].variant as usize].load_s * 1000.0;
     let p = by_name("least-impedance").expect("registered");
     let mut sim = Simulation::new(sc.clone(), cfg(60.0, QueueBound::Deadline), p);
@@ -132,7 +121,7 @@ fn a_withdrawal_moves_no_admitted_query_into_loss() {
 #[test]
 fn a_query_reaching_an_unloaded_worker_is_rejected() {
     let (_, sc) = scenarios(120.0);
-    let a0 = worker(&sc, "a0", "small-b1");
+    let a0 = fixtures::worker(&sc, "a0", "small-b1");
     let p = by_name("closest").expect("registered");
     let mut sim = Simulation::new(sc.clone(), cfg(20.0, QueueBound::Unbounded), p);
     sim.run_until(10_000.0);
