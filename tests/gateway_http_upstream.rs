@@ -27,15 +27,6 @@ fn upstream(a: SocketAddr) -> HttpUpstream {
     HttpUpstream::new(&format!("http://{a}"), None, TIMEOUT).expect("valid address")
 }
 
-fn output_of(body: &[u8]) -> Tensor {
-    let v: Value = serde_json::from_slice(body).unwrap();
-    let out = &v["outputs"][0];
-    Tensor {
-        shape: serde_json::from_value(out["shape"].clone()).unwrap(),
-        data: serde_json::from_value(out["data"].clone()).unwrap(),
-    }
-}
-
 /// Splits a binary-tensor answer into its JSON header and its FP32 output.
 fn binary_output_of(body: &[u8], header_len: usize, shape: Vec<usize>) -> (Value, Tensor) {
     let v: Value = serde_json::from_slice(&body[..header_len]).unwrap();

@@ -11,14 +11,6 @@ use hyper::{Request, StatusCode};
 use serde_json::{Value, json};
 use worker_support::*;
 
-fn tensor_of(body: &Value) -> Tensor {
-    let out = &body["outputs"][0];
-    Tensor {
-        shape: serde_json::from_value(out["shape"].clone()).unwrap(),
-        data: serde_json::from_value(out["data"].clone()).unwrap(),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_and_binary_round_trips_match_direct_inference() {
     let w = start(config(
@@ -37,7 +29,7 @@ async fn json_and_binary_round_trips_match_direct_inference() {
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["model_name"], variant);
         assert_eq!(v["id"], "q1");
-        assert_close(&tensor_of(&v), &direct(model, n), 1e-5);
+        assert_close(&output_of_json(&v), &direct(model, n), 1e-5);
     }
     // Binary tensor extension, in and out, through the versioned route.
     let (body, header_len) = infer_binary(2);

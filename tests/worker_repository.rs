@@ -8,15 +8,6 @@ use hyper::{Request, StatusCode};
 use serde_json::{Value, json};
 use worker_support::*;
 
-fn tensor_of(body: &[u8]) -> continuum::inference::Tensor {
-    let v: Value = serde_json::from_slice(body).unwrap();
-    let out = &v["outputs"][0];
-    continuum::inference::Tensor {
-        shape: serde_json::from_value(out["shape"].clone()).unwrap(),
-        data: serde_json::from_value(out["data"].clone()).unwrap(),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unload_and_load_a_variant_through_the_repository_extension() {
     let w = start(config(
@@ -74,7 +65,7 @@ async fn unload_and_load_a_variant_through_the_repository_extension() {
     }
     let (st, _, body) = http(a, infer()).await;
     assert_eq!(st, StatusCode::OK, "{}", error_of(&body));
-    assert_close(&tensor_of(&body), &direct("cnn-s", 1), 1e-5);
+    assert_close(&output_of(&body), &direct("cnn-s", 1), 1e-5);
     assert_eq!(state(a).await, "READY");
     assert_eq!(w.inner().report().variants.len(), 2);
 

@@ -196,26 +196,6 @@ pub fn request(
     b.body(Full::new(body)).unwrap()
 }
 
-/// The output tensor of an OIP JSON response.
-pub fn output_of(body: &[u8]) -> continuum::inference::Tensor {
-    let v: Value = serde_json::from_slice(body).unwrap();
-    let o = &v["outputs"][0];
-    continuum::inference::Tensor {
-        shape: o["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap() as usize)
-            .collect(),
-        data: o["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect(),
-    }
-}
-
 /// The value of a metric line starting with `prefix` in Prometheus text, summed over lines.
 pub fn metric_sum(text: &str, prefix: &str) -> f64 {
     text.lines()

@@ -165,3 +165,17 @@ pub fn error_of(body: &[u8]) -> String {
     let v: serde_json::Value = serde_json::from_slice(body).expect("error body is JSON");
     v["error"].as_str().expect("an `error` string").to_string()
 }
+
+/// The output tensor of an OIP JSON answer.
+pub fn output_of(body: &[u8]) -> Tensor {
+    output_of_json(&serde_json::from_slice(body).unwrap())
+}
+
+/// The output tensor of a parsed OIP JSON answer.
+pub fn output_of_json(v: &serde_json::Value) -> Tensor {
+    let out = &v["outputs"][0];
+    Tensor {
+        shape: serde_json::from_value(out["shape"].clone()).unwrap(),
+        data: serde_json::from_value(out["data"].clone()).unwrap(),
+    }
+}
