@@ -1,7 +1,8 @@
 //! Gateway benchmarks: (a) decision time of one binding (`GatewayState::bind`: feasibility and
 //! policy over a published snapshot of topologies/full-edge.yaml); (b) latency the gateway adds
 //! to a query of the null model (models/null.onnx) at fixed open-loop rates on loopback, against
-//! a client talking to the worker directly; (c) forwarded queries per second per CPU core of
+//! a client talking to the worker directly (HTTP clients, and QUIC clients of the gateway's
+//! QUIC front end against QUIC clients of the worker); (c) forwarded queries per second per CPU core of
 //! the gateway process; (d) gateway memory per open stream.
 //!
 //! Run: `cargo bench --bench gateway`. (a) runs in this process; (b)–(d) start the release
@@ -186,10 +187,19 @@ struct Procs {
     worker_quic: std::net::SocketAddr,
     gateway_http: [String; 2],
     cert: Vec<u8>,
+    /// The QUIC endpoint of the QUIC worker's gateway, and its certificate.
+    gateway_quic: std::net::SocketAddr,
+    gateway_cert: Vec<u8>,
     _dir: tempfile::TempDir,
 }
 
-async fn start_gateway(dir: &Path, name: &str, upstream: Value, c: &HttpClient) -> (Child, String) {
+async fn start_gateway(
+    dir: &Path,
+    name: &str,
+    upstream: Value,
+    quic: Option<Value>,
+    c: &HttpClient,
+) -> (Child, String) {
     let port = free_tcp();
     // publish_ms: SPEC §8 default Δ. assumption: a 10-minute idle timeout outlasts the bench,
     // and the open rate, burst and in-flight limits are set so high that they never bind.
@@ -200,6 +210,10 @@ async fn start_gateway(dir: &Path, name: &str, upstream: Value, c: &HttpClient) 
         "max_streams": 100_000, "max_in_flight_per_worker": 4096, "workers": [upstream],
         "tasks": {"object-detection": {"input": "input", "output": "output",
                                         "shape": [3, 64, 64], "output_shape": [16]}}});
+    let mut cfg = cfg;
+    if let Some(q) = quic {
+        cfg["quic"] = q;
+    }
     let path = dir.join(format!("{name}.yaml"));
     std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let child = spawn("gateway", &path);
@@ -247,8 +261,11 @@ async fn start_procs(c: &HttpClient) -> Procs {
                       "address": format!("127.0.0.1:{wq}"), "cert": cert});
     let http = json!({"name": "worker-null", "cluster": "edge", "protocol": "http",
                       "address": worker_http});
-    let (g0, h0) = start_gateway(dir.path(), "gateway-quic", quic, c).await;
-    let (g1, h1) = start_gateway(dir.path(), "gateway-http", http, c).await;
+    // The QUIC worker's gateway takes QUIC clients too.
+    let (gq, gq_cert) = (free_udp(), dir.path().join("gateway.der"));
+    let front = json!({"listen": format!("127.0.0.1:{gq}"), "dev_cert_out": gq_cert});
+    let (g0, h0) = start_gateway(dir.path(), "gateway-quic", quic, Some(front), c).await;
+    let (g1, h1) = start_gateway(dir.path(), "gateway-http", http, None, c).await;
     Procs {
         worker,
         gateways: [g0, g1],
@@ -256,6 +273,8 @@ async fn start_procs(c: &HttpClient) -> Procs {
         worker_quic: format!("127.0.0.1:{wq}").parse().unwrap(),
         gateway_http: [h0, h1],
         cert: std::fs::read(&cert).unwrap(),
+        gateway_quic: format!("127.0.0.1:{gq}").parse().unwrap(),
+        gateway_cert: std::fs::read(&gq_cert).unwrap(),
         _dir: dir,
     }
 }
@@ -309,6 +328,19 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
             .map(|id| format!("{g}/v1/streams/{id}/infer"))
             .collect();
     }
+    // The same streams of the QUIC worker's gateway take QUIC frames too.
+    let gcert = rustls::pki_types::CertificateDer::from(p.gateway_cert.clone());
+    let front = continuum::worker::QuicClient::connect(p.gateway_quic, &[gcert])
+        .await
+        .unwrap();
+    let frames = target.gateway_uris[0]
+        .iter()
+        .map(|u| {
+            let id = u.rsplit('/').nth(1).expect("…/streams/{id}/infer");
+            quic_frame(id)
+        })
+        .collect();
+    target.gateway_quic = Some((front, frames));
     let target = Arc::new(target);
     let mut rows = Vec::new();
     println!(
@@ -413,6 +445,19 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
         println!(
             "{rate:>5} qps: direct HTTP p50 {:.1} / p99 {:.1} µs; direct QUIC p50 {:.1} / p99 {:.1} µs",
             dh.q[0], dh.q[1], dq.q[0], dq.q[1]
+        );
+        let q = base(Route::QuicGatewayQuic, rate).expect("row");
+        let a50 = q.q[0] - dq.q[0];
+        println!(
+            "    {:<15} p50 {:.1} / p99 {:.1} µs; vs direct QUIC +p50 {a50:.1} µs [≤ 100: {}], +p99 \
+            {:.1} µs; own mean {:.1} µs; failed {}",
+            Route::QuicGatewayQuic.label(),
+            q.q[0],
+            q.q[1],
+            verdict(a50 <= 100.0),
+            q.q[1] - dq.q[1],
+            q.own.unwrap_or(f64::NAN),
+            q.failed
         );
         for route in [Route::GatewayQuic, Route::GatewayHttp] {
             let g = base(route, rate).expect("row");

@@ -181,15 +181,18 @@ pub enum Route {
     GatewayQuic,
     /// Client → gateway (HTTP OIP v2 binary) → HTTP OIP v2 binary → worker.
     GatewayHttp,
+    /// Client → gateway (QUIC frame) → QUIC → worker: QUIC end to end.
+    QuicGatewayQuic,
 }
 
 impl Route {
     /// All of them, in report order.
-    pub const ALL: [Route; 4] = [
+    pub const ALL: [Route; 5] = [
         Self::DirectHttp,
         Self::DirectQuic,
         Self::GatewayQuic,
         Self::GatewayHttp,
+        Self::QuicGatewayQuic,
     ];
 
     /// Label for the report.
@@ -199,13 +202,14 @@ impl Route {
             Self::DirectQuic => "direct QUIC",
             Self::GatewayQuic => "gateway → QUIC",
             Self::GatewayHttp => "gateway → HTTP",
+            Self::QuicGatewayQuic => "QUIC gw → QUIC",
         }
     }
 
     /// Which gateway it goes through.
     pub fn gateway(self) -> Option<usize> {
         match self {
-            Self::GatewayQuic => Some(0),
+            Self::GatewayQuic | Self::QuicGatewayQuic => Some(0),
             Self::GatewayHttp => Some(1),
             _ => None,
         }
@@ -227,6 +231,9 @@ pub struct Target {
     pub body: (Bytes, usize),
     /// QUIC query.
     pub frame: InferFrame,
+    /// QUIC connection to the QUIC worker's gateway, and one query frame per open stream
+    /// there (the stream id in the name field), used round-robin.
+    pub gateway_quic: Option<(QuicClient, Vec<InferFrame>)>,
     next: AtomicUsize,
 }
 
@@ -240,6 +247,7 @@ impl Target {
             gateway_uris: [Vec::new(), Vec::new()],
             body: binary_query(),
             frame: quic_frame(model),
+            gateway_quic: None,
             next: AtomicUsize::new(0),
         }
     }
@@ -249,17 +257,30 @@ impl Target {
         let bin = || Body::Binary(self.body.0.clone(), self.body.1);
         match r {
             Route::DirectHttp => send(&self.http, "POST", &self.worker_uri, bin()).await.0,
-            Route::DirectQuic => match self.quic.infer(&self.frame).await {
-                Ok(Response::Ok { .. }) => 200,
-                Ok(_) => 500,
-                Err(_) => 0,
-            },
+            Route::DirectQuic => quic_status(self.quic.infer(&self.frame).await),
+            Route::QuicGatewayQuic => {
+                let (c, frames) = self
+                    .gateway_quic
+                    .as_ref()
+                    .expect("the gateway's QUIC client");
+                let i = self.next.fetch_add(1, Ordering::Relaxed) % frames.len();
+                quic_status(c.infer(&frames[i]).await)
+            }
             Route::GatewayQuic | Route::GatewayHttp => {
                 let uris = &self.gateway_uris[r.gateway().unwrap_or(0)];
                 let i = self.next.fetch_add(1, Ordering::Relaxed) % uris.len();
                 send(&self.http, "POST", &uris[i], bin()).await.0
             }
         }
+    }
+}
+
+/// A QUIC answer as an HTTP-like status: 200 answered, 500 an error frame, 0 a transport error.
+fn quic_status(r: anyhow::Result<Response>) -> u16 {
+    match r {
+        Ok(Response::Ok { .. }) => 200,
+        Ok(_) => 500,
+        Err(_) => 0,
     }
 }
 

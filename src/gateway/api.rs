@@ -22,6 +22,7 @@
 //! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
+use super::hedge::Wire;
 use super::policies::ClassPolicy;
 use super::server::Ctx;
 use super::state::{ApiError, Relayed, task_list};
@@ -260,7 +261,11 @@ async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Ins
         Err(e) => return err(e),
     };
     // Parsed where needed (QUIC upstreams); HTTP upstreams validate the body themselves.
-    match ctx.state.forward(&s, None, body, header_len, t0).await {
+    match ctx
+        .state
+        .forward(&s, None, body, Wire::Oip(header_len), t0)
+        .await
+    {
         Ok(r) => relayed(r),
         Err(e) => err(e),
     }

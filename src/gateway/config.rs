@@ -27,6 +27,11 @@ pub struct GatewayConfig {
     /// gRPC client endpoint (KServe v2 / Triton `GRPCInferenceService`; none unless set).
     #[serde(default)]
     pub grpc: Option<crate::worker::config::GrpcConfig>,
+    /// QUIC client endpoint ([`super::quic_api`]: a stream's queries in the workers'
+    /// framing; none unless set). `min_report_ms` is not read: the gateway sends no load
+    /// reports.
+    #[serde(default)]
+    pub quic: Option<crate::worker::config::QuicConfig>,
     /// Application classes that get their own `app` label in metrics; any other class a
     /// client names is counted as `other`, so clients cannot grow the label set.
     #[serde(default)]
@@ -260,6 +265,7 @@ const ENV_KEYS: &[&str] = &[
     "scheduler",
     "http",
     "grpc",
+    "quic",
     "app_classes",
     "stream_key",
     "stream_key_file",

@@ -2,7 +2,7 @@
 //! outcome: every query that reaches here is counted once as success, failure or rejected.
 
 use super::error::ApiError;
-use super::hedge::Outgoing;
+use super::hedge::{Outgoing, Wire};
 use super::plan::TaskSpec;
 use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// A query's answer, ready to relay.
 pub struct Relayed {
-    /// Response body.
+    /// Response body, in the query's wire form ([`Wire`]).
     pub body: Bytes,
     /// `Inference-Header-Content-Length` when the output is binary.
     pub header_len: Option<usize>,
@@ -64,16 +64,14 @@ impl GatewayState {
         stream: &Stream,
         parsed: Option<ParsedInfer>,
         body: Bytes,
-        header_len: Option<usize>,
+        wire: Wire,
         t0: Instant,
     ) -> Result<Relayed, ApiError> {
         let items = parsed
             .as_ref()
             .and_then(|p| p.shape.first().copied())
             .unwrap_or(stream.req.items.unwrap_or(1) as usize);
-        let r = self
-            .forward_once(stream, parsed, body, header_len, t0)
-            .await;
+        let r = self.forward_once(stream, parsed, body, wire, t0).await;
         let stats = self.task_stats(&stream.req.task);
         match &r {
             Ok(x) => stats.answered(items, t0.elapsed(), x.upstream),
@@ -87,7 +85,7 @@ impl GatewayState {
         stream: &Stream,
         parsed: Option<ParsedInfer>,
         body: Bytes,
-        header_len: Option<usize>,
+        wire: Wire,
         t0: Instant,
     ) -> Result<Relayed, ApiError> {
         stream.touch(self.now_ms());
@@ -144,18 +142,18 @@ impl GatewayState {
         // as it lies in the body when it came in binary form (relayed without a copy). A hedge
         // may go to either, so it has both.
         let quic = matches!(b.upstream.link, Link::Quic(_));
-        let parsed = match (task, parsed) {
-            (Some(task), None) if quic || mitigation.reissues() => {
+        let parsed = match (task, parsed, wire) {
+            (Some(task), None, Wire::Oip(header_len)) if quic || mitigation.reissues() => {
                 Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
             }
-            (_, p) => p,
+            (_, p, _) => p,
         };
         let out = Outgoing {
             stream,
             task,
             parsed: parsed.as_ref(),
             body: &body,
-            header_len,
+            wire,
         };
         let t_up = Instant::now();
         let (result, hedge) = match mitigation.reissue_at_ms(0.0, stream.req.max_delay_ms) {

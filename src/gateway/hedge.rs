@@ -15,6 +15,11 @@ use crate::worker::oip::{self, ParsedInfer};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 
+/// The response frame of an answer.
+fn ok_frame(a: Answer) -> Vec<u8> {
+    frame::encode_response(&frame::Response::from(a))
+}
+
 /// One query as it leaves for a worker.
 pub struct Outgoing<'a> {
     /// Its stream.
@@ -25,11 +30,23 @@ pub struct Outgoing<'a> {
     pub parsed: Option<&'a ParsedInfer>,
     /// The body as it came.
     pub body: &'a Bytes,
-    /// `Inference-Header-Content-Length` of the body.
-    pub header_len: Option<usize>,
+    /// The body's wire form, which its answer takes too.
+    pub wire: Wire,
 }
 
-/// An answer body and its `Inference-Header-Content-Length`.
+/// The wire form of a query's body, which is also the form of its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// An OIP v2 body (HTTP and gRPC clients), with its `Inference-Header-Content-Length`
+    /// when its tensor follows as binary data.
+    Oip(Option<usize>),
+    /// A QUIC INFER frame ([`frame`]), its tensor's location in the parsed query's `raw`;
+    /// the answer is a response frame.
+    Frame,
+}
+
+/// An answer body in the query's wire form and, for OIP, its
+/// `Inference-Header-Content-Length`.
 pub type Answered = (Bytes, Option<usize>);
 
 impl GatewayState {
@@ -69,13 +86,42 @@ impl GatewayState {
                     compute_us: u64::from(a.compute_us),
                     batch_items: usize::from(a.batch_items),
                 };
-                let (bytes, hlen) = oip::encode_infer(task, parsed, &ans);
-                Ok((Bytes::from(bytes), hlen))
+                Ok(match q.wire {
+                    Wire::Frame => (Bytes::from(ok_frame(ans)), None),
+                    Wire::Oip(_) => {
+                        let (bytes, hlen) = oip::encode_infer(task, parsed, &ans);
+                        (Bytes::from(bytes), hlen)
+                    }
+                })
             }
-            Link::Http(h) => h
-                .infer(&b.variant, q.body.clone(), q.header_len)
-                .await
-                .map(|a| (a.body, a.header_len)),
+            Link::Http(h) => match q.wire {
+                Wire::Oip(header_len) => h
+                    .infer(&b.variant, q.body.clone(), header_len)
+                    .await
+                    .map(|a| (a.body, a.header_len)),
+                Wire::Frame => {
+                    // An OIP body around the frame's tensor bytes, and the answer back into
+                    // a response frame.
+                    let parsed = q.parsed.expect("a frame query is parsed");
+                    let data = &q.body[parsed.raw.clone().expect("a frame's tensor range")];
+                    let mut body = oip::encode_request_head(task, parsed, data.len());
+                    let n = body.len();
+                    body.extend_from_slice(data);
+                    let a = h.infer(&b.variant, Bytes::from(body), Some(n)).await?;
+                    let (shape, data, params) = oip::decode_answer(&a.body, a.header_len)
+                        .map_err(|e| UpstreamError::Internal(format!("answer: {e}")))?;
+                    let num = |k: &str| params.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+                    Ok((
+                        Bytes::from(ok_frame(Answer {
+                            output: crate::inference::Tensor { shape, data },
+                            queue_us: num("queue_us"),
+                            compute_us: num("compute_us"),
+                            batch_items: num("batch_items") as usize,
+                        })),
+                        None,
+                    ))
+                }
+            },
         }
     }
 

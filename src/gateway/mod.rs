@@ -10,7 +10,7 @@
 //!   [`binding`]: binding streams; [`forward`]: forwarding queries;
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
-//!   the HTTP and gRPC front ends share;
+//!   the HTTP and gRPC front ends share; [`quic_api`]: the QUIC front end;
 //! - [`metrics`]: Prometheus; [`server`]: tasks, reload, shutdown.
 
 pub mod api;
@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod oip;
 pub mod plan;
 pub mod policies;
+pub mod quic_api;
 pub mod server;
 pub mod state;
 pub mod streams;

@@ -5,6 +5,7 @@
 //! ([`crate::worker::grpc`]) both answer from here.
 
 use super::error::ApiError;
+use super::hedge::Wire;
 use super::plan::{Plan, TaskSpec};
 use super::server::Ctx;
 use super::state::Relayed;
@@ -172,7 +173,7 @@ impl Ctx {
             req: open,
         };
         self.state
-            .forward(&stream, Some(parsed), body, header_len, t0)
+            .forward(&stream, Some(parsed), body, Wire::Oip(header_len), t0)
             .await
     }
 }
@@ -261,7 +262,7 @@ impl OipCore for Ctx {
                     ));
                 }
                 self.state
-                    .forward(&s, Some(parsed), Bytes::from(body), Some(n), t0)
+                    .forward(&s, Some(parsed), Bytes::from(body), Wire::Oip(Some(n)), t0)
                     .await?
             }
             _ => {

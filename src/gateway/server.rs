@@ -37,6 +37,8 @@ pub struct Ctx {
     pub http_addr: SocketAddr,
     /// Where the gRPC endpoint listens, when one is configured.
     pub grpc_addr: Option<SocketAddr>,
+    /// Where the QUIC endpoint listens, when one is configured.
+    pub quic_addr: Option<SocketAddr>,
 }
 
 impl Ctx {
@@ -300,6 +302,8 @@ pub struct Gateway {
     ctx: Arc<Ctx>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    quic_endpoint: Option<quinn::Endpoint>,
+    quic_certificate: Option<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl Gateway {
@@ -338,6 +342,14 @@ impl Gateway {
         let state = Arc::new(GatewayState::new(first));
         state.set_stream_key(stream_key(&plan.cfg)?);
         let (grpc_listener, grpc_addr) = crate::worker::grpc::bind(plan.cfg.grpc.as_ref()).await?;
+        let quic = match &plan.cfg.quic {
+            Some(q) => Some(crate::worker::quic::bind(q)?),
+            None => None,
+        };
+        let quic_addr = match &quic {
+            Some((e, _)) => Some(e.local_addr()?),
+            None => None,
+        };
         if agent.is_some() {
             *state.meta.lock().expect("meta lock") = Some(meta_state(&plan, 0.0));
         }
@@ -355,6 +367,7 @@ impl Gateway {
             started,
             http_addr,
             grpc_addr,
+            quic_addr,
         });
         let mut tasks: Vec<JoinHandle<()>> = upstreams
             .iter()
@@ -371,15 +384,30 @@ impl Gateway {
                 stop_rx.clone(),
             )));
         }
+        if let (Some((endpoint, _)), Some(q)) = (&quic, &plan.cfg.quic) {
+            tasks.push(tokio::spawn(super::quic_api::serve(
+                endpoint.clone(),
+                ctx.clone(),
+                q.max_frame_bytes,
+                stop_rx.clone(),
+            )));
+        }
         tasks.push(tokio::spawn(super::api::serve(
             listener,
             ctx.clone(),
             stop_rx,
         )));
-        tracing::info!(gateway = %plan.cfg.name, %http_addr, scheduler = %plan.cfg.scheduler,
+        tracing::info!(gateway = %plan.cfg.name, %http_addr, quic_addr = ?ctx.quic_addr, scheduler = %plan.cfg.scheduler,
             workers = upstreams.len(), policies = %plan.policies.describe(),
             agent = ctx.has_agent(), "gateway serving");
-        Ok(Self { ctx, stop, tasks })
+        let (quic_endpoint, quic_certificate) = quic.unzip();
+        Ok(Self {
+            ctx,
+            stop,
+            tasks,
+            quic_endpoint,
+            quic_certificate,
+        })
     }
 
     /// Shared context (state, plan, reload).
@@ -395,6 +423,17 @@ impl Gateway {
     /// Address of the gRPC endpoint, when one is configured.
     pub fn grpc_addr(&self) -> Option<SocketAddr> {
         self.ctx.grpc_addr
+    }
+
+    /// Address of the QUIC endpoint, when one is configured.
+    pub fn quic_addr(&self) -> Option<SocketAddr> {
+        self.ctx.quic_addr
+    }
+
+    /// The leaf certificate the QUIC endpoint presents, when one is configured (trust it in
+    /// development clients).
+    pub fn quic_certificate(&self) -> Option<&rustls::pki_types::CertificateDer<'static>> {
+        self.quic_certificate.as_ref()
     }
 
     /// Waits until every configured worker is up, or `within` passes; whether all are up.
@@ -421,6 +460,9 @@ impl Gateway {
         }
         for t in self.tasks {
             let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+        if let Some(e) = self.quic_endpoint {
+            e.close(0u32.into(), b"shutdown");
         }
         tracing::info!("gateway stopped");
     }

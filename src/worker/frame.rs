@@ -32,6 +32,7 @@
 
 use super::variant::QueryError;
 use crate::inference::{Tensor, fp32};
+use std::ops::Range;
 
 /// Protocol version byte.
 pub const VERSION: u8 = 1;
@@ -92,6 +93,19 @@ pub enum Response {
     },
 }
 
+impl From<super::Answer> for Response {
+    /// The OK frame of an answer (times past `u32::MAX` µs and batches past `u16::MAX` items
+    /// saturate).
+    fn from(a: super::Answer) -> Self {
+        Response::Ok {
+            queue_us: a.queue_us.min(u64::from(u32::MAX)) as u32,
+            compute_us: a.compute_us.min(u64::from(u32::MAX)) as u32,
+            batch_items: a.batch_items.min(usize::from(u16::MAX)) as u16,
+            output: a.output,
+        }
+    }
+}
+
 /// The status code of an error.
 pub fn status_of(e: &QueryError) -> u8 {
     match e {
@@ -146,6 +160,14 @@ impl<'a> Reader<'a> {
         ))
     }
     fn tensor(&mut self) -> Result<Tensor, String> {
+        let (shape, data) = self.tensor_in_place()?;
+        Ok(Tensor {
+            shape,
+            data: fp32::decode_le(&self.buf[data]),
+        })
+    }
+    /// A tensor's shape and where its FP32 data lie in the buffer (checked, not decoded).
+    fn tensor_in_place(&mut self) -> Result<(Vec<usize>, Range<usize>), String> {
         let dtype = self.u8("datatype")?;
         if dtype != DTYPE_FP32 {
             return Err(format!(
@@ -170,11 +192,9 @@ impl<'a> Reader<'a> {
                 "data length {len} bytes does not match shape {shape:?} of FP32"
             ));
         }
-        let bytes = self.take(len, "tensor data")?;
-        Ok(Tensor {
-            shape,
-            data: fp32::decode_le(bytes),
-        })
+        let start = self.pos;
+        self.take(len, "tensor data")?;
+        Ok((shape, start..self.pos))
     }
     fn end(&self) -> Result<(), String> {
         if self.pos == self.buf.len() {
@@ -245,34 +265,73 @@ pub fn encode_subscribe(period_ms: u32) -> Vec<u8> {
 
 /// Decodes a request frame; the error says what is wrong.
 pub fn decode_request(buf: &[u8]) -> Result<Request, String> {
+    if buf.get(1) == Some(&KIND_SUBSCRIBE) && buf[0] == VERSION {
+        let mut r = Reader { buf, pos: 2 };
+        let period_ms = r.u32("period")?;
+        r.end()?;
+        return Ok(Request::Subscribe { period_ms });
+    }
+    let h = decode_infer_head(buf).map_err(|e| match buf.get(1) {
+        Some(&k) if k != KIND_INFER && buf[0] == VERSION => {
+            format!("unknown request kind {k}: expected 1 or 2")
+        }
+        _ => e,
+    })?;
+    Ok(Request::Infer(InferFrame {
+        stream_id: h.stream_id,
+        deadline_us: h.deadline_us,
+        model: h.name,
+        input: Tensor {
+            shape: h.shape,
+            data: fp32::decode_le(&buf[h.data]),
+        },
+    }))
+}
+
+/// An INFER request checked but not decoded: its tensor's FP32 data stay where they lie in the
+/// frame, for a relay that forwards them as they came (the gateway's QUIC front end).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InferHead {
+    /// Client stream id (0 = none).
+    pub stream_id: u64,
+    /// Deadline budget, µs (0 = none).
+    pub deadline_us: u32,
+    /// The name field (a variant at a worker, a stream id at a gateway).
+    pub name: String,
+    /// Input shape.
+    pub shape: Vec<usize>,
+    /// Where the input's FP32 little-endian data lie in the frame.
+    pub data: Range<usize>,
+}
+
+/// Checks an INFER request as [`decode_request`] does and returns its head, leaving the tensor
+/// data in `buf`; a SUBSCRIBE or a malformed frame is an error saying what is wrong.
+pub fn decode_infer_head(buf: &[u8]) -> Result<InferHead, String> {
     let mut r = Reader { buf, pos: 0 };
     let v = r.u8("version")?;
     if v != VERSION {
         return Err(format!("unsupported frame version {v}: expected {VERSION}"));
     }
-    let req = match r.u8("kind")? {
-        KIND_INFER => {
-            let stream_id = r.u64("stream id")?;
-            let deadline_us = r.u32("deadline")?;
-            let n = r.u16("name length")? as usize;
-            let model = std::str::from_utf8(r.take(n, "name")?)
-                .map_err(|_| "model name is not UTF-8".to_string())?
-                .to_string();
-            let input = r.tensor()?;
-            Request::Infer(InferFrame {
-                stream_id,
-                deadline_us,
-                model,
-                input,
-            })
-        }
-        KIND_SUBSCRIBE => Request::Subscribe {
-            period_ms: r.u32("period")?,
-        },
-        k => return Err(format!("unknown request kind {k}: expected 1 or 2")),
-    };
+    match r.u8("kind")? {
+        KIND_INFER => {}
+        KIND_SUBSCRIBE => return Err("SUBSCRIBE is not served here: expected INFER (1)".into()),
+        k => return Err(format!("unknown request kind {k}: expected 1 (INFER)")),
+    }
+    let stream_id = r.u64("stream id")?;
+    let deadline_us = r.u32("deadline")?;
+    let n = r.u16("name length")? as usize;
+    let name = std::str::from_utf8(r.take(n, "name")?)
+        .map_err(|_| "name is not UTF-8".to_string())?
+        .to_string();
+    let (shape, data) = r.tensor_in_place()?;
     r.end()?;
-    Ok(req)
+    Ok(InferHead {
+        stream_id,
+        deadline_us,
+        name,
+        shape,
+        data,
+    })
 }
 
 /// Encodes a response frame.
@@ -360,6 +419,24 @@ mod tests {
         let mut parts = encode_infer_head(f.stream_id, f.deadline_us, &f.model, &f.input.shape, 8);
         fp32::extend_le(&mut parts, &f.input.data);
         assert_eq!(parts, encode_infer(&f));
+    }
+
+    #[test]
+    fn a_head_decodes_as_the_whole_frame_does() {
+        let f = frame();
+        let buf = encode_infer(&f);
+        let h = decode_infer_head(&buf).unwrap();
+        assert_eq!(
+            (h.stream_id, h.deadline_us, &*h.name, &h.shape),
+            (7, 50_000, "cnn-s-b4", &f.input.shape)
+        );
+        assert_eq!(fp32::decode_le(&buf[h.data.clone()]), f.input.data);
+        assert_eq!(h.data.end, buf.len());
+        for cut in 0..buf.len() {
+            assert!(decode_infer_head(&buf[..cut]).is_err(), "prefix of {cut}");
+        }
+        let sub = decode_infer_head(&encode_subscribe(5)).unwrap_err();
+        assert!(sub.contains("SUBSCRIBE"), "{sub}");
     }
 
     #[test]

@@ -326,17 +326,7 @@ impl Worker {
         let variants = tokio::task::spawn_blocking(move || load_variants(&c, &m))
             .await
             .context("model loading panicked")??;
-        let tls = match (&cfg.quic.cert, &cfg.quic.key) {
-            (Some(c), Some(k)) => tls::TlsMaterial::from_pem(c, k)?,
-            _ => tls::TlsMaterial::self_signed()?,
-        };
-        let certificate = tls.chain[0].clone();
-        if let Some(p) = &cfg.quic.dev_cert_out {
-            std::fs::write(p, certificate.as_ref())
-                .with_context(|| format!("cannot write {}", p.display()))?;
-        }
-        let endpoint = tls::endpoint(cfg.quic.listen, Some(tls.server_config()?))
-            .with_context(|| format!("cannot bind QUIC on {}", cfg.quic.listen))?;
+        let (endpoint, certificate) = quic::bind(&cfg.quic)?;
         let listener = tokio::net::TcpListener::bind(cfg.http.listen)
             .await
             .with_context(|| format!("cannot bind HTTP on {}", cfg.http.listen))?;

@@ -342,19 +342,29 @@ pub fn decode_answer(body: &[u8], header_len: Option<usize>) -> Result<Decoded, 
 /// Encodes a parsed request as an OIP body with its tensor in binary form (the gateway sends
 /// gRPC clients' queries to HTTP workers with it); returns it with its JSON length.
 pub fn encode_request<M: OipModel + ?Sized>(m: &M, p: &ParsedInfer) -> (Vec<u8>, usize) {
+    let mut bytes = encode_request_head(m, p, p.data.len() * 4);
+    let n = bytes.len();
+    fp32::extend_le(&mut bytes, &p.data);
+    (bytes, n)
+}
+
+/// The JSON head of [`encode_request`] for `data_len` bytes of binary FP32 data that follow
+/// it (a relay that holds the data in wire form appends them itself).
+pub fn encode_request_head<M: OipModel + ?Sized>(
+    m: &M,
+    p: &ParsedInfer,
+    data_len: usize,
+) -> Vec<u8> {
     let mut req = json!({
         "inputs": [{"name": m.input_name(), "datatype": "FP32", "shape": p.shape,
-                    "parameters": {"binary_data_size": p.data.len() * 4}}],
+                    "parameters": {"binary_data_size": data_len}}],
         "outputs": [{"name": m.output_name(), "parameters": {"binary_data": true}}],
         "parameters": p.parameters,
     });
     if let Some(id) = &p.id {
         req["id"] = json!(id);
     }
-    let mut bytes = serde_json::to_vec(&req).expect("JSON values serialise");
-    let n = bytes.len();
-    fp32::extend_le(&mut bytes, &p.data);
-    (bytes, n)
+    serde_json::to_vec(&req).expect("JSON values serialise")
 }
 
 /// A time in milliseconds from a client's JSON as a [`Duration`]: a finite number > 0 that a

@@ -3,12 +3,34 @@
 //! connection and its other streams go on.
 
 use super::Inner;
+use super::config::QuicConfig;
 use super::frame::{self, Request, Response};
+use super::tls;
 use super::variant::{InferRequest, QueryError};
+use anyhow::{Context, Result};
 use quinn::{Endpoint, RecvStream, SendStream};
+use rustls::pki_types::CertificateDer;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+
+/// Binds a QUIC server endpoint as `cfg` says: its PEM certificate and key, or a generated
+/// development certificate (written to `dev_cert_out` when set). Returns the endpoint and the
+/// leaf certificate it presents. The worker and the gateway's QUIC front end share it.
+pub fn bind(cfg: &QuicConfig) -> Result<(Endpoint, CertificateDer<'static>)> {
+    let material = match (&cfg.cert, &cfg.key) {
+        (Some(c), Some(k)) => tls::TlsMaterial::from_pem(c, k)?,
+        _ => tls::TlsMaterial::self_signed()?,
+    };
+    let certificate = material.chain[0].clone();
+    if let Some(p) = &cfg.dev_cert_out {
+        std::fs::write(p, certificate.as_ref())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let endpoint = tls::endpoint(cfg.listen, Some(material.server_config()?))
+        .with_context(|| format!("cannot bind QUIC on {}", cfg.listen))?;
+    Ok((endpoint, certificate))
+}
 
 /// Accepts connections until `stop` turns true.
 pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
@@ -36,8 +58,14 @@ pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Recei
     }
 }
 
-async fn reply(mut send: SendStream, r: &Response) {
-    let _ = send.write_all(&frame::encode_response(r)).await;
+/// Writes `r` on `send`, finishes the stream and lets the peer read it before it is dropped.
+pub(crate) async fn reply(send: SendStream, r: &Response) {
+    reply_bytes(send, &frame::encode_response(r)).await
+}
+
+/// As [`reply`], with the frame already encoded.
+pub(crate) async fn reply_bytes(mut send: SendStream, frame: &[u8]) {
+    let _ = send.write_all(frame).await;
     let _ = send.finish();
     // Let the peer read the frame before the stream is dropped.
     let _ = tokio::time::timeout(Duration::from_secs(5), send.stopped()).await;
@@ -91,12 +119,7 @@ async fn stream(
                 _ = send.stopped() => return,
             };
             let r = match answer {
-                Ok(a) => Response::Ok {
-                    queue_us: a.queue_us.min(u32::MAX as u64) as u32,
-                    compute_us: a.compute_us.min(u32::MAX as u64) as u32,
-                    batch_items: a.batch_items.min(u16::MAX as usize) as u16,
-                    output: a.output,
-                },
+                Ok(a) => Response::from(a),
                 Err(e) => error_frame(&e),
             };
             reply(send, &r).await
