@@ -586,3 +586,36 @@ fn bad_configurations_are_refused() {
         assert!(err.contains(word), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn loadgen_quic_options_are_checked_before_any_request() {
+    let base = [
+        "loadgen",
+        "--profiles",
+        "profiles/local.yaml",
+        "--workload",
+        "workloads/live.yaml",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        fails(&a)
+    };
+    let e = with(&["--quic", "127.0.0.1:8082"]);
+    assert!(e.contains("--quic-cert"), "{e}");
+    let e = with(&["--quic-cert", "Cargo.toml"]);
+    assert!(e.contains("only with --quic"), "{e}");
+    let e = with(&["--quic", "127.0.0.1", "--quic-cert", "Cargo.toml"]);
+    assert!(e.contains("host:port"), "{e}");
+    let e = with(&["--quic", "h:1", "--quic-cert", "no/such.der"]);
+    assert!(e.contains("no/such.der"), "{e}");
+    let e = with(&[
+        "--quic",
+        "h:1",
+        "--quic-cert",
+        "Cargo.toml",
+        "--body",
+        "json",
+    ]);
+    assert!(e.contains("binary tensors"), "{e}");
+}

@@ -128,3 +128,39 @@ async fn frames_over_the_limit_are_refused_whole() {
     c.close().await;
     l.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_load_generator_sends_its_queries_over_quic() {
+    use continuum::loadgen::{self, LoadOptions, QuicTarget};
+    use continuum::profiles::Profiles;
+    use continuum::workload::{Lambda, Workload};
+    let l = live(false, json!({"quic": {"listen": "127.0.0.1:0"}})).await;
+    let profiles = Profiles::load(&repo("profiles/local.yaml")).unwrap();
+    let mut workload = Workload::load(&repo("workloads/live.yaml"), &profiles).unwrap();
+    // assumption: 60 clients/min for 3 s offers a few hundred queries, enough to count.
+    workload.lambda = Lambda::Constant(60.0);
+    let mut o = LoadOptions::new(&format!("http://{}", l.addr()), workload, &profiles).unwrap();
+    o.duration_s = 3.0;
+    o.seed = 7;
+    let cert = l.dir.path().join("gateway.der");
+    std::fs::write(&cert, l.gw.quic_certificate().unwrap()).unwrap();
+    let q = l.gw.quic_addr().unwrap();
+    o.quic = Some(QuicTarget::new(&format!("127.0.0.1:{}", q.port()), &cert).unwrap());
+    let r = loadgen::run(&o).await.unwrap();
+    assert!(r.queries.conserved(), "{:?}", r.queries);
+    assert!(r.sent > 20, "{}", r.to_table());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.config.body, "quic-frame");
+    // Every query the generator sent reached the gateway over QUIC and was judged there.
+    let (_, _, m) = http(l.addr(), get(l.addr(), "/metrics")).await;
+    let m = String::from_utf8(m.to_vec()).unwrap();
+    let judged = metric_sum(&m, "continuum_gateway_queries_total{");
+    assert_eq!(judged, r.sent as f64, "{m}");
+    assert_eq!(
+        r.infer_status.get("200").copied().unwrap_or(0) as f64,
+        metric_sum(&m, "continuum_gateway_queries_total{outcome=\"success\"")
+            + metric_sum(&m, "continuum_gateway_queries_total{outcome=\"failure\""),
+        "{m}"
+    );
+    l.stop().await;
+}

@@ -3,7 +3,9 @@
 
 use super::LoadOptions;
 use super::body::{HEADER_LEN, InferBody, ModelSignature};
+use super::quic::{self, FrameInput};
 use super::report::{LoadReport, Recorder};
+use crate::worker::QuicClient;
 use crate::workload::emission::{Client as Arrival, ClientArrivals, Emission};
 use anyhow::{Context, bail};
 use bytes::Bytes;
@@ -27,7 +29,7 @@ type HttpClient = Client<HttpConnector, Full<Bytes>>;
 const OUTCOME_HEADER: &str = "x-continuum-outcome";
 
 /// What came back for one request.
-enum Answer {
+pub(super) enum Answer {
     /// A full response.
     Response {
         status: u16,
@@ -69,6 +71,9 @@ struct Ctx {
     opts: LoadOptions,
     /// Encoded infer body per task id (`None` for tasks no app uses).
     bodies: Vec<Option<InferBody>>,
+    /// With `--quic`: the connection to the gateway's QUIC endpoint, and each used task's
+    /// input in wire form.
+    quic: Option<(QuicClient, Vec<Option<FrameInput>>)>,
     rec: Mutex<Recorder>,
     start: Instant,
     horizon_ms: f64,
@@ -143,8 +148,11 @@ fn json_request(
     r.body(Full::new(bytes)).expect("valid request")
 }
 
-/// Fetches each used task's model metadata and encodes its reference input.
-async fn bodies(client: &HttpClient, opts: &LoadOptions) -> anyhow::Result<Vec<Option<InferBody>>> {
+/// Fetches each used task's model metadata.
+async fn signatures(
+    client: &HttpClient,
+    opts: &LoadOptions,
+) -> anyhow::Result<Vec<Option<ModelSignature>>> {
     let mut out = vec![None; opts.task_names.len()];
     for app in &opts.workload.apps {
         let task = usize::from(app.task);
@@ -163,7 +171,7 @@ async fn bodies(client: &HttpClient, opts: &LoadOptions) -> anyhow::Result<Vec<O
         };
         let sig = ModelSignature::from_metadata(&meta)
             .with_context(|| format!("GET {url}: model metadata of task {name}"))?;
-        out[task] = Some(InferBody::reference(&sig, opts.body));
+        out[task] = Some(sig);
     }
     Ok(out)
 }
@@ -184,7 +192,20 @@ pub async fn run_until(
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .http2_only(opts.http2)
         .build(conn);
-    let bodies = bodies(&client, opts).await?;
+    let sigs = signatures(&client, opts).await?;
+    let bodies = sigs
+        .iter()
+        .map(|s| s.as_ref().map(|s| InferBody::reference(s, opts.body)))
+        .collect();
+    let quic = match &opts.quic {
+        Some(q) => Some((
+            quic::connect(q).await?,
+            sigs.iter()
+                .map(|s| s.as_ref().map(FrameInput::reference))
+                .collect(),
+        )),
+        None => None,
+    };
     let horizon_ms = opts.duration_s * 1000.0;
     let arrivals: Vec<Arrival> =
         ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
@@ -195,6 +216,7 @@ pub async fn run_until(
         base: opts.gateway.clone(),
         opts: opts.clone(),
         bodies,
+        quic,
         rec: Mutex::new(Recorder::new(&names)),
         start: Instant::now(),
         horizon_ms,
@@ -382,6 +404,13 @@ async fn stream(ctx: Arc<Ctx>, c: Arrival) {
     } else {
         0.0
     };
+    // With --quic: the frame's head names the stream; the tensor bytes are shared.
+    let frame_head = ctx.quic.as_ref().map(|(_, inputs)| {
+        let input = inputs[task]
+            .as_ref()
+            .expect("inputs cover every app's task");
+        (input.head(&id), input.data.clone())
+    });
     let mut stop = ctx.stop.clone();
     let mut queries = JoinSet::new();
     let mut stopped = false;
@@ -393,14 +422,17 @@ async fn stream(ctx: Arc<Ctx>, c: Arrival) {
         }
         let lag = Instant::now().saturating_duration_since(at);
         ctx.rec().sent(lag.as_micros() as u64);
-        queries.spawn(query(
-            ctx.clone(),
-            infer.clone(),
-            body.clone(),
-            p.app,
-            p.max_delay_ms,
+        let judge = Judge {
+            app: p.app,
+            max_delay_ms: p.max_delay_ms,
             extra_ms,
-        ));
+        };
+        match &frame_head {
+            Some((head, data)) => {
+                queries.spawn(quic_query(ctx.clone(), head.clone(), data.clone(), judge))
+            }
+            None => queries.spawn(query(ctx.clone(), infer.clone(), body.clone(), judge)),
+        };
         while let Some(r) = queries.try_join_next() {
             join_result(r);
         }
@@ -431,15 +463,16 @@ async fn stream(ctx: Arc<Ctx>, c: Arrival) {
     ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
 }
 
-/// One query: send, read the whole answer, judge it.
-async fn query(
-    ctx: Arc<Ctx>,
-    uri: Uri,
-    body: InferBody,
+/// How a query is judged: its app, deadline and the radio delay added to its latency.
+#[derive(Debug, Clone, Copy)]
+struct Judge {
     app: u16,
     max_delay_ms: f64,
     extra_ms: f64,
-) {
+}
+
+/// One query: send, read the whole answer, judge it.
+async fn query(ctx: Arc<Ctx>, uri: Uri, body: InferBody, judge: Judge) {
     let mut r = Request::builder()
         .method(Method::POST)
         .uri(uri)
@@ -450,36 +483,48 @@ async fn query(
     let req = r.body(Full::new(body.bytes)).expect("valid request");
     let sent = Instant::now();
     let a = send(&ctx.client, req, ctx.opts.timeout).await;
-    let latency = sent.elapsed();
+    record(&ctx, &a, sent.elapsed(), judge);
+}
+
+/// One query over QUIC: the frame's head and tensor bytes on a new stream of the connection.
+async fn quic_query(ctx: Arc<Ctx>, head: Bytes, data: Bytes, judge: Judge) {
+    let (client, _) = ctx.quic.as_ref().expect("a QUIC connection");
+    let sent = Instant::now();
+    let a = quic::send(client, head, data, ctx.opts.timeout).await;
+    record(&ctx, &a, sent.elapsed(), judge);
+}
+
+/// Counts one query's answer and judges its latency.
+fn record(ctx: &Ctx, a: &Answer, latency: Duration, j: Judge) {
     let latency_ms = latency.as_secs_f64() * 1000.0;
-    let (status, outcome) = match &a {
+    let (status, outcome) = match a {
         Answer::Response {
             status, outcome, ..
         } => (Some(*status), *outcome),
         _ => (None, None),
     };
-    let label = match &a {
+    let label = match a {
         Answer::Timeout => "timeout",
         _ => "transport",
     };
     let mut rec = ctx.rec();
     rec.query(
-        app,
+        j.app,
         status,
         label,
         latency.as_micros() as u64,
-        latency_ms + extra_ms,
-        max_delay_ms,
+        latency_ms + j.extra_ms,
+        j.max_delay_ms,
         outcome,
     );
     // Refusals, worker failures and timeouts are expected outcomes (counted by status);
     // anything else (404: the gateway closed the stream, 400, a broken connection) is kept.
-    let expected = match &a {
+    let expected = match a {
         Answer::Response { status, .. } => matches!(status, 200 | 429 | 502 | 503 | 504),
         Answer::Timeout => true,
         Answer::Transport(_) => false,
     };
     if !expected {
-        rec.error(format!("POST infer: {}", a.describe()));
+        rec.error(format!("infer: {}", a.describe()));
     }
 }

@@ -14,6 +14,7 @@
 
 mod body;
 mod driver;
+mod quic;
 mod report;
 
 pub use body::{BodyFormat, HEADER_LEN, InferBody, ModelSignature};
@@ -92,6 +93,14 @@ pub struct LoadgenArgs {
     /// Speak HTTP/2 (prior knowledge) instead of HTTP/1.1.
     #[arg(long)]
     pub http2: bool,
+    /// Send queries as QUIC frames to the gateway's QUIC endpoint at this host:port (its
+    /// `quic.listen`); streams still open and close over HTTP at --gateway.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub quic: Option<String>,
+    /// Certificate (DER) to trust for --quic: the gateway's own (its `quic.dev_cert_out`) or
+    /// the CA that signed it. Its name is checked against --quic's host.
+    #[arg(long, value_name = "FILE")]
+    pub quic_cert: Option<PathBuf>,
     /// Runtime worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -128,8 +137,46 @@ pub struct LoadOptions {
     pub add_radio_delay: bool,
     /// HTTP/2 with prior knowledge.
     pub http2: bool,
+    /// Queries as QUIC frames to the gateway's QUIC endpoint, when set.
+    pub quic: Option<QuicTarget>,
     /// Period of progress lines on standard error.
     pub progress: Option<Duration>,
+}
+
+/// The gateway's QUIC endpoint and the certificate to trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicTarget {
+    /// Host name or IP address (also the name checked in its certificate).
+    pub host: String,
+    /// UDP port.
+    pub port: u16,
+    /// Trusted certificate, DER.
+    pub cert: Vec<u8>,
+}
+
+impl QuicTarget {
+    /// Parses `host:port` (`[v6]:port` for IPv6 literals) and reads the DER certificate.
+    pub fn new(addr: &str, cert: &std::path::Path) -> anyhow::Result<Self> {
+        let (host, port) = addr
+            .rsplit_once(':')
+            .with_context(|| format!("--quic {addr}: expected host:port"))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            bail!("--quic {addr}: no host");
+        }
+        let port = port
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .with_context(|| format!("--quic {addr}: expected a port 1..=65535, got `{port}`"))?;
+        let cert = std::fs::read(cert)
+            .with_context(|| format!("--quic-cert {}: cannot read it", cert.display()))?;
+        Ok(Self {
+            host: host.to_string(),
+            port,
+            cert,
+        })
+    }
 }
 
 impl LoadOptions {
@@ -151,6 +198,7 @@ impl LoadOptions {
             full_streams: false,
             add_radio_delay: false,
             http2: false,
+            quic: None,
             progress: None,
         })
     }
@@ -179,6 +227,15 @@ impl LoadOptions {
         if args.threads == Some(0) {
             bail!("--threads: expected at least 1");
         }
+        let quic = match (&args.quic, &args.quic_cert) {
+            (Some(a), Some(c)) => Some(QuicTarget::new(a, c)?),
+            (Some(_), None) => bail!("--quic: expected --quic-cert with the certificate to trust"),
+            (None, Some(_)) => bail!("--quic-cert: only with --quic"),
+            (None, None) => None,
+        };
+        if quic.is_some() && args.body == BodyFormat::Json {
+            bail!("--body json: QUIC frames carry binary tensors; leave --body out with --quic");
+        }
         if !(args.progress.is_finite() && args.progress >= 0.0) {
             bail!("--progress: expected seconds >= 0, got {}", args.progress);
         }
@@ -192,6 +249,7 @@ impl LoadOptions {
         o.full_streams = args.full_streams;
         o.add_radio_delay = args.add_radio_delay;
         o.http2 = args.http2;
+        o.quic = quic;
         o.progress = (args.progress > 0.0).then(|| Duration::from_secs_f64(args.progress));
         Ok(o)
     }
@@ -204,7 +262,11 @@ impl LoadOptions {
             duration_s: self.duration_s,
             seed: self.seed,
             scheduler: self.scheduler,
-            body: format!("{:?}", self.body).to_lowercase(),
+            body: match &self.quic {
+                Some(_) => "quic-frame".into(),
+                None => format!("{:?}", self.body).to_lowercase(),
+            },
+            quic: self.quic.as_ref().map(|q| format!("{}:{}", q.host, q.port)),
             timeout_ms: self.timeout.as_millis() as u64,
             max_streams: self.max_streams,
             full_streams: self.full_streams,

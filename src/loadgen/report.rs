@@ -135,8 +135,11 @@ pub struct RunConfig {
     pub seed: u64,
     /// The scheduler whose random streams were drawn.
     pub scheduler: u64,
-    /// Body format.
+    /// Body format (`binary`, `json`, or `quic-frame` when queries went over QUIC).
     pub body: String,
+    /// The gateway's QUIC endpoint the queries went to, when they went over QUIC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<String>,
     /// Request timeout, ms.
     pub timeout_ms: u64,
     /// Cap on concurrently open streams.

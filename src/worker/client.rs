@@ -37,11 +37,25 @@ impl QuicClient {
         trusted: &[CertificateDer<'static>],
         idle: Option<std::time::Duration>,
     ) -> Result<Self> {
-        let bind = if addr.is_ipv4() {
-            SocketAddr::from(([127, 0, 0, 1], 0))
-        } else {
-            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
+        Self::connect_to(addr, "localhost", trusted, idle).await
+    }
+
+    /// As [`QuicClient::connect_with`], checking the server's certificate for `server_name`
+    /// (a DNS name or an IP address); from a loopback address when `addr` is one, else from
+    /// any local address.
+    pub async fn connect_to(
+        addr: SocketAddr,
+        server_name: &str,
+        trusted: &[CertificateDer<'static>],
+        idle: Option<std::time::Duration>,
+    ) -> Result<Self> {
+        let ip: std::net::IpAddr = match (addr.is_ipv4(), addr.ip().is_loopback()) {
+            (true, true) => std::net::Ipv4Addr::LOCALHOST.into(),
+            (true, false) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+            (false, true) => std::net::Ipv6Addr::LOCALHOST.into(),
+            (false, false) => std::net::Ipv6Addr::UNSPECIFIED.into(),
         };
+        let bind = SocketAddr::new(ip, 0);
         let mut endpoint = tls::endpoint(bind, None)?;
         let mut client = tls::client_config(trusted)?;
         if let Some(idle) = idle {
@@ -54,7 +68,7 @@ impl QuicClient {
         }
         endpoint.set_default_client_config(client);
         let conn = endpoint
-            .connect(addr, "localhost")?
+            .connect(addr, server_name)?
             .await
             .with_context(|| format!("QUIC handshake with {addr} failed"))?;
         Ok(Self { endpoint, conn })
