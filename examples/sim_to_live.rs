@@ -6,7 +6,7 @@
 //! time (EdgeTuner reports 151.63× for its simulator against its live cluster).
 //!
 //! ```text
-//! cargo run --release --example sim_to_live -- [--lambda 12] [--duration 120] [--seed 1] [--policy least-impedance] [--mitigation none]
+//! cargo run --release --example sim_to_live -- [--lambda 12] [--duration 120] [--seed 1] [--policy least-impedance] [--mitigation none] [--quic]
 //! ```
 //!
 //! The profile (`profiles/local.yaml`) was measured with ONNX Runtime; run this where the
@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use continuum::cli::{Cli, Command, Runner, build_report};
 use continuum::gateway::{Gateway, GatewayConfig};
-use continuum::loadgen::{LoadOptions, run};
+use continuum::loadgen::{LoadOptions, QuicTarget, run};
 use continuum::profiles::Profiles;
 use continuum::worker::{Worker, WorkerConfig};
 use continuum::workload::{Lambda, Workload};
@@ -42,6 +42,9 @@ struct Args {
     /// Tail-latency mitigation of both runs: `none`, `reissue@<r>` or `discard@<r>`.
     #[arg(long, default_value = "none")]
     mitigation: String,
+    /// The load generator sends its queries over QUIC to the gateway's QUIC endpoint.
+    #[arg(long)]
+    quic: bool,
 }
 
 fn worker_cfg(file: &str, cert: &Path) -> Result<WorkerConfig> {
@@ -78,6 +81,16 @@ fn main() -> Result<()> {
         .await?;
         let mut cfg = GatewayConfig::load(Path::new("config/gateway.yaml"))?;
         cfg.http.listen = "127.0.0.1:0".parse()?;
+        let gw_cert = dir.path().join("gateway.der");
+        cfg.quic = match (args.quic, cfg.quic.take()) {
+            (true, Some(mut q)) => {
+                q.listen = "127.0.0.1:0".parse()?;
+                q.dev_cert_out = Some(gw_cert.clone());
+                Some(q)
+            }
+            (true, None) => bail!("config/gateway.yaml has no `quic` section for --quic"),
+            (false, _) => None,
+        };
         cfg.inject_delays = true;
         // The injected delays are the topology's network; loopback's own ~0.1 ms RTT is not part
         // of the modelled topology, so it does not enter d_n^s here (it still adds to the live
@@ -104,6 +117,10 @@ fn main() -> Result<()> {
         opts.seed = args.seed;
         opts.scheduler = 0;
         opts.progress = Some(Duration::from_secs(10));
+        if let Some(q) = gw.quic_addr() {
+            let target = format!("127.0.0.1:{}", q.port());
+            opts.quic = Some(QuicTarget::new(&target, &gw_cert)?);
+        }
         let t = std::time::Instant::now();
         let report = run(&opts).await?;
         live_s = t.elapsed().as_secs_f64();
