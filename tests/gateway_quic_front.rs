@@ -25,13 +25,6 @@ fn query(name: &str, item: &[usize]) -> InferFrame {
     }
 }
 
-fn failure(r: Response) -> (u8, String) {
-    match r {
-        Response::Error { status, message } => (status, message),
-        Response::Ok { .. } => panic!("an error frame, got an answer"),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quic_clients_query_their_streams_through_the_gateway() {
     // The central office over QUIC, the cloud over HTTP: both relays from a frame.
@@ -61,7 +54,7 @@ async fn quic_clients_query_their_streams_through_the_gateway() {
     }
 
     // Unknown and closed streams: NOT_FOUND, with the HTTP answer's message.
-    let (st, m) = failure(c.infer(&query("no-such-stream", &ITEM)).await.unwrap());
+    let (st, m) = error_frame(c.infer(&query("no-such-stream", &ITEM)).await.unwrap());
     assert_eq!(st, 3, "{m}");
     assert!(m.contains("unknown stream"), "{m}");
     let id = near["stream_id"].as_str().unwrap();
@@ -71,19 +64,19 @@ async fn quic_clients_query_their_streams_through_the_gateway() {
     )
     .await;
     assert_eq!(st, 204);
-    let (st, m) = failure(c.infer(&query(id, &ITEM)).await.unwrap());
+    let (st, m) = error_frame(c.infer(&query(id, &ITEM)).await.unwrap());
     assert_eq!(st, 3, "{m}");
 
     // Malformed frames, a SUBSCRIBE and an input the worker refuses: BAD_REQUEST.
     let far_id = far["stream_id"].as_str().unwrap();
     let good = frame::encode_infer(&query(far_id, &ITEM));
-    let (st, m) = failure(c.send_raw(&good[..good.len() - 1]).await.unwrap());
+    let (st, m) = error_frame(c.send_raw(&good[..good.len() - 1]).await.unwrap());
     assert_eq!(st, 2, "{m}");
     assert!(m.contains("malformed frame"), "{m}");
-    let (st, m) = failure(c.send_raw(&frame::encode_subscribe(0)).await.unwrap());
+    let (st, m) = error_frame(c.send_raw(&frame::encode_subscribe(0)).await.unwrap());
     assert_eq!(st, 2, "{m}");
     assert!(m.contains("SUBSCRIBE"), "{m}");
-    let (st, m) = failure(c.infer(&query(far_id, &[3, 32, 32])).await.unwrap());
+    let (st, m) = error_frame(c.infer(&query(far_id, &[3, 32, 32])).await.unwrap());
     assert_eq!(st, 2, "{m}");
     assert!(m.contains("refused the input"), "{m}");
 
@@ -118,7 +111,7 @@ async fn frames_over_the_limit_are_refused_whole() {
         .await
         .unwrap();
     let s = open(l.addr(), &stream_req(2000.0, 0.2)).await;
-    let (st, m) = failure(
+    let (st, m) = error_frame(
         c.infer(&query(s["stream_id"].as_str().unwrap(), &ITEM))
             .await
             .unwrap(),

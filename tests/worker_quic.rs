@@ -34,13 +34,6 @@ fn ok(r: Response) -> (Tensor, u16, u32) {
     }
 }
 
-fn err(r: Response) -> (u8, String) {
-    match r {
-        Response::Error { status, message } => (status, message),
-        Response::Ok { .. } => panic!("expected an error"),
-    }
-}
-
 /// On loopback, path-MTU discovery grows the packets from quinn's default 1 452 bytes up to
 /// the configured ceiling (a 48 KB query then takes 9 packets instead of 34).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -131,10 +124,11 @@ async fn malformed_frames_get_an_error_and_the_connection_lives_on() {
         tokio::spawn(async move { c.infer(&f).await })
     };
     for (what, bytes, status, needle) in cases {
-        let (st, msg) = err(c
-            .send_raw(&bytes)
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}")));
+        let (st, msg) = error_frame(
+            c.send_raw(&bytes)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}")),
+        );
         assert_eq!(st, status, "{what}: {msg}");
         assert!(msg.contains(needle), "{what}: `{msg}` lacks `{needle}`");
     }
@@ -181,7 +175,7 @@ async fn admission_refuses_what_cannot_meet_its_deadline() {
     times.sort();
     let compute_us = times[times.len() / 2];
     // 1 µs can never be met.
-    let (st, msg) = err(c.infer(&query("l1", 1, 1, 1)).await.unwrap());
+    let (st, msg) = error_frame(c.infer(&query("l1", 1, 1, 1)).await.unwrap());
     assert_eq!(st, frame::STATUS_REJECTED);
     assert!(msg.starts_with("rejected: deadline"), "{msg}");
     // 12 at once, each with room for ~4 batches: the first are served, the rest refused at once.

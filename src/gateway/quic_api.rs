@@ -21,7 +21,7 @@ use super::server::Ctx;
 use super::state::res;
 use crate::worker::frame::{self, Response};
 use crate::worker::oip::ParsedInfer;
-use crate::worker::quic::{reply, reply_bytes};
+use crate::worker::quic::{accept, reply, reply_bytes};
 use bytes::Bytes;
 use hyper::StatusCode;
 use quinn::{Endpoint, RecvStream, SendStream};
@@ -32,29 +32,10 @@ use tracing::Instrument;
 
 /// Accepts connections until `stop` turns true.
 pub async fn serve(endpoint: Endpoint, ctx: Arc<Ctx>, limit: usize, stop: watch::Receiver<bool>) {
-    let mut stop_accepting = stop.clone();
-    loop {
-        let incoming = tokio::select! {
-            i = endpoint.accept() => match i {
-                Some(i) => i,
-                None => break,
-            },
-            _ = stop_accepting.changed() => break,
-        };
-        let ctx = ctx.clone();
-        tokio::spawn(async move {
-            let conn = match incoming.await {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::debug!(error = %e, "QUIC handshake failed");
-                    return;
-                }
-            };
-            while let Ok((send, recv)) = conn.accept_bi().await {
-                tokio::spawn(query(send, recv, ctx.clone(), limit));
-            }
-        });
-    }
+    accept(endpoint, stop, move |send, recv| {
+        query(send, recv, ctx.clone(), limit)
+    })
+    .await
 }
 
 /// The error frame of an answer HTTP clients would get as `e`.

@@ -33,7 +33,24 @@ pub fn bind(cfg: &QuicConfig) -> Result<(Endpoint, CertificateDer<'static>)> {
 }
 
 /// Accepts connections until `stop` turns true.
-pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
+pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, stop: watch::Receiver<bool>) {
+    let streams = stop.clone();
+    accept(endpoint, stop, move |send, recv| {
+        stream(send, recv, inner.clone(), streams.clone())
+    })
+    .await
+}
+
+/// Accepts connections until `stop` turns true and runs `on_stream` on its own task for every
+/// bidirectional stream a peer opens (the worker's and the gateway's QUIC front ends).
+pub(crate) async fn accept<F, Fut>(
+    endpoint: Endpoint,
+    mut stop: watch::Receiver<bool>,
+    on_stream: F,
+) where
+    F: Fn(SendStream, RecvStream) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     loop {
         let incoming = tokio::select! {
             i = endpoint.accept() => match i {
@@ -42,7 +59,7 @@ pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Recei
             },
             _ = stop.changed() => break,
         };
-        let (inner, stop) = (inner.clone(), stop.clone());
+        let on_stream = on_stream.clone();
         tokio::spawn(async move {
             let conn = match incoming.await {
                 Ok(c) => c,
@@ -52,7 +69,7 @@ pub async fn serve(endpoint: Endpoint, inner: Arc<Inner>, mut stop: watch::Recei
                 }
             };
             while let Ok((send, recv)) = conn.accept_bi().await {
-                tokio::spawn(stream(send, recv, inner.clone(), stop.clone()));
+                tokio::spawn(on_stream(send, recv));
             }
         });
     }

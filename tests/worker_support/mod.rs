@@ -179,3 +179,11 @@ pub fn output_of_json(v: &serde_json::Value) -> Tensor {
         data: serde_json::from_value(out["data"].clone()).unwrap(),
     }
 }
+
+/// The status and message of a QUIC error frame (panics on an answer).
+pub fn error_frame(r: continuum::worker::frame::Response) -> (u8, String) {
+    match r {
+        continuum::worker::frame::Response::Error { status, message } => (status, message),
+        continuum::worker::frame::Response::Ok { .. } => panic!("expected an error frame"),
+    }
+}
