@@ -1,38 +1,26 @@
 //! continuum: an edge-cloud inference request dispatcher.
 //!
-//! The crate is a sans-IO core — [`topology`], [`profiles`], [`workload`], [`feasibility`],
-//! [`policy`], [`load`] — driven by the discrete-event simulator [`sim`] (virtual time), with
-//! [`metrics`] and [`report`] for results and [`cli`] for the `continuum` command. [`alloc`] is
-//! the sans-IO core of online resource allocation (OGASched and its heuristics), reproduced by
-//! [`oga_bench`].
+//! This crate is the `continuum` command and the live faces (worker, gateway, load generator,
+//! live allocator). The layers below are crates of their own, re-exported here under their
+//! module names so that `continuum::topology`, `continuum::sim` and the rest keep one path:
+//! the sans-IO core [`continuum_core`], the simulator [`continuum_sim`], allocation
+//! [`continuum_alloc`] and learning [`continuum_learn`]. The crate graph and what each crate may
+//! import are in `docs/architecture.md`.
 
-pub mod admission;
-pub mod agent;
-pub mod alloc;
+pub use continuum_alloc::{alloc, oga_bench, placement};
+pub use continuum_core::{
+    admission, config, dispatch, feasibility, fixtures, load, metrics, mitigation, observe, policy,
+    profiles, rng, scenario, topology, workload,
+};
+pub use continuum_learn::{agent, meta, train};
+pub use continuum_sim as sim;
+
 pub mod allocator;
 pub mod cli;
-pub mod config;
-pub mod feasibility;
 pub mod gateway;
 pub mod inference;
-pub mod load;
+pub mod layered;
 pub mod loadgen;
-pub mod meta;
-pub mod metrics;
-pub mod mitigation;
-pub mod observe;
-pub mod oga_bench;
-pub mod placement;
-pub mod policy;
 pub mod profiler;
-pub mod profiles;
 pub mod report;
-pub mod rng;
-pub mod sim;
-pub mod topology;
-pub mod train;
 pub mod worker;
-pub mod workload;
-
-#[cfg(test)]
-pub(crate) mod fixtures;

@@ -1,7 +1,7 @@
 //! Settings of `continuum allocator --config <file>`: the scenario the allocator models, the
 //! gateways whose demand it reads and the workers it loads and unloads variants on.
 
-use crate::config::{ConfigError, Source};
+use continuum_core::config::{ConfigError, Source};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ fn default_profiles() -> PathBuf {
 
 fn default_slot() -> Spanned<f64> {
     Spanned::new(
-        crate::placement::DEFAULT_SLOT_S,
+        continuum_alloc::placement::DEFAULT_SLOT_S,
         serde_saphyr::Location::UNKNOWN,
         serde_saphyr::Location::UNKNOWN,
     )
@@ -80,12 +80,12 @@ pub struct AllocatorConfig {
     /// Workload (its application classes are the ports; their mean durations turn refused
     /// stream rates into demand).
     pub workload: PathBuf,
-    /// Allocator name ([`crate::alloc::NAMES`]).
+    /// Allocator name ([`continuum_alloc::alloc::NAMES`]).
     pub allocator: String,
     /// Slot length, s.
     pub slot_s: f64,
     /// Model settings.
-    pub model: crate::placement::ModelOptions,
+    pub model: continuum_alloc::placement::ModelOptions,
     /// The T of OGA's regret-bound learning rate (default: the slots of one day).
     pub horizon_slots: u64,
     /// Gateways, one per scheduler at most.
@@ -120,14 +120,14 @@ impl AllocatorConfig {
     pub fn from_source(src: &Source) -> Result<Self, ConfigError> {
         let f: File = src.parse()?;
         let a = &f.allocator;
-        if !crate::alloc::NAMES.contains(&a.value.as_str()) {
+        if !continuum_alloc::alloc::NAMES.contains(&a.value.as_str()) {
             return Err(src.error_at(
                 a,
                 "allocator",
                 format!(
                     "unknown allocator `{}`; known: {}",
                     a.value,
-                    crate::alloc::NAMES.join(", ")
+                    continuum_alloc::alloc::NAMES.join(", ")
                 ),
             ));
         }
@@ -139,10 +139,9 @@ impl AllocatorConfig {
             ));
         }
         let units = match &f.units {
-            None => crate::placement::Units::default(),
-            Some(u) => {
-                crate::placement::Units::parse(&u.value).map_err(|m| src.error_at(u, "units", m))?
-            }
+            None => continuum_alloc::placement::Units::default(),
+            Some(u) => continuum_alloc::placement::Units::parse(&u.value)
+                .map_err(|m| src.error_at(u, "units", m))?,
         };
         if let Some(e) = &f.eta0 {
             if !(e.value > 0.0 && e.value.is_finite()) {
@@ -195,7 +194,7 @@ impl AllocatorConfig {
             workload: f.workload,
             allocator: a.value.clone(),
             slot_s: f.slot_s.value,
-            model: crate::placement::ModelOptions {
+            model: continuum_alloc::placement::ModelOptions {
                 units,
                 eta0: f.eta0.map(|e| e.value),
             },
@@ -223,7 +222,7 @@ mod tests {
         assert_eq!(c.allocator, "oga");
         assert_eq!(c.slot_s, 30.0);
         assert_eq!(c.workers[0].url, "http://127.0.0.1:8010");
-        assert_eq!(c.model, crate::placement::ModelOptions::default());
+        assert_eq!(c.model, continuum_alloc::placement::ModelOptions::default());
         assert_eq!(c.horizon_slots, 2880, "one day of 30 s slots");
     }
 

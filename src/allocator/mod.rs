@@ -13,13 +13,13 @@ mod scrape;
 pub use config::{AllocatorConfig, GatewayTarget, WorkerTarget};
 pub use scrape::AppCounters;
 
-use crate::placement::Placement;
-use crate::profiles::Profiles;
-use crate::sim::Scenario;
-use crate::topology::Topology;
-use crate::workload::Workload;
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
+use continuum_alloc::placement::Placement;
+use continuum_core::profiles::Profiles;
+use continuum_core::topology::Topology;
+use continuum_core::workload::Workload;
+use continuum_sim::Scenario;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::Client;

@@ -2,21 +2,21 @@
 //! application) of the slot just ended goes to the allocator, and its deployment to the
 //! simulator.
 
-use crate::placement::Placement;
 use crate::report::AllocationReport;
-use crate::sim::Simulation;
 use anyhow::{Result, anyhow};
+use continuum_alloc::placement::Placement;
+use continuum_sim::Simulation;
 use indicatif::ProgressBar;
 
 /// The allocator names `compare --allocators` accepts: `static` and those of
-/// [`crate::alloc::NAMES`].
+/// [`continuum_alloc::alloc::NAMES`].
 pub fn check_allocator(name: &str) -> Result<()> {
-    if name == "static" || crate::alloc::NAMES.contains(&name) {
+    if name == "static" || continuum_alloc::alloc::NAMES.contains(&name) {
         Ok(())
     } else {
         Err(anyhow!(
             "--allocators: unknown allocator `{name}`; known: static, {}",
-            crate::alloc::NAMES.join(", ")
+            continuum_alloc::alloc::NAMES.join(", ")
         ))
     }
 }
@@ -54,7 +54,7 @@ pub fn run(
     mut sim: Simulation,
     allocator: &str,
     slot_s: f64,
-    model: crate::placement::ModelOptions,
+    model: continuum_alloc::placement::ModelOptions,
     window_s: f64,
     steps: u64,
     bar: &ProgressBar,
@@ -107,8 +107,8 @@ pub fn run(
             .as_ref()
             .filter(|p| p.allocator().starts_with("oga"))
             .map(|p| match p.step {
-                crate::alloc::StepSize::Geometric { eta0, .. }
-                | crate::alloc::StepSize::InvSqrt { eta0 } => eta0,
+                continuum_alloc::alloc::StepSize::Geometric { eta0, .. }
+                | continuum_alloc::alloc::StepSize::InvSqrt { eta0 } => eta0,
             }),
         replica_changes: changes,
         rebound: sim.stats().rebound,

@@ -61,7 +61,7 @@ pub enum Command {
         #[arg(long)]
         allocators: Option<String>,
         /// Allocation slot, s.
-        #[arg(long, default_value_t = crate::placement::DEFAULT_SLOT_S, requires = "allocators")]
+        #[arg(long, default_value_t = continuum_alloc::placement::DEFAULT_SLOT_S, requires = "allocators")]
         alloc_slot_s: f64,
         /// Units of the allocation model's resources: `natural` (cores, GPUs, GB, as OGASched
         /// counts them), `replica` (one unit = the smallest need of one replica), `instance`
@@ -115,7 +115,7 @@ pub enum Command {
     Loadgen(crate::loadgen::LoadgenArgs),
     /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,
     /// spreading) on a synthetic trace: average reward over time, gains and regret.
-    OgaBench(crate::oga_bench::OgaBenchArgs),
+    OgaBench(continuum_alloc::oga_bench::OgaBenchArgs),
     /// Measure the ONNX models of a directory and write a profile the simulator accepts.
     Profile {
         /// Directory with `models.yaml` and the ONNX files.

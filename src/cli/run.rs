@@ -3,11 +3,11 @@
 
 use super::args::{Cli, Command, Format, RunArgs};
 use super::runner::Runner;
-use crate::mitigation::Configuration;
-use crate::policy::{self, StreamClasses};
 use crate::report::{self, PolicyResult, Report, SimSummary};
-use crate::sim::{CapacityScale, QueueBound, Scenario, SimConfig};
 use anyhow::{Context, Result, bail};
+use continuum_core::mitigation::Configuration;
+use continuum_core::policy::{self, StreamClasses};
+use continuum_sim::{CapacityScale, QueueBound, Scenario, SimConfig};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -57,31 +57,31 @@ pub fn execute(cli: &Cli) -> Result<()> {
                 let choices = match runners.iter().find_map(Runner::agent_choices) {
                     Some(c) => c,
                     None => {
-                        let w = crate::workload::Workload::load(
+                        let w = continuum_core::workload::Workload::load(
                             &run.workload,
-                            &crate::profiles::Profiles::load(&run.profiles)?,
+                            &continuum_core::profiles::Profiles::load(&run.profiles)?,
                         )?;
                         super::runner::OracleChoices {
-                            candidates: crate::meta::default_oracle_policies(),
+                            candidates: continuum_learn::meta::default_oracle_policies(),
                             classes: StreamClasses::from_workload(
                                 &w,
-                                &crate::observe::DemandBuckets::default(),
+                                &continuum_core::observe::DemandBuckets::default(),
                             ),
-                            objective: crate::metrics::Objective::SuccessRatio,
+                            objective: continuum_core::metrics::Objective::SuccessRatio,
                         }
                     }
                 };
                 runners.push(Runner::Oracle(choices));
             }
             if let Some(list) = allocators {
-                let units = crate::placement::Units::parse(alloc_units)
+                let units = continuum_alloc::placement::Units::parse(alloc_units)
                     .map_err(|m| anyhow::anyhow!("--alloc-units: {m}"))?;
                 if let Some(e) = alloc_eta0 {
                     if !(*e > 0.0 && e.is_finite()) {
                         bail!("--alloc-eta0: expected a learning rate > 0, got {e}");
                     }
                 }
-                let model = crate::placement::ModelOptions {
+                let model = continuum_alloc::placement::ModelOptions {
                     units,
                     eta0: *alloc_eta0,
                 };
@@ -98,7 +98,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             return crate::allocator::run_from_file(config, *slots);
         }
         Command::Loadgen(args) => return crate::loadgen::execute(args),
-        Command::OgaBench(args) => return crate::oga_bench::execute(args),
+        Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {
             models,
             out,
@@ -139,7 +139,7 @@ fn allocated_rows(
     rows: Vec<Runner>,
     list: &str,
     slot_s: f64,
-    model: crate::placement::ModelOptions,
+    model: continuum_alloc::placement::ModelOptions,
 ) -> Result<Vec<Runner>> {
     if !(slot_s > 0.0 && slot_s.is_finite()) {
         bail!("--alloc-slot-s: expected a slot in s > 0, got {slot_s}");
@@ -207,7 +207,7 @@ fn grid_rows(policies: Option<&str>, ratios: Option<&str>) -> Result<Vec<Runner>
                 _ => bail!("--ratios: expected numbers in (0, 1], got `{x}`"),
             })
             .collect::<Result<Vec<_>>>()?,
-        None => crate::mitigation::grid_ratios(),
+        None => continuum_core::mitigation::grid_ratios(),
     };
     Ok(Configuration::grid(&policies, &ratios)
         .into_iter()
@@ -239,7 +239,7 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         load_window_ms: run.load_window_ms,
         queue_bound: parse_queue_bound(&run.queue_bound)?,
         seed: run.seed,
-        mitigation: crate::mitigation::Mitigation::None,
+        mitigation: continuum_core::mitigation::Mitigation::None,
         capacity: CapacityScale::parse(&run.capacity_scale, run.seed)
             .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
     };
@@ -255,7 +255,8 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         .iter()
         .any(|r| matches!(r, Runner::Allocated { .. }))
     {
-        let topology = crate::topology::Topology::load_candidates(&run.topology, &sc.profiles)?;
+        let topology =
+            continuum_core::topology::Topology::load_candidates(&run.topology, &sc.profiles)?;
         Some(Arc::new(Scenario::new(
             sc.profiles.clone(),
             topology,
@@ -281,7 +282,7 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         .expect("valid template"),
     );
     let start = Instant::now();
-    let runs: Vec<(PolicyResult, crate::sim::SimStats)> = pool.install(|| {
+    let runs: Vec<(PolicyResult, continuum_sim::SimStats)> = pool.install(|| {
         runners
             .par_iter()
             .map(|r| r.run(&sc, candidates.as_ref(), cfg, run.window, &bar))

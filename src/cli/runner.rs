@@ -1,13 +1,13 @@
 //! What one row of a report runs: a static configuration (a policy and a mitigation), a
 //! static per-class table, a trained DQN agent, or the per-window oracle.
 
-use crate::agent::{Agent, Checkpoint};
-use crate::meta;
-use crate::mitigation::Configuration;
-use crate::policy::{PolicyTable, StreamClasses};
 use crate::report::{ActionShareReport, PolicyResult};
-use crate::sim::{Scenario, SimConfig, SimStats, Simulation};
 use anyhow::{Context, Result};
+use continuum_core::mitigation::Configuration;
+use continuum_core::policy::{PolicyTable, StreamClasses};
+use continuum_learn::agent::{Agent, Checkpoint};
+use continuum_learn::meta;
+use continuum_sim::{Scenario, SimConfig, SimStats, Simulation};
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub struct OracleChoices {
     /// How streams are classed.
     pub classes: StreamClasses,
     /// What a window is scored by.
-    pub objective: crate::metrics::Objective,
+    pub objective: continuum_core::metrics::Objective,
 }
 
 /// One row of a report.
@@ -43,12 +43,12 @@ pub enum Runner {
     Allocated {
         /// The dispatch configuration every scheduler uses.
         config: Configuration,
-        /// Allocator name (`static` or one of [`crate::alloc::NAMES`]).
+        /// Allocator name (`static` or one of [`continuum_alloc::alloc::NAMES`]).
         allocator: String,
         /// Slot length, s.
         slot_s: f64,
         /// Settings of the allocation model.
-        model: crate::placement::ModelOptions,
+        model: continuum_alloc::placement::ModelOptions,
     },
 }
 
@@ -81,7 +81,7 @@ impl Runner {
     pub fn agent_choices(&self) -> Option<OracleChoices> {
         match self {
             Runner::Dqn(_, ck, _) => Some(OracleChoices {
-                candidates: crate::agent::parse_actions(&ck.meta.actions).ok()?,
+                candidates: continuum_learn::agent::parse_actions(&ck.meta.actions).ok()?,
                 classes: ck.meta.classes.clone(),
                 objective: ck.meta.config.objective,
             }),

@@ -2,12 +2,12 @@
 //! and write it.
 
 use super::args::TableArgs;
-use crate::meta::table_search::TableSearch;
-use crate::policy::StreamClasses;
-use crate::sim::Scenario;
-use crate::train::EpisodeSpec;
-use crate::workload::Lambda;
 use anyhow::{Context, Result, bail};
+use continuum_core::policy::StreamClasses;
+use continuum_core::workload::Lambda;
+use continuum_learn::meta::table_search::TableSearch;
+use continuum_learn::train::EpisodeSpec;
+use continuum_sim::Scenario;
 
 /// Runs `continuum table`.
 pub fn execute(args: &TableArgs) -> Result<()> {
@@ -35,18 +35,20 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         sc = sc.with_lambda(l);
     }
     let actions = match &args.policies {
-        Some(p) => crate::policy::parse_list(p)
+        Some(p) => continuum_core::policy::parse_list(p)
             .map_err(anyhow::Error::msg)?
             .into_iter()
-            .map(crate::mitigation::Configuration::plain)
+            .map(continuum_core::mitigation::Configuration::plain)
             .collect(),
-        None => crate::meta::default_oracle_policies(),
+        None => continuum_learn::meta::default_oracle_policies(),
     };
     if actions.is_empty() {
         bail!("--policies: expected at least one policy name");
     }
-    let classes =
-        StreamClasses::from_workload(&sc.workload, &crate::observe::DemandBuckets::default());
+    let classes = StreamClasses::from_workload(
+        &sc.workload,
+        &continuum_core::observe::DemandBuckets::default(),
+    );
     let lambda: Lambda = sc.workload.lambda.clone();
     let episodes: Vec<EpisodeSpec> = seeds
         .iter()
@@ -65,7 +67,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         duration_s: args.duration,
         actions: &actions,
         classes: &classes,
-        objective: crate::metrics::Objective::SuccessRatio,
+        objective: continuum_core::metrics::Objective::SuccessRatio,
     };
     let found = pool.install(|| search.search());
     let table = search.table(&found.table.0);

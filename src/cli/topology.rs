@@ -1,12 +1,12 @@
 //! Carrying out `continuum topology generate`: an ISP-shaped topology file of any size, checked
 //! with the same validation as a hand-written one before it is written.
 
-use crate::config::Source;
-use crate::profiles::Profiles;
-use crate::topology::Topology;
-use crate::topology::generate::{GenerateOptions, generate};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
+use continuum_core::config::Source;
+use continuum_core::profiles::Profiles;
+use continuum_core::topology::Topology;
+use continuum_core::topology::generate::{GenerateOptions, generate};
 use std::path::PathBuf;
 
 /// `continuum topology …` subcommands.

@@ -3,10 +3,10 @@
 //! the checkpoint, the episode log and the training curve, and say what validation chose.
 
 use super::args::TrainArgs;
-use crate::agent::DqnConfig;
-use crate::sim::Scenario;
-use crate::train::{self, EpisodeLog, TrainEvent};
 use anyhow::{Context, Result, bail};
+use continuum_learn::agent::DqnConfig;
+use continuum_learn::train::{self, EpisodeLog, TrainEvent};
+use continuum_sim::Scenario;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
@@ -87,8 +87,8 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     // Scores print as percentages of success ratio; under the tail objective they are success
     // ratio − weight · ln(p99 ms), in the same unit.
     let unit = match cfg.objective {
-        crate::metrics::Objective::SuccessRatio => "%",
-        crate::metrics::Objective::Tail { .. } => " (score: success % − 100·w·ln p99)",
+        continuum_core::metrics::Objective::SuccessRatio => "%",
+        continuum_core::metrics::Objective::Tail { .. } => " (score: success % − 100·w·ln p99)",
     };
     for l in &sel.levels {
         eprintln!(

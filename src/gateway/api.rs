@@ -27,7 +27,6 @@ use super::policies::ClassPolicy;
 use super::server::Ctx;
 use super::state::{ApiError, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
-use crate::mitigation::Mitigation;
 use crate::worker::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
     segments, serve_with,
@@ -35,6 +34,7 @@ use crate::worker::http::{
 use crate::worker::oip::HEADER_LEN;
 use crate::worker::serve::{self, BodyError};
 use bytes::Bytes;
+use continuum_core::mitigation::Mitigation;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -339,7 +339,7 @@ fn policy_json(ctx: &Ctx) -> Value {
         "mitigation_source": if ctx.state.mitigation_pinned() { "pinned" } else { "static" },
         "agent": ctx.has_agent(),
         "actions": ctx.agent_actions(),
-        "policies": crate::policy::names(),
+        "policies": continuum_core::policy::names(),
     })
 }
 
@@ -415,7 +415,7 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
     let policy = match put
         .policy
         .as_deref()
-        .map(|n| (n, crate::policy::by_name(n)))
+        .map(|n| (n, continuum_core::policy::by_name(n)))
     {
         None => None,
         Some((_, Some(p))) => Some(p),
@@ -424,7 +424,7 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
                 StatusCode::BAD_REQUEST,
                 format!(
                     "unknown policy `{name}`; known policies: {}",
-                    crate::policy::names().join(", ")
+                    continuum_core::policy::names().join(", ")
                 ),
             ));
         }

@@ -7,9 +7,10 @@ use super::live::Snapshot;
 use super::policies::StreamPolicy;
 use super::state::{GatewayState, res, task_list};
 use super::streams::{Binding, OpenRequest, Stream};
-use crate::feasibility::{Candidate, Demand, bind, feasible, latency_bound_ms};
-use crate::mitigation::{reissue_demand, reissue_target};
-use crate::rng::{Purpose, stream_rng};
+use continuum_core::dispatch::bind;
+use continuum_core::feasibility::{Candidate, Demand, feasible, latency_bound_ms};
+use continuum_core::mitigation::{reissue_demand, reissue_target};
+use continuum_core::rng::{Purpose, stream_rng};
 use hyper::StatusCode;
 use serde_json::json;
 use std::cell::RefCell;
@@ -165,7 +166,7 @@ impl GatewayState {
     }
 
     /// The class of `stream` and the policy that binds it, by the core's rule
-    /// ([`crate::policy::StreamClasses`]): the class of the application the client named, if
+    /// ([`continuum_core::policy::StreamClasses`]): the class of the application the client named, if
     /// the classes name it, else the class of its demand bucket (deadline × rate); that
     /// class's active policy.
     pub fn policy_for(&self, stream: &Stream) -> StreamPolicy {
@@ -242,7 +243,7 @@ impl GatewayState {
     }
 
     /// Where a late query of `stream`, bound by `own`, is reissued with `remaining_ms` left
-    /// before its deadline: the core's choice ([`crate::mitigation::reissue_target`]) among
+    /// before its deadline: the core's choice ([`continuum_core::mitigation::reissue_target`]) among
     /// the feasible bindings for the copy; `None` when no other worker can make it.
     pub fn hedge_binding(
         &self,

@@ -58,7 +58,7 @@ pub struct GatewayConfig {
     /// every class's until the agent's first decision.
     #[serde(default = "default_policy")]
     pub policy: String,
-    /// Tail-latency mitigation ([`crate::mitigation`]): `none`; `reissue@<r>`, a query not
+    /// Tail-latency mitigation ([`continuum_core::mitigation`]): `none`; `reissue@<r>`, a query not
     /// answered by r × its deadline is hedged to a second worker and the first answer wins;
     /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline.
     #[serde(default = "default_mitigation")]
@@ -292,14 +292,14 @@ const ENV_KEYS: &[&str] = &[
 
 impl GatewayConfig {
     /// The configured mitigation (checked by [`Self::validate`]; `none` if it does not parse).
-    pub fn mitigation(&self) -> crate::mitigation::Mitigation {
-        crate::mitigation::Mitigation::parse(&self.mitigation).unwrap_or_default()
+    pub fn mitigation(&self) -> continuum_core::mitigation::Mitigation {
+        continuum_core::mitigation::Mitigation::parse(&self.mitigation).unwrap_or_default()
     }
 
     /// Reads `path` (YAML), applies `CONTINUUM_*` overrides, checks the result. Relative file
     /// paths inside are taken from the working directory.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let cfg: GatewayConfig = crate::config::layered::load(path, ENV_KEYS)?;
+        let cfg: GatewayConfig = crate::layered::load(path, ENV_KEYS)?;
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(cfg)
@@ -404,14 +404,14 @@ impl GatewayConfig {
                 super::streams::MAX_APP_LEN
             ));
         }
-        if crate::policy::by_name(&self.policy).is_none() {
+        if continuum_core::policy::by_name(&self.policy).is_none() {
             return Err(format!(
                 "policy: unknown policy `{}`; known policies: {}",
                 self.policy,
-                crate::policy::names().join(", ")
+                continuum_core::policy::names().join(", ")
             ));
         }
-        crate::mitigation::Mitigation::parse(&self.mitigation)
+        continuum_core::mitigation::Mitigation::parse(&self.mitigation)
             .map_err(|e| format!("mitigation: {e}"))?;
         if let (Some(t), Some(a)) = (&self.policy_table, &self.agent) {
             return Err(format!(
@@ -461,12 +461,12 @@ mod tests {
     #[test]
     fn the_mitigation_is_checked_and_read() {
         let mut c = cfg("127.0.0.1:0", None);
-        assert_eq!(c.mitigation(), crate::mitigation::Mitigation::None);
+        assert_eq!(c.mitigation(), continuum_core::mitigation::Mitigation::None);
         c.mitigation = "discard@0.9".into();
         assert!(c.validate().is_ok());
         assert_eq!(
             c.mitigation(),
-            crate::mitigation::Mitigation::Discard { ratio: 0.9 }
+            continuum_core::mitigation::Mitigation::Discard { ratio: 0.9 }
         );
         c.mitigation = "hedge@0.9".into();
         let e = c.validate().unwrap_err();

@@ -1,4 +1,4 @@
-//! The worker call of one query, and its hedge under `reissue@r` ([`crate::mitigation`]): when
+//! The worker call of one query, and its hedge under `reissue@r` ([`continuum_core::mitigation`]): when
 //! the bound worker has not answered by r × the query's deadline, a copy goes to the binding
 //! the core picks ([`GatewayState::hedge_binding`]); the first answer wins and the other call is
 //! dropped — its QUIC stream is stopped, its HTTP request abandoned.

@@ -5,9 +5,9 @@
 
 use super::plan::Plan;
 use super::upstream::Upstream;
-use crate::load::{LoadView, WorkerLoad};
-use crate::topology::Reach;
 use crate::worker::LoadReport;
+use continuum_core::load::{LoadView, WorkerLoad};
+use continuum_core::topology::Reach;
 use dashmap::DashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -235,7 +235,7 @@ impl GatewayMetrics {
             .iter()
             .filter(|p| !classes.iter().any(|c| &c.class == *p))
         {
-            for p in crate::policy::REGISTRY {
+            for p in continuum_core::policy::REGISTRY {
                 self.active_policy.remove(&ClassPolicyLabel {
                     class: gone.clone(),
                     policy: p.name(),
@@ -243,7 +243,7 @@ impl GatewayMetrics {
             }
         }
         for c in classes {
-            for p in crate::policy::REGISTRY {
+            for p in continuum_core::policy::REGISTRY {
                 self.active_policy
                     .get_or_create(&ClassPolicyLabel {
                         class: c.class.clone(),

@@ -164,9 +164,9 @@ impl Ctx {
             bucket: 0,
             binding: std::sync::Mutex::new(None),
             last_ms: AtomicU64::new(0),
-            rng: std::sync::Mutex::new(crate::rng::stream_rng(
+            rng: std::sync::Mutex::new(continuum_core::rng::stream_rng(
                 plan.cfg.seed,
-                crate::rng::Purpose::Other,
+                continuum_core::rng::Purpose::Other,
                 plan.sched as u64,
                 seq,
             )),

@@ -3,13 +3,13 @@
 //! meta-policy checkpoint. Built at start and again on every reload.
 
 use super::config::{GatewayConfig, TaskIo, UpstreamConfig};
-use crate::agent::{Agent, Checkpoint};
-use crate::feasibility::Fleet;
-use crate::policy::{PolicyTable, StreamClasses};
-use crate::profiles::{Profiles, TaskId};
-use crate::topology::Topology;
 use crate::worker::oip::OipModel;
 use anyhow::{Context, Result, anyhow, bail};
+use continuum_core::feasibility::Fleet;
+use continuum_core::policy::{PolicyTable, StreamClasses};
+use continuum_core::profiles::{Profiles, TaskId};
+use continuum_core::topology::Topology;
+use continuum_learn::agent::{Agent, Checkpoint};
 use std::path::Path;
 
 /// A task as served by the gateway: its id in the profiles and its wire description.
@@ -54,7 +54,7 @@ pub struct Plan {
     /// The meta-policy, with its window and demand buckets.
     pub agent: Option<Agent>,
     /// The checkpoint's hyper-parameters, when an agent is configured.
-    pub agent_config: Option<crate::agent::DqnConfig>,
+    pub agent_config: Option<continuum_learn::agent::DqnConfig>,
     /// The stream classes and each one's configured policy: the agent's classes, each with
     /// `policy` (until the agent's first decision); else the `policy_table`; else one class
     /// with `policy`.
@@ -148,11 +148,11 @@ impl Plan {
 /// The classes and configured policies (see [`Plan::policies`]); a bad table file is an error
 /// naming `policy_table`, the file and what is wrong in it.
 fn configured_policies(cfg: &GatewayConfig, agent: Option<&Agent>) -> Result<PolicyTable> {
-    let policy = crate::policy::by_name(&cfg.policy).ok_or_else(|| {
+    let policy = continuum_core::policy::by_name(&cfg.policy).ok_or_else(|| {
         anyhow!(
             "policy: unknown policy `{}`; known policies: {}",
             cfg.policy,
-            crate::policy::names().join(", ")
+            continuum_core::policy::names().join(", ")
         )
     })?;
     Ok(match (agent, &cfg.policy_table) {
@@ -167,7 +167,7 @@ fn load_agent(
     topology: &Topology,
     fleet: &Fleet,
     profiles: &Profiles,
-) -> Result<(Agent, crate::agent::DqnConfig)> {
+) -> Result<(Agent, continuum_learn::agent::DqnConfig)> {
     let ck = Checkpoint::load(path).with_context(|| format!("agent: {}", path.display()))?;
     let agent = Agent::new(&ck, path, topology, fleet, &profiles.variant_names())?;
     Ok((agent, ck.meta.config))

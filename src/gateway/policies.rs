@@ -4,8 +4,8 @@
 //! mitigations, the mitigation it chose for each class. Streams are classed with the core's
 //! rule ([`StreamClasses`]): the application a client names, else its SPEC §9 demand bucket.
 
-use crate::mitigation::{Configuration, Mitigation};
-use crate::policy::{self, Policy, PolicyTable, StreamClasses};
+use continuum_core::mitigation::{Configuration, Mitigation};
+use continuum_core::policy::{self, Policy, PolicyTable, StreamClasses};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -269,8 +269,8 @@ impl ActivePolicies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::DemandBuckets;
-    use crate::policy::by_name;
+    use continuum_core::observe::DemandBuckets;
+    use continuum_core::policy::by_name;
 
     fn two_classes() -> PolicyTable {
         PolicyTable {

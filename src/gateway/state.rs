@@ -11,10 +11,10 @@ use super::plan::Plan;
 use super::policies::ActivePolicies;
 use super::streams::{StreamTable, TokenBucket};
 use super::token::StreamKey;
-use crate::mitigation::Mitigation;
-use crate::observe::WindowObserver;
-use crate::policy::{Policy, PolicyTable};
-use crate::rng::{Purpose, SimRng, stream_rng};
+use continuum_core::mitigation::Mitigation;
+use continuum_core::observe::WindowObserver;
+use continuum_core::policy::{Policy, PolicyTable};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -135,7 +135,7 @@ impl GatewayState {
     /// `actions[row[c]]` unless pinned; the classes that changed.
     pub fn apply_decision(
         &self,
-        actions: &[crate::mitigation::Configuration],
+        actions: &[continuum_core::mitigation::Configuration],
         row: &[usize],
     ) -> Result<Vec<usize>, String> {
         let r = self.policies.apply_decision(actions, row);

@@ -4,7 +4,7 @@
 //! remembered for a while so that their token stays dead.
 
 use super::upstream::Upstream;
-use crate::rng::SimRng;
+use continuum_core::rng::SimRng;
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};

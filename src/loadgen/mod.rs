@@ -2,7 +2,7 @@
 //! app classes and λ, sends frames at each stream's rate and reports outcomes.
 //!
 //! Clients and their emission times are drawn exactly as the simulator draws those of one
-//! scheduler ([`crate::workload::emission`]), so with the same seed, λ, duration and scheduler
+//! scheduler ([`continuum_core::workload::emission`]), so with the same seed, λ, duration and scheduler
 //! index a live run offers the same streams and queries as `continuum simulate`. Sending is
 //! open loop: every query leaves at its time whatever happened to earlier ones. A stream the
 //! gateway refuses (503, 429, or the load generator's own `--max-streams` cap) has every query
@@ -23,10 +23,10 @@ pub use report::{
     AppReport, LatencySummary, LoadReport, QueryCounts, Recorder, RunConfig, StreamCounts, classify,
 };
 
-use crate::profiles::Profiles;
-use crate::workload::{Lambda, Workload};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use continuum_core::profiles::Profiles;
+use continuum_core::workload::{Lambda, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -117,7 +117,7 @@ pub struct LoadOptions {
     pub gateway: String,
     /// The workload (λ already overridden where asked).
     pub workload: Workload,
-    /// Task names, indexed by [`crate::profiles::TaskId`].
+    /// Task names, indexed by [`continuum_core::profiles::TaskId`].
     pub task_names: Vec<String>,
     /// Duration of client arrivals, s.
     pub duration_s: f64,

@@ -1,7 +1,7 @@
 //! Outcome classification, the recorder a run fills in, and the report it produces (JSON and a
 //! text table).
 
-use crate::metrics::Outcome;
+use continuum_core::metrics::Outcome;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,9 +1,9 @@
 use super::*;
-use crate::fixtures;
-use crate::metrics::Outcome;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::QueryJitter;
-use crate::workload::emission::ClientArrivals;
+use continuum_core::fixtures;
+use continuum_core::metrics::Outcome;
+use continuum_core::workload::QueryJitter;
+use continuum_core::workload::emission::ClientArrivals;
+use continuum_sim::{SimConfig, Simulation};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -212,7 +212,7 @@ apps:
 
 /// Per window, scheduler and app: queries the load generator's clients would offer.
 fn loadgen_offered(
-    w: &crate::workload::Workload,
+    w: &continuum_core::workload::Workload,
     seed: u64,
     sched: u64,
     horizon_ms: f64,
@@ -238,8 +238,8 @@ fn clients_and_emissions_match_the_simulator() {
         QueryJitter::Poisson,
     ];
     let lambdas = [
-        crate::workload::Lambda::Constant(90.0),
-        crate::workload::Lambda::Sine {
+        continuum_core::workload::Lambda::Constant(90.0),
+        continuum_core::workload::Lambda::Sine {
             mean: 60.0,
             amplitude: 50.0,
             period_ms: 40_000.0,
@@ -256,8 +256,11 @@ fn clients_and_emissions_match_the_simulator() {
                 seed: 5,
                 ..SimConfig::default()
             };
-            let mut sim =
-                Simulation::new(sc.clone(), cfg, crate::policy::by_name("closest").unwrap());
+            let mut sim = Simulation::new(
+                sc.clone(),
+                cfg,
+                continuum_core::policy::by_name("closest").unwrap(),
+            );
             sim.finish();
             let m = sim.metrics();
             let apps = sc.workload.apps.len();

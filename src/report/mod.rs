@@ -9,8 +9,8 @@ pub use csv::to_csv;
 pub use plot::{plot_p99_over_time, plot_success_over_time, plot_success_per_app};
 pub use table::{to_table, to_time_series_table};
 
-use crate::metrics::{Counts, MitigationCounts};
-use crate::sim::{SimStats, Simulation};
+use continuum_core::metrics::{Counts, MitigationCounts};
+use continuum_sim::{SimStats, Simulation};
 use serde::Serialize;
 
 /// Latency percentiles of answered queries, ms.
@@ -119,8 +119,8 @@ pub struct ActionShareReport {
     pub share: Vec<Vec<f64>>,
 }
 
-impl From<&crate::meta::ActionShares> for ActionShareReport {
-    fn from(a: &crate::meta::ActionShares) -> Self {
+impl From<&continuum_learn::meta::ActionShares> for ActionShareReport {
+    fn from(a: &continuum_learn::meta::ActionShares) -> Self {
         Self {
             classes: a.classes.clone(),
             actions: a.actions.clone(),

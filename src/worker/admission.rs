@@ -41,7 +41,7 @@ impl QueueState {
     }
 
     /// Estimated time from now until a new query of `items` items is answered: the batch that
-    /// holds its last item starts when SPEC §7's rule says ([`crate::admission::batch_start`],
+    /// holds its last item starts when SPEC §7's rule says ([`continuum_core::admission::batch_start`],
     /// here with the worker's one replica, free once the running batch ends) and takes the
     /// time of its size, plus the batching wait when that batch would not be full.
     pub fn estimate(&self, items: usize) -> Duration {
@@ -51,7 +51,7 @@ impl QueueState {
         let rest = total % b;
         let mut free = [self.running_left.as_secs_f64() * 1000.0];
         let full_ms = self.batch_time(b).as_secs_f64() * 1000.0;
-        let start_ms = crate::admission::batch_start(&mut free, k, full_ms);
+        let start_ms = continuum_core::admission::batch_start(&mut free, k, full_ms);
         let own = if rest == 0 {
             self.batch_time(b)
         } else {

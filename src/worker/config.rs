@@ -190,7 +190,7 @@ const ENV_KEYS: &[&str] = &[
 impl WorkerConfig {
     /// Reads `path` (YAML), then applies `CONTINUUM_*` overrides, then checks the result.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let cfg: WorkerConfig = crate::config::layered::load(path, ENV_KEYS)?;
+        let cfg: WorkerConfig = crate::layered::load(path, ENV_KEYS)?;
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(cfg)

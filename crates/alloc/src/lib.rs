@@ -1,0 +1,7 @@
+//! Allocation of capacity to demand, above dispatch: [`alloc`] is the sans-IO core of online
+//! multi-resource allocation (OGASched and its heuristics), [`placement`] applies it to the
+//! simulator's deployment slot by slot, and [`oga_bench`] reproduces OGASched's own comparison.
+
+pub mod alloc;
+pub mod oga_bench;
+pub mod placement;

@@ -1,0 +1,340 @@
+//! The synthetic setting of the reproduction: a bipartite cluster and a job-arrival trace drawn
+//! from OGASched's stated ranges (its Table 2), from a seed.
+//!
+//! The paper drives its simulations with Alibaba cluster traces; they are not available offline
+//! here, so everything below is drawn from distributions:
+//!
+//! - Resource types (K = 6): vCPU, memory (GB), GPU, TPU, NPU, FPGA. Instance capacities are
+//!   uniform integers in the ranges of the authors' public prototype (`parameter.py`): vCPU
+//!   1–128, memory 2–512, GPU 0–64, TPU 0–8, NPU 0–8, FPGA 0–4 (an instance may have none of
+//!   an accelerator).
+//! - **Contention level** ℓ: a job type's request of each resource is ℓ times a uniform draw
+//!   from that resource's capacity range, a_l^k = ℓ · U(c_min^k, c_max^k), so that one job asks
+//!   about ℓ average instances' worth (the prototype's `contention_level` factor). With ℓ = 10
+//!   the per-link caps a_l^k almost never bind and the instances' capacities always do.
+//! - Links: each instance serves a uniform number in 1..=|L| of distinct ports, chosen
+//!   uniformly (the prototype's random-channel mode; its other mode draws one number for all).
+//! - Gains: α_r^k uniform in [α_min, α_max]; the utility of each (instance, resource) is the
+//!   one asked for (default `linear`, as in the prototype's default environment), or with
+//!   `mixed` one of the four drawn uniformly. β_k uniform in
+//!   [β_min, β_max].
+//! - Arrivals: x_l(t) = 1 with probability p (the arrival probability), independently per port
+//!   and slot.
+
+use crate::alloc::{Gain, Problem, ProblemSpec, Utility};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use rand::Rng;
+use rand::seq::index::sample;
+
+/// Resource types: name and the range of instance capacities (the authors' prototype).
+pub const RESOURCES: [(&str, u32, u32); 6] = [
+    ("vcpu", 1, 128),
+    ("mem_gb", 2, 512),
+    ("gpu", 0, 64),
+    ("tpu", 0, 8),
+    ("npu", 0, 8),
+    ("fpga", 0, 4),
+];
+
+/// Which utilities the instances use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtilityChoice {
+    /// The same one everywhere.
+    All(Utility),
+    /// One of the four per (instance, resource), uniformly.
+    Mixed,
+}
+
+impl UtilityChoice {
+    /// `mixed` or a utility's name.
+    pub fn parse(s: &str) -> Option<Self> {
+        if s == "mixed" {
+            Some(UtilityChoice::Mixed)
+        } else {
+            Utility::parse(s).map(UtilityChoice::All)
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            UtilityChoice::All(u) => u.name(),
+            UtilityChoice::Mixed => "mixed",
+        }
+    }
+}
+
+/// The parameters of the synthetic setting (defaults: the paper's Table 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntheticConfig {
+    /// |L|.
+    pub ports: usize,
+    /// |R|.
+    pub instances: usize,
+    /// T.
+    pub slots: usize,
+    /// Probability that a job of a type arrives in a slot.
+    pub arrival_prob: f64,
+    /// Contention level ℓ (see the module doc).
+    pub contention: f64,
+    /// α range.
+    pub alpha: (f64, f64),
+    /// β range.
+    pub beta: (f64, f64),
+    /// Utilities.
+    pub utility: UtilityChoice,
+    /// Seed of every draw.
+    pub seed: u64,
+}
+
+impl Default for SyntheticConfig {
+    fn default() -> Self {
+        SyntheticConfig {
+            ports: 10,
+            instances: 128,
+            slots: 2000,
+            arrival_prob: 0.7,
+            contention: 10.0,
+            alpha: (1.0, 1.5),
+            beta: (0.3, 0.5),
+            // The authors' prototype's default environment (`run.py`) is linear everywhere.
+            utility: UtilityChoice::All(Utility::Linear),
+            seed: 1,
+        }
+    }
+}
+
+/// A drawn setting: the cluster and the demand of every slot.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The bipartite model.
+    pub problem: Problem,
+    /// x(t) for t = 1..=T: `arrivals[t][l]` ∈ {0, 1}.
+    pub arrivals: Vec<Vec<f64>>,
+}
+
+/// Sub-streams of the seed, so that e.g. the trace does not change with the number of ports'
+/// links.
+#[repr(u64)]
+enum Draw {
+    Capacity = 1,
+    Request = 2,
+    Links = 3,
+    Gains = 4,
+    Betas = 5,
+    Arrivals = 6,
+}
+
+fn rng(seed: u64, what: Draw) -> SimRng {
+    // A tag of its own keeps these streams apart from other users of Purpose::Other.
+    stream_rng(seed, Purpose::Other, 0x0A5C_4ED0, what as u64)
+}
+
+/// Draws the setting of `cfg` (already validated).
+pub fn draw(cfg: &SyntheticConfig) -> Instance {
+    let k = RESOURCES.len();
+    let mut cap_rng = rng(cfg.seed, Draw::Capacity);
+    let capacities: Vec<Vec<f64>> = (0..cfg.instances)
+        .map(|_| {
+            RESOURCES
+                .iter()
+                .map(|&(_, lo, hi)| f64::from(cap_rng.random_range(lo..=hi)))
+                .collect()
+        })
+        .collect();
+    let mut req_rng = rng(cfg.seed, Draw::Request);
+    let requests: Vec<Vec<f64>> = (0..cfg.ports)
+        .map(|_| {
+            RESOURCES
+                .iter()
+                .map(|&(_, lo, hi)| {
+                    cfg.contention * req_rng.random_range(f64::from(lo)..=f64::from(hi))
+                })
+                .collect()
+        })
+        .collect();
+    let mut link_rng = rng(cfg.seed, Draw::Links);
+    let mut links = Vec::new();
+    for r in 0..cfg.instances {
+        let d = link_rng.random_range(1..=cfg.ports);
+        let mut ports = sample(&mut link_rng, cfg.ports, d).into_vec();
+        ports.sort_unstable();
+        links.extend(ports.into_iter().map(|l| (l, r)));
+    }
+    let mut gain_rng = rng(cfg.seed, Draw::Gains);
+    let gains: Vec<Vec<Gain>> = (0..cfg.instances)
+        .map(|_| {
+            (0..k)
+                .map(|_| {
+                    let alpha = uniform(&mut gain_rng, cfg.alpha);
+                    let u = match cfg.utility {
+                        UtilityChoice::All(u) => u,
+                        UtilityChoice::Mixed => Utility::ALL[gain_rng.random_range(0..4)],
+                    };
+                    Gain::new(u, alpha)
+                })
+                .collect()
+        })
+        .collect();
+    let mut beta_rng = rng(cfg.seed, Draw::Betas);
+    let betas: Vec<f64> = (0..k).map(|_| uniform(&mut beta_rng, cfg.beta)).collect();
+    let problem = Problem::new(&ProblemSpec {
+        requests,
+        capacities,
+        links,
+        gains,
+        betas,
+    })
+    .expect("drawn from validated ranges");
+    let mut arr_rng = rng(cfg.seed, Draw::Arrivals);
+    let arrivals = (0..cfg.slots)
+        .map(|_| {
+            (0..cfg.ports)
+                .map(|_| f64::from(u8::from(arr_rng.random_bool(cfg.arrival_prob))))
+                .collect()
+        })
+        .collect();
+    Instance { problem, arrivals }
+}
+
+/// Uniform in [lo, hi] (lo when they are equal).
+fn uniform(rng: &mut SimRng, (lo, hi): (f64, f64)) -> f64 {
+    if hi > lo {
+        rng.random_range(lo..=hi)
+    } else {
+        lo
+    }
+}
+
+/// Checks `cfg`; the error names the option (`--arrival-prob: …`).
+pub fn validate(cfg: &SyntheticConfig) -> Result<(), String> {
+    if cfg.ports == 0 {
+        return Err("--ports: expected at least 1".into());
+    }
+    if cfg.instances == 0 {
+        return Err("--instances: expected at least 1".into());
+    }
+    if cfg.slots == 0 {
+        return Err("--slots: expected at least 1".into());
+    }
+    if !(cfg.arrival_prob >= 0.0 && cfg.arrival_prob <= 1.0) {
+        return Err(format!(
+            "--arrival-prob: expected a probability in [0, 1], got {}",
+            cfg.arrival_prob
+        ));
+    }
+    if !(cfg.contention.is_finite() && cfg.contention > 0.0) {
+        return Err(format!(
+            "--contention: expected a finite value > 0, got {}",
+            cfg.contention
+        ));
+    }
+    let (a0, a1) = cfg.alpha;
+    if !(a0.is_finite() && a1.is_finite() && a0 > 0.0 && a0 <= a1) {
+        return Err(format!(
+            "--alpha: expected MIN,MAX with 0 < MIN ≤ MAX, got {a0},{a1}"
+        ));
+    }
+    let (b0, b1) = cfg.beta;
+    if !(b0.is_finite() && b1.is_finite() && b0 >= 0.0 && b0 <= b1) {
+        return Err(format!(
+            "--beta: expected MIN,MAX with 0 ≤ MIN ≤ MAX, got {b0},{b1}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_follow_the_stated_ranges_and_the_seed() {
+        let cfg = SyntheticConfig {
+            slots: 500,
+            ..Default::default()
+        };
+        let a = draw(&cfg);
+        let p = &a.problem;
+        assert_eq!((p.ports(), p.instances(), p.resources()), (10, 128, 6));
+        for r in 0..p.instances() {
+            let n = p.instance_links(r).len();
+            assert!((1..=10).contains(&n));
+            for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
+                let c = p.capacity(r, k);
+                assert!(c >= f64::from(lo) && c <= f64::from(hi) && c.fract() == 0.0);
+                let g = p.gain(r, k);
+                assert!((1.0..=1.5).contains(&g.alpha));
+            }
+        }
+        for l in 0..p.ports() {
+            for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
+                let a = p.request(l, k);
+                assert!(a >= 10.0 * f64::from(lo) && a <= 10.0 * f64::from(hi));
+            }
+        }
+        for k in 0..6 {
+            assert!((0.3..=0.5).contains(&p.beta(k)));
+        }
+        let rate = a.arrivals.iter().flatten().sum::<f64>() / 5000.0;
+        assert!((rate - 0.7).abs() < 0.03, "arrival rate {rate}");
+        // Same seed, same draw; another seed, another.
+        let b = draw(&cfg);
+        assert_eq!(a.arrivals, b.arrivals);
+        assert_eq!(a.problem.links(), b.problem.links());
+        let c = draw(&SyntheticConfig { seed: 2, ..cfg });
+        assert_ne!(a.arrivals, c.arrivals);
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let bad = [
+            (
+                SyntheticConfig {
+                    ports: 0,
+                    ..Default::default()
+                },
+                "--ports",
+            ),
+            (
+                SyntheticConfig {
+                    slots: 0,
+                    ..Default::default()
+                },
+                "--slots",
+            ),
+            (
+                SyntheticConfig {
+                    arrival_prob: 1.5,
+                    ..Default::default()
+                },
+                "--arrival-prob",
+            ),
+            (
+                SyntheticConfig {
+                    contention: -1.0,
+                    ..Default::default()
+                },
+                "--contention",
+            ),
+            (
+                SyntheticConfig {
+                    alpha: (1.5, 1.0),
+                    ..Default::default()
+                },
+                "--alpha",
+            ),
+            (
+                SyntheticConfig {
+                    beta: (-0.1, 0.5),
+                    ..Default::default()
+                },
+                "--beta",
+            ),
+        ];
+        for (cfg, opt) in bad {
+            assert!(validate(&cfg).unwrap_err().starts_with(opt));
+        }
+        assert!(validate(&SyntheticConfig::default()).is_ok());
+    }
+}

@@ -1,0 +1,94 @@
+//! Loading YAML input files with errors that point at `file:line:col` and name the field.
+
+mod dist;
+mod error;
+
+pub use dist::{Dist, DistSpec, TaggedDist};
+pub use error::ConfigError;
+
+use serde::de::DeserializeOwned;
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
+
+/// A YAML source: its path (for messages) and its text.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path the text was read from, as given.
+    pub path: PathBuf,
+    /// The whole text of the file.
+    pub text: String,
+}
+
+impl Source {
+    /// Reads a file; a missing or unreadable file is a [`ConfigError`] naming it.
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: format!("cannot read file: {e}"),
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// Wraps text that did not come from a file (tests, embedded defaults).
+    pub fn inline(name: &str, text: &str) -> Self {
+        Self {
+            path: PathBuf::from(name),
+            text: text.to_string(),
+        }
+    }
+
+    /// Parses the text as `T`; a syntax or shape error carries its line and column.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
+        serde_saphyr::from_str::<T>(&self.text).map_err(|e| {
+            let (line, column) = e
+                .location()
+                .map(|l| (l.line() as usize, l.column() as usize))
+                .unwrap_or((0, 0));
+            let raw = e.without_snippet().to_string();
+            let message = match raw.rfind(" at line ") {
+                Some(i) => raw[..i].to_string(),
+                None => raw,
+            };
+            ConfigError {
+                file: self.path.clone(),
+                line,
+                column,
+                field: String::new(),
+                message,
+            }
+        })
+    }
+
+    /// An error about the value of `spanned`, found at `field`.
+    pub fn error_at<T>(
+        &self,
+        spanned: &Spanned<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.path.clone(),
+            line: spanned.referenced.line() as usize,
+            column: spanned.referenced.column() as usize,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An error about the file as a whole (no single place to point at).
+    pub fn error_file(&self, field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.path.clone(),
+            line: 0,
+            column: 0,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Deployment rules: explicit replica counts, and "scale workers up to resource saturation".
+
+use std::collections::BTreeMap;
+
+/// Whether `need` fits in `free` (a resource absent from `free` counts as zero).
+pub fn fits(free: &BTreeMap<String, f64>, need: &BTreeMap<String, f64>) -> bool {
+    need.iter()
+        .all(|(k, n)| *n <= free.get(k).copied().unwrap_or(0.0) + 1e-9)
+}
+
+/// Takes `need` out of `free` (the caller has checked that it fits).
+pub fn take(free: &mut BTreeMap<String, f64>, need: &BTreeMap<String, f64>) {
+    for (k, n) in need {
+        if let Some(f) = free.get_mut(k) {
+            *f -= n;
+        }
+    }
+}
+
+/// The fill rule of SPEC §2: keep adding one replica of each listed variant, round-robin, while
+/// the free capacity still covers its resource vector. Returns replicas per listed variant.
+/// `free` is left with what remains. Variants that need nothing are skipped (they would fill
+/// forever).
+pub fn fill_to_saturation(
+    free: &mut BTreeMap<String, f64>,
+    needs: &[&BTreeMap<String, f64>],
+) -> Vec<u32> {
+    let mut counts = vec![0u32; needs.len()];
+    loop {
+        let mut added = false;
+        for (i, need) in needs.iter().enumerate() {
+            if need.values().any(|x| *x > 0.0) && fits(free, need) {
+                take(free, need);
+                counts[i] += 1;
+                added = true;
+            }
+        }
+        if !added {
+            return counts;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn fill_is_round_robin_until_nothing_fits() {
+        let mut free = r(&[("cpu", 10.0), ("gpu", 1.0)]);
+        let a = r(&[("cpu", 4.0)]);
+        let b = r(&[("cpu", 1.0), ("gpu", 1.0)]);
+        // Round 1: a (cpu 6 left), b (cpu 5, gpu 0). Round 2: a (cpu 1), b does not fit.
+        // Round 3: nothing fits.
+        assert_eq!(fill_to_saturation(&mut free, &[&a, &b]), vec![2, 1]);
+        assert!((free["cpu"] - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_variant_needing_a_missing_resource_never_fits() {
+        let mut free = r(&[("cpu", 8.0)]);
+        let g = r(&[("gpu", 1.0)]);
+        assert_eq!(fill_to_saturation(&mut free, &[&g]), vec![0]);
+    }
+}

@@ -1,0 +1,436 @@
+//! Hyper-parameters of the DQN meta-policy, read from one YAML file (`config/dqn.yaml`); every
+//! field has a documented default.
+
+use continuum_core::config::{ConfigError, Source};
+use continuum_core::metrics::Objective;
+use continuum_core::mitigation::Configuration;
+use continuum_core::observe::DemandBuckets;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How a window's outcome becomes a reward.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RewardSpec {
+    /// The window's success ratio at the scheduler (default).
+    SuccessRatio,
+    /// `base + failed · failed_fraction + rejected · rejected_fraction`.
+    Linear {
+        /// Constant term.
+        base: f64,
+        /// Weight of the fraction answered late.
+        failed: f64,
+        /// Weight of the fraction never processed.
+        rejected: f64,
+    },
+}
+
+/// Every hyper-parameter of training and of the network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DqnConfig {
+    /// Configurations the agent chooses among: a policy name, or `policy+mitigation`
+    /// (`least-impedance+reissue@0.8`; a joint action over a grid of policies and
+    /// mitigations). Default: SPEC §6's seven policies but `random`, `farthest` and `cheaper`
+    /// (the last two pick the slowest feasible binding by construction), no mitigation.
+    pub actions: Vec<String>,
+    /// What a decision is scored by: counterfactual values, the fallback tables' search and the
+    /// choice of the margin all use it (`success_ratio`, or `{tail: {weight: w}}`, which
+    /// trades success ratio against the p99 of answered queries; see [`Objective`]).
+    pub objective: Objective,
+    /// Who shares a decision: each scheduler its own (`per_scheduler`), or one configuration
+    /// per class for every scheduler (`global`: EdgeTuner's granularity, the schedulers'
+    /// choices decided by majority).
+    pub granularity: Granularity,
+    /// Window T, s (SPEC §9 default 5 s).
+    pub window_s: f64,
+    /// Windows stacked along time in the state, k.
+    pub history: usize,
+    /// Demand buckets of the state's incoming-query part.
+    pub buckets: DemandBuckets,
+    /// Incoming qps that maps to 1.0 in the state (≈ one antenna's load at λ = 60).
+    pub incoming_scale_qps: f64,
+    /// Stream rate that maps a stream count to capacity units in the state.
+    pub stream_rate_ref_qps: f64,
+    /// Output channels of the time convolution.
+    pub conv_channels: usize,
+    /// Kernel size of the time convolution (≤ history).
+    pub conv_kernel: usize,
+    /// Width of the two hidden dense layers.
+    pub hidden: usize,
+    /// Discount factor γ.
+    pub gamma: f64,
+    /// Adam learning rate.
+    pub learning_rate: f64,
+    /// Global gradient-norm clip.
+    pub max_grad_norm: f64,
+    /// Replay buffer capacity, transitions.
+    pub buffer_size: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+    /// Transitions collected before learning starts.
+    pub learning_starts: usize,
+    /// Gradient steps per collection round (one window of every environment).
+    pub gradient_steps: usize,
+    /// Gradient steps between target-network syncs.
+    pub target_update_interval: u64,
+    /// Initial exploration rate ε.
+    pub eps_start: f64,
+    /// Final exploration rate ε.
+    pub eps_end: f64,
+    /// Fraction of all training transitions over which ε decays linearly.
+    pub eps_fraction: f64,
+    /// Training episodes.
+    pub episodes: usize,
+    /// Environments stepped in parallel.
+    pub parallel_envs: usize,
+    /// Episode horizon H, s of simulated time.
+    pub horizon_s: f64,
+    /// An episode ends early when a window's success ratio drops below θ.
+    pub theta: f64,
+    /// Client rate λ per episode is drawn uniformly from this range, clients/min/antenna.
+    pub lambda_range: [f64; 2],
+    /// Windows of warm-up at the start of an episode (no transitions recorded), so the
+    /// topology fills with streams first.
+    pub warmup_windows: usize,
+    /// Reward definition.
+    pub reward: RewardSpec,
+    /// Whose window outcome the reward measures.
+    pub reward_scope: RewardScope,
+    /// With `reward_scope: bound_streams`, windows over which the streams' outcomes are
+    /// counted before the reward is final.
+    pub reward_windows: usize,
+    /// How streams are grouped for actions: one head per application class (`per_app`) or one
+    /// action for all streams (`single`, SPEC §9 as written).
+    pub classes: ClassMode,
+    /// How an action earns its learning value.
+    pub credit: Credit,
+    /// Counterfactual credit: windows after the decision over which the forks are scored.
+    pub cf_horizon_windows: usize,
+    /// Counterfactual credit: windows a fork keeps the action for (1: the decision window
+    /// only; up to `cf_horizon_windows`: the value of keeping the action that long).
+    pub cf_persist_windows: usize,
+    /// Counterfactual credit: whose queries score a fork.
+    pub cf_scope: CfScope,
+    /// Counterfactual values are this factor × the change of the scored queries' success
+    /// ratio (100: percentage points), so values are of order 1 for the network.
+    pub cf_scale: f64,
+    /// How λ moves inside a training episode (within `lambda_range`).
+    pub lambda_profile: LambdaProfile,
+    /// Total simulated queries training may spend (episodes and counterfactual forks); the
+    /// episode count is cut so the estimate stays within it. 0: no cap.
+    pub budget_queries: f64,
+    /// Validation episodes (held-out seeds from the training distribution, λ moving as in
+    /// training) on which the deviation margin is chosen.
+    pub validation_episodes: usize,
+    /// Load levels of the fallback: the λ range is cut into this many equal parts, and the best
+    /// static per-class table is searched at the middle λ of each (1: one table for all loads).
+    pub fallback_levels: usize,
+    /// Episodes (held-out seeds, constant λ) each level's table search scores tables on.
+    pub fallback_seeds: usize,
+    /// Candidate margins, in the value unit: a class deviates from the fallback table only when
+    /// the greedy action's value beats the fallback action's by more than the margin.
+    pub margins: Vec<f64>,
+}
+
+/// Who shares a meta-policy decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Granularity {
+    /// Every scheduler decides for itself, from its own state.
+    PerScheduler,
+    /// One decision per class for all schedulers: the action most schedulers would choose
+    /// (ties to the lower action index), EdgeTuner's one configuration for the cluster.
+    Global,
+}
+
+/// How streams are grouped into classes for the meta-policy's actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMode {
+    /// One head per application class of the training workload (streams of unknown
+    /// applications by demand bucket).
+    PerApp,
+    /// One action for every stream (SPEC §9's per-scheduler action).
+    Single,
+}
+
+/// How an action earns its learning value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Credit {
+    /// At each decision window the run is forked once per (class, action); each fork applies
+    /// that action to that class at every scheduler for the window, then all forks continue
+    /// alike. A fork's value is how much the scored queries' success ratio over the next
+    /// `cf_horizon_windows` differs from the mean of the class's forks: every action of every
+    /// class gets a value measured on the same future (common random numbers), so the value
+    /// measures the action, not the luck of the window.
+    Counterfactual,
+    /// Temporal-difference learning on the reward of `reward` / `reward_scope`, per class.
+    Td,
+}
+
+/// Whose queries score a counterfactual fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CfScope {
+    /// Every scheduler's: each scheduler learns the action's effect on the whole system.
+    System,
+    /// The scheduler's own: each scheduler learns the action's effect where it stands.
+    Scheduler,
+}
+
+/// How λ moves inside a training episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LambdaProfile {
+    /// One λ per episode, uniform in the range.
+    Constant,
+    /// Per episode, at random: a constant, random steps, or a sine, all within the range.
+    Dynamic,
+}
+
+/// Whose outcome a scheduler's reward measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardScope {
+    /// The scheduler's own queries in the window (SPEC §9's default).
+    Scheduler,
+    /// Every scheduler's queries in the window: each agent is credited with the outcome of the
+    /// whole system, which its bindings share with the others through common workers.
+    System,
+    /// The queries of the streams the scheduler opened in the window, over the next
+    /// `reward_windows` windows: the consequence of exactly the bindings the action made.
+    BoundStreams,
+}
+
+impl Default for DqnConfig {
+    fn default() -> Self {
+        Self {
+            // SPEC §6's seven but the two that seek the slowest binding (`farthest`,
+            // `cheaper`): every action costs a counterfactual fork per class and window.
+            actions: continuum_core::policy::names()
+                .into_iter()
+                .filter(|n| !matches!(*n, "random" | "farthest" | "cheaper"))
+                .map(String::from)
+                .collect(),
+            objective: Objective::SuccessRatio,
+            granularity: Granularity::PerScheduler,
+            window_s: 5.0,
+            history: 4,
+            buckets: DemandBuckets::default(),
+            incoming_scale_qps: 1000.0,
+            stream_rate_ref_qps: 15.0,
+            conv_channels: 16,
+            conv_kernel: 2,
+            hidden: 128,
+            gamma: 0.9,
+            learning_rate: 5e-4,
+            max_grad_norm: 10.0,
+            buffer_size: 50_000,
+            batch_size: 128,
+            learning_starts: 1_000,
+            gradient_steps: 4,
+            target_update_interval: 250,
+            eps_start: 1.0,
+            eps_end: 0.05,
+            eps_fraction: 0.5,
+            episodes: 200,
+            parallel_envs: 2,
+            horizon_s: 300.0,
+            theta: 0.2,
+            lambda_range: [20.0, 100.0],
+            warmup_windows: 6,
+            reward: RewardSpec::SuccessRatio,
+            reward_scope: RewardScope::Scheduler,
+            reward_windows: 6,
+            classes: ClassMode::PerApp,
+            credit: Credit::Counterfactual,
+            cf_horizon_windows: 6,
+            cf_persist_windows: 6,
+            cf_scope: CfScope::System,
+            cf_scale: 100.0,
+            lambda_profile: LambdaProfile::Dynamic,
+            budget_queries: 3.5e9,
+            validation_episodes: 4,
+            fallback_levels: 4,
+            fallback_seeds: 2,
+            margins: vec![0.0, 0.05, 0.1, 0.2],
+        }
+    }
+}
+
+impl DqnConfig {
+    /// The configurations of `actions`, in order (the config must have been validated).
+    pub fn configurations(&self) -> Vec<Configuration> {
+        parse_actions(&self.actions).expect("validated actions")
+    }
+
+    /// Loads a config file; absent fields take their defaults.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let src = Source::read(path)?;
+        let c: Self = src.parse()?;
+        c.validate()
+            .map_err(|(field, m)| src.error_file(field, m))?;
+        Ok(c)
+    }
+
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let pos = |x: f64| x > 0.0 && x.is_finite();
+        let bad = |f: &'static str, m: &str| Err((f, m.to_string()));
+        if self.actions.is_empty() {
+            return bad("actions", "expected at least one policy");
+        }
+        for a in &self.actions {
+            Configuration::parse(a).map_err(|m| ("actions", m))?;
+        }
+        self.objective.validate().map_err(|m| ("objective", m))?;
+        if self.actions.len() > 255 {
+            return bad("actions", "at most 255 actions");
+        }
+        if !pos(self.window_s) {
+            return bad("window_s", "expected a number > 0");
+        }
+        if self.history == 0 || self.conv_kernel == 0 || self.conv_kernel > self.history {
+            return bad("conv_kernel", "expected 1 <= conv_kernel <= history");
+        }
+        self.buckets.validate().map_err(|m| ("buckets", m))?;
+        if !(0.0..1.0).contains(&self.gamma) {
+            return bad("gamma", "expected 0 <= gamma < 1");
+        }
+        if !pos(self.learning_rate)
+            || !pos(self.max_grad_norm)
+            || !pos(self.incoming_scale_qps)
+            || !pos(self.stream_rate_ref_qps)
+        {
+            return bad(
+                "learning_rate",
+                "learning_rate, max_grad_norm, incoming_scale_qps and stream_rate_ref_qps must be > 0",
+            );
+        }
+        if self.batch_size == 0
+            || self.buffer_size < self.batch_size
+            || self.conv_channels == 0
+            || self.hidden == 0
+            || self.parallel_envs == 0
+        {
+            return bad(
+                "batch_size",
+                "expected batch_size, conv_channels, hidden, parallel_envs >= 1 and buffer_size >= batch_size",
+            );
+        }
+        if !(0.0..=1.0).contains(&self.eps_start)
+            || !(0.0..=1.0).contains(&self.eps_end)
+            || !(0.0..=1.0).contains(&self.eps_fraction)
+        {
+            return bad(
+                "eps_start",
+                "eps_start, eps_end and eps_fraction must be in [0, 1]",
+            );
+        }
+        if !pos(self.horizon_s)
+            || self.horizon_s < self.window_s * (self.warmup_windows as f64 + 3.0)
+        {
+            return bad(
+                "horizon_s",
+                "expected a horizon of at least warmup_windows + 3 windows",
+            );
+        }
+        let [lo, hi] = self.lambda_range;
+        if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+            return bad("lambda_range", "expected [low, high] with 0 <= low <= high");
+        }
+        if self.cf_horizon_windows == 0 {
+            return bad("cf_horizon_windows", "expected at least 1 window");
+        }
+        if self.cf_persist_windows == 0 || self.cf_persist_windows > self.cf_horizon_windows {
+            return bad(
+                "cf_persist_windows",
+                "expected 1 <= cf_persist_windows <= cf_horizon_windows",
+            );
+        }
+        if !pos(self.cf_scale) {
+            return bad("cf_scale", "expected a number > 0");
+        }
+        if !(self.budget_queries >= 0.0 && self.budget_queries.is_finite()) {
+            return bad("budget_queries", "expected a number >= 0 (0: no cap)");
+        }
+        if self.fallback_levels == 0 || self.fallback_seeds == 0 {
+            return bad(
+                "fallback_levels",
+                "expected fallback_levels >= 1 and fallback_seeds >= 1",
+            );
+        }
+        if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
+            return bad("margins", "expected numbers >= 0");
+        }
+        Ok(())
+    }
+}
+
+/// The configurations named by `names` (policy or `policy+mitigation`), or why one is not one.
+pub fn parse_actions(names: &[String]) -> Result<Vec<Configuration>, String> {
+    names.iter().map(|a| Configuration::parse(a)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_config_loads_and_defaults_validate() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/dqn.yaml");
+        let c = DqnConfig::load(&path).expect("config/dqn.yaml is valid");
+        // The shipped file documents the defaults: it must say exactly what they are.
+        assert_eq!(c, DqnConfig::default());
+        assert!(DqnConfig::default().validate().is_ok());
+        assert_eq!(DqnConfig::default().actions.len(), 5);
+    }
+
+    #[test]
+    fn the_tuner_configs_load_with_a_joint_grid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        for (file, granularity) in [
+            ("dqn-tuner.yaml", Granularity::PerScheduler),
+            ("edgetuner.yaml", Granularity::Global),
+        ] {
+            let c = DqnConfig::load(&dir.join(file)).expect(file);
+            let confs = c.configurations();
+            assert_eq!(confs.len(), 15, "{file}");
+            assert_eq!(confs[1].name(), "closest+reissue@0.8");
+            assert_eq!(c.objective, Objective::Tail { weight: 0.1 });
+            assert_eq!(c.granularity, granularity);
+        }
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let bad = DqnConfig {
+            gamma: 1.5,
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "gamma");
+        let bad = DqnConfig {
+            actions: vec!["nearest".into()],
+            ..DqnConfig::default()
+        };
+        let (f, m) = bad.validate().unwrap_err();
+        assert_eq!(f, "actions");
+        assert!(m.contains("unknown policy `nearest`"), "{m}");
+        let bad = DqnConfig {
+            actions: vec!["closest+reissue@1.5".into()],
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "actions");
+        let bad = DqnConfig {
+            objective: Objective::Tail { weight: f64::NAN },
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "objective");
+        let src = Source::inline("d.yaml", "gama: 0.9\n");
+        let e = src.parse::<DqnConfig>().unwrap_err();
+        assert_eq!((e.line, e.column), (1, 1));
+        assert!(e.message.contains("unknown field `gama`"), "{e}");
+    }
+}

@@ -1,0 +1,282 @@
+use super::*;
+use crate::agent::{
+    Agent, Checkpoint, CheckpointMeta, DqnConfig, ReplayBuffer, StateEncoder, Transition, argmax,
+    topology_fingerprint,
+};
+use continuum_core::fixtures;
+use continuum_core::policy::StreamClasses;
+use continuum_core::rng::{Purpose, stream_rng};
+use rand::Rng;
+
+fn settings() -> LearnSettings {
+    LearnSettings {
+        gamma: 0.0,
+        learning_rate: 1e-2,
+        max_grad_norm: 10.0,
+        target_update_interval: 1_000_000,
+    }
+}
+
+/// Q-values `[state][class][action]`.
+fn q_of(net: &QNet, states: &[f32], n: usize) -> Vec<Vec<Vec<f32>>> {
+    let s = net.shape();
+    let x = Tensor::from_slice(states, (n, s.features, s.history), &Device::Cpu).unwrap();
+    net.forward(&x).unwrap().to_vec3::<f32>().unwrap()
+}
+
+fn bandit_shape(classes: usize) -> NetShape {
+    NetShape {
+        features: 2,
+        history: 1,
+        conv_channels: 8,
+        conv_kernel: 1,
+        hidden: 16,
+        actions: 3,
+        classes,
+    }
+}
+
+#[test]
+fn huber_is_quadratic_then_linear() {
+    let e = Tensor::new(&[0.5f32, -2.0, 1.0], &Device::Cpu).unwrap();
+    // (0.125 + 1.5 + 0.5) / 3
+    let l = huber(&e).unwrap().to_scalar::<f32>().unwrap();
+    assert!((l - 2.125 / 3.0).abs() < 1e-6, "{l}");
+    // Weighted: only the first two count, the second twice: (0.125 + 2 · 1.5) / 3.
+    let w = Tensor::new(&[1.0f32, 2.0, 0.0], &Device::Cpu).unwrap();
+    let l = weighted_huber(&e, &w).unwrap().to_scalar::<f32>().unwrap();
+    assert!((l - 3.125 / 3.0).abs() < 1e-6, "{l}");
+}
+
+/// Trains `l` for `steps` batches of 64 from `buf`; its Q-values in the two bandit contexts.
+fn train_on(
+    l: &mut Learner,
+    buf: &ReplayBuffer,
+    rng: &mut continuum_core::rng::SimRng,
+    steps: usize,
+) -> Vec<Vec<Vec<f32>>> {
+    let mut b = Batch::default();
+    for _ in 0..steps {
+        buf.sample(64, rng, &mut b);
+        l.train_step(&b).unwrap();
+    }
+    q_of(l.online(), &[1.0, 0.0, 0.0, 1.0], 2)
+}
+
+#[test]
+fn target_network_follows_only_on_sync() {
+    let mut l = Learner::new(bandit_shape(2), settings(), 3).unwrap();
+    let states = [1.0f32, 0.0, 0.0, 1.0];
+    assert_eq!(q_of(l.online(), &states, 2), q_of(l.target(), &states, 2));
+    let mut b = Batch::default();
+    b.push(&Transition::taken(
+        vec![1.0, 0.0],
+        vec![1, 2],
+        &[1.0, 0.5],
+        &[1.0, 1.0],
+        3,
+        vec![0.0, 1.0],
+        true,
+    ));
+    l.train_step(&b).unwrap();
+    assert_ne!(q_of(l.online(), &states, 2), q_of(l.target(), &states, 2));
+    l.sync_target().unwrap();
+    assert_eq!(q_of(l.online(), &states, 2), q_of(l.target(), &states, 2));
+}
+
+#[test]
+fn gradient_clipping_bounds_the_global_norm() {
+    let (vm, net) = crate::agent::build(bandit_shape(1), 5).unwrap();
+    let x = Tensor::from_slice(&[100.0f32, -50.0], (1, 2, 1), &Device::Cpu).unwrap();
+    let loss = net.forward(&x).unwrap().sqr().unwrap().sum_all().unwrap();
+    let mut g = loss.backward().unwrap();
+    let before = clip_grad_norm(&vm, &mut g, 1.0).unwrap();
+    assert!(before > 1.0, "{before}");
+    let after = clip_grad_norm(&vm, &mut g, 1e9).unwrap();
+    assert!((after - 1.0).abs() < 1e-3, "{after}");
+}
+
+/// The best action of class `c` in context `x`: class 0 wants the context's index, class 1 the
+/// action two away from it — the classes disagree in every context.
+fn best(c: usize, x: usize) -> usize {
+    if c == 0 { x } else { 2 - x }
+}
+
+/// A per-class contextual bandit learned from taken actions only (temporal-difference credit,
+/// γ = 0): ε-random actions per class, reward 1 for the class's best action, else 0. At a fixed
+/// seed and budget every head's greedy action is its class's best in both contexts.
+#[test]
+fn learns_a_per_class_bandit_from_taken_actions() {
+    let mut l = Learner::new(bandit_shape(2), settings(), 11).unwrap();
+    let mut rng = stream_rng(11, Purpose::Other, 1, 0);
+    let mut buf = ReplayBuffer::new(3000, 2, 2, 3);
+    for _ in 0..3000 {
+        let x = rng.random_range(0..2usize);
+        let a: Vec<u32> = (0..2).map(|_| rng.random_range(0..3u32)).collect();
+        let r: Vec<f32> = (0..2)
+            .map(|c| {
+                if a[c] as usize == best(c, x) {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mut s = vec![0.0f32; 2];
+        s[x] = 1.0;
+        buf.push(&Transition::taken(
+            s.clone(),
+            a,
+            &r,
+            &[1.0, 1.0],
+            3,
+            s,
+            true,
+        ));
+    }
+    let q = train_on(&mut l, &buf, &mut rng, 400);
+    for (x, per_class) in q.iter().enumerate() {
+        for (c, qc) in per_class.iter().enumerate() {
+            assert_eq!(argmax(qc), best(c, x), "context {x} class {c}: {q:?}");
+            assert!((qc[best(c, x)] - 1.0).abs() < 0.2, "{q:?}");
+        }
+    }
+}
+
+/// The same bandit from full-information values (counterfactual credit): every action of one
+/// class per transition carries its centred value, the other class has no weight.
+#[test]
+fn learns_a_per_class_bandit_from_counterfactual_values() {
+    let mut l = Learner::new(bandit_shape(2), settings(), 12).unwrap();
+    let mut rng = stream_rng(12, Purpose::Other, 1, 0);
+    let mut buf = ReplayBuffer::new(1000, 2, 2, 3);
+    for i in 0..1000 {
+        let x = rng.random_range(0..2usize);
+        let c = i % 2;
+        let mut values = vec![0.0f32; 6];
+        let mut weights = vec![0.0f32; 6];
+        for a in 0..3 {
+            values[c * 3 + a] = if a == best(c, x) {
+                2.0 / 3.0
+            } else {
+                -1.0 / 3.0
+            };
+            weights[c * 3 + a] = 1.0;
+        }
+        let mut s = vec![0.0f32; 2];
+        s[x] = 1.0;
+        buf.push(&Transition {
+            state: s.clone(),
+            actions: vec![0, 0],
+            values,
+            weights,
+            next_state: s,
+            done: true,
+        });
+    }
+    let q = train_on(&mut l, &buf, &mut rng, 300);
+    for (x, per_class) in q.iter().enumerate() {
+        for (c, qc) in per_class.iter().enumerate() {
+            assert_eq!(argmax(qc), best(c, x), "context {x} class {c}: {q:?}");
+        }
+    }
+}
+
+fn tiny_meta(sc: &continuum_sim::Scenario, classes: StreamClasses) -> (CheckpointMeta, DqnConfig) {
+    let cfg = DqnConfig {
+        history: 2,
+        conv_kernel: 2,
+        hidden: 16,
+        conv_channels: 4,
+        ..DqnConfig::default()
+    };
+    let enc = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+    let shape = NetShape {
+        features: enc.features(),
+        history: 2,
+        conv_channels: 4,
+        conv_kernel: 2,
+        hidden: 16,
+        actions: cfg.actions.len(),
+        classes: classes.len(),
+    };
+    let names = sc.profiles.variant_names();
+    let meta = CheckpointMeta {
+        actions: cfg.actions.clone(),
+        fallback: crate::agent::Fallback::single(vec![1; classes.len()]),
+        classes,
+        topology: "tiny".into(),
+        fingerprint: topology_fingerprint(&sc.topology, &names),
+        shape,
+        config: cfg.clone(),
+        margin: 0.25,
+    };
+    (meta, cfg)
+}
+
+#[test]
+fn branching_checkpoint_round_trip_gives_the_same_q_values() {
+    let sc = fixtures::scenario(
+        fixtures::TOPOLOGY,
+        &fixtures::workload(10.0, "periodic", 100.0, 0.0),
+    );
+    let classes = StreamClasses::new(
+        vec!["a".into(), "b".into(), "c".into()],
+        continuum_core::observe::DemandBuckets::default(),
+        vec![2; 12],
+    )
+    .unwrap();
+    let (meta, _) = tiny_meta(&sc, classes);
+    let l = Learner::new(meta.shape, settings(), 9).unwrap();
+    let names = sc.profiles.variant_names();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.dqn");
+    Checkpoint::save(&path, l.online_vars(), &meta).unwrap();
+    let ck = Checkpoint::load(&path).unwrap();
+    assert_eq!(ck.meta, meta);
+    let mut agent = Agent::new(&ck, &path, &sc.topology, &sc.fleet, &names).unwrap();
+    // Zero history: both schedulers see zeros; three heads of five actions.
+    let zeros = vec![0.0f32; meta.shape.features * 2 * 2];
+    let q = agent.q_values().unwrap();
+    assert_eq!(q, q_of(l.online(), &zeros, 2));
+    assert_eq!((q.len(), q[0].len(), q[0][0].len()), (2, 3, 5));
+    let d = agent.decide().unwrap();
+    for (qs, ds) in q.iter().zip(&d) {
+        for (qc, &a) in qs.iter().zip(ds) {
+            assert_eq!(a, crate::agent::conservative_choice(qc, 1, 0.25));
+        }
+    }
+    // Another topology (one cluster fewer) is refused with a clear message.
+    let other = continuum_core::topology::Topology::from_source(
+        &continuum_core::config::Source::inline("o.yaml", "clusters:\n  - {id: a0, layer: access, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}\n"),
+        &sc.profiles,
+    )
+    .unwrap();
+    let fleet = continuum_core::feasibility::Fleet::new(&other, &sc.profiles);
+    let err = Agent::new(&ck, &path, &other, &fleet, &names)
+        .err()
+        .expect("incompatible");
+    assert!(err.to_string().contains("incompatible checkpoint"), "{err}");
+    // A class list that does not match the network's heads is refused.
+    let two = StreamClasses::new(
+        vec!["a".into(), "b".into()],
+        continuum_core::observe::DemandBuckets::default(),
+        vec![0; 12],
+    )
+    .unwrap();
+    let mut wrong = ck.clone();
+    wrong.meta.classes = two;
+    wrong.meta.shape.classes = 2;
+    wrong.meta.fallback = crate::agent::Fallback::single(vec![0, 0]);
+    let err = Agent::new(&wrong, &path, &sc.topology, &sc.fleet, &names)
+        .err()
+        .expect("incompatible classes");
+    assert!(err.to_string().contains("2 classes × 5 actions"), "{err}");
+    // A file that is not a checkpoint is refused too.
+    std::fs::write(dir.path().join("junk.dqn"), b"not safetensors").unwrap();
+    let err = Checkpoint::load(&dir.path().join("junk.dqn")).unwrap_err();
+    assert!(
+        err.to_string().contains("not a continuum DQN checkpoint"),
+        "{err}"
+    );
+}

@@ -1,0 +1,123 @@
+//! The Q-network (SPEC §9): a 1-D convolution over the time axis (features as channels), then
+//! two dense layers — the trunk every class shares — then one head per stream class with one
+//! Q-value per action (action branching, Tavakoli et al. 2018: each class's policy is a branch
+//! of its own). With one class it is SPEC §9's network. Built with candle; weights are
+//! initialised from a seeded stream so training is reproducible.
+
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{Conv1d, Conv1dConfig, Linear, VarBuilder, VarMap, conv1d, linear};
+use continuum_core::rng::{Purpose, stream_rng};
+use rand::Rng;
+
+/// Shape of a network: input `[batch, features, history]`, output `[batch, classes, actions]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetShape {
+    /// Features per window (channels of the convolution).
+    pub features: usize,
+    /// Windows stacked (length of the convolution input).
+    pub history: usize,
+    /// Output channels of the convolution.
+    pub conv_channels: usize,
+    /// Kernel size over time.
+    pub conv_kernel: usize,
+    /// Hidden width of the dense layers.
+    pub hidden: usize,
+    /// Actions per head.
+    pub actions: usize,
+    /// Heads: stream classes, each choosing its own action.
+    pub classes: usize,
+}
+
+/// The Q-network.
+#[derive(Debug, Clone)]
+pub struct QNet {
+    shape: NetShape,
+    conv: Conv1d,
+    fc1: Linear,
+    fc2: Linear,
+    out: Linear,
+}
+
+impl QNet {
+    /// Builds the layers on `vb` (creating their variables in its var map).
+    pub fn new(shape: NetShape, vb: VarBuilder) -> Result<Self> {
+        let steps = shape.history - shape.conv_kernel + 1;
+        Ok(Self {
+            conv: conv1d(
+                shape.features,
+                shape.conv_channels,
+                shape.conv_kernel,
+                Conv1dConfig::default(),
+                vb.pp("conv"),
+            )?,
+            fc1: linear(shape.conv_channels * steps, shape.hidden, vb.pp("fc1"))?,
+            fc2: linear(shape.hidden, shape.hidden, vb.pp("fc2"))?,
+            // One row block per class: the heads share nothing but the trunk's output.
+            out: linear(shape.hidden, shape.classes * shape.actions, vb.pp("out"))?,
+            shape,
+        })
+    }
+
+    /// The network's shape.
+    pub fn shape(&self) -> NetShape {
+        self.shape
+    }
+
+    /// Q-values `[batch, classes, actions]` of states `[batch, features, history]`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let n = x.dim(0)?;
+        let h = self.conv.forward(x)?.relu()?.flatten_from(1)?;
+        let h = self.fc1.forward(&h)?.relu()?;
+        let h = self.fc2.forward(&h)?.relu()?;
+        self.out
+            .forward(&h)?
+            .reshape((n, self.shape.classes, self.shape.actions))
+    }
+}
+
+/// A var map with a network of `shape` on the CPU, weights drawn from `seed`.
+pub fn build(shape: NetShape, seed: u64) -> Result<(VarMap, QNet)> {
+    let vm = VarMap::new();
+    let net = QNet::new(
+        shape,
+        VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu),
+    )?;
+    init_weights(&vm, seed)?;
+    Ok((vm, net))
+}
+
+/// Re-initialises every variable: weights uniform in ±1/√fan_in (PyTorch's default for
+/// linear and convolution layers), biases zero. Variables are visited in name order so the
+/// draw does not depend on hash-map order.
+pub fn init_weights(vm: &VarMap, seed: u64) -> Result<()> {
+    let data = vm.data().lock().expect("var map lock");
+    let mut names: Vec<&String> = data.keys().collect();
+    names.sort();
+    let mut rng = stream_rng(seed, Purpose::Other, 0x6e6e, 0);
+    for name in names {
+        let var = &data[name];
+        let dims = var.dims().to_vec();
+        let n: usize = dims.iter().product();
+        let values: Vec<f32> = if name.ends_with("bias") {
+            vec![0.0; n]
+        } else {
+            let fan_in: usize = dims[1..].iter().product::<usize>().max(1);
+            let b = 1.0 / (fan_in as f64).sqrt();
+            (0..n).map(|_| rng.random_range(-b..b) as f32).collect()
+        };
+        var.set(&Tensor::from_vec(values, dims, &Device::Cpu)?)?;
+    }
+    Ok(())
+}
+
+/// Copies every variable of `from` into the same-named variable of `to`.
+pub fn copy_weights(from: &VarMap, to: &VarMap) -> Result<()> {
+    let src = from.data().lock().expect("var map lock");
+    let dst = to.data().lock().expect("var map lock");
+    for (name, var) in src.iter() {
+        if let Some(d) = dst.get(name) {
+            d.set(var.as_tensor())?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! The [`Agent`] a checkpoint becomes: it encodes each window's observation and picks, per
+//! scheduler and stream class, a configuration (a dispatch policy, and a mitigation when the
+//! action set has them). With `granularity: global` every scheduler takes the action most of
+//! them chose. A class leaves its fallback action (chosen on
+//! validation episodes when training) only when the network's value of the greedy action beats
+//! the fallback's by more than the checkpoint's margin: the learned policy improves on the
+//! fallback where it is confident and keeps it elsewhere.
+
+use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
+use super::config::{Granularity, parse_actions};
+use super::fallback::Fallback;
+use super::net::QNet;
+use super::state::StateEncoder;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::{VarBuilder, VarMap};
+use continuum_core::feasibility::Fleet;
+use continuum_core::mitigation::Configuration;
+use continuum_core::observe::WindowObservation;
+use continuum_core::policy::StreamClasses;
+use continuum_core::topology::Topology;
+use std::path::Path;
+
+/// A trained meta-policy.
+pub struct Agent {
+    net: QNet,
+    _vars: VarMap,
+    encoder: StateEncoder,
+    actions: Vec<Configuration>,
+    granularity: Granularity,
+    classes: StreamClasses,
+    fallback: Fallback,
+    margin: f64,
+    batch: Vec<f32>,
+    state: Vec<f32>,
+}
+
+impl Agent {
+    /// Builds the agent of `ck` for `topology`; fails if the checkpoint was trained for a
+    /// topology with other workers or for policies this build does not know.
+    pub fn new(
+        ck: &Checkpoint,
+        path: &Path,
+        topology: &Topology,
+        fleet: &Fleet,
+        variant_names: &[String],
+    ) -> Result<Self, CheckpointError> {
+        let m = &ck.meta;
+        let bad = |msg: String| CheckpointError::Incompatible {
+            path: path.display().to_string(),
+            message: msg,
+        };
+        let fp = topology_fingerprint(topology, variant_names);
+        if fp != m.fingerprint {
+            return Err(bad(format!(
+                "it was trained on topology `{}` (fingerprint {}), but `{}` has other workers (fingerprint {fp})",
+                m.topology, m.fingerprint, topology.name
+            )));
+        }
+        let actions = parse_actions(&m.actions)
+            .map_err(|e| bad(format!("its action list does not parse: {e}")))?;
+        let encoder = StateEncoder::new(topology, fleet, &m.config);
+        if encoder.features() != m.shape.features || encoder.history() != m.shape.history {
+            return Err(bad(format!(
+                "state is {}×{} for this topology, but the network expects {}×{}",
+                encoder.features(),
+                encoder.history(),
+                m.shape.features,
+                m.shape.history
+            )));
+        }
+        let heads = m.shape.classes * m.shape.actions;
+        if let Some(out) = ck.tensors.get("out.weight")
+            && out.dims().first() != Some(&heads)
+        {
+            return Err(bad(format!(
+                "its header lists {} classes × {} actions ({heads} outputs), but its network has {:?} outputs",
+                m.shape.classes,
+                m.shape.actions,
+                out.dims().first()
+            )));
+        }
+        let vars = VarMap::new();
+        let net = QNet::new(
+            m.shape,
+            VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        {
+            let data = vars.data().lock().expect("var map lock");
+            for (name, var) in data.iter() {
+                let t = ck
+                    .tensors
+                    .get(name)
+                    .ok_or_else(|| bad(format!("weights lack `{name}`")))?;
+                var.set(t).map_err(|e| bad(format!("`{name}`: {e}")))?;
+            }
+        }
+        Ok(Self {
+            net,
+            _vars: vars,
+            encoder,
+            actions,
+            granularity: m.config.granularity,
+            classes: m.classes.clone(),
+            fallback: m.fallback.clone(),
+            margin: m.margin,
+            batch: Vec::new(),
+            state: Vec::new(),
+        })
+    }
+
+    /// The configurations the agent chooses among.
+    pub fn actions(&self) -> &[Configuration] {
+        &self.actions
+    }
+
+    /// How streams are grouped into the agent's classes.
+    pub fn classes(&self) -> &StreamClasses {
+        &self.classes
+    }
+
+    /// The fallback tables.
+    pub fn fallback(&self) -> &Fallback {
+        &self.fallback
+    }
+
+    /// The margin a class's greedy action must beat its fallback by.
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+
+    /// Replaces the margin (validation tries several on one network).
+    pub fn set_margin(&mut self, margin: f64) {
+        self.margin = margin;
+    }
+
+    /// Adds a window's observation to the state history.
+    pub fn observe(&mut self, obs: &WindowObservation) {
+        self.encoder.push(obs);
+    }
+
+    /// Values of every scheduler's current state, `[scheduler][class][action]`.
+    pub fn q_values(&mut self) -> candle_core::Result<Vec<Vec<Vec<f32>>>> {
+        let n = self.encoder.schedulers();
+        self.batch.clear();
+        for s in 0..n {
+            self.encoder.state_into(s, &mut self.state);
+            self.batch.extend_from_slice(&self.state);
+        }
+        let shape = self.net.shape();
+        let x = Tensor::from_slice(
+            &self.batch,
+            (n, shape.features, shape.history),
+            &Device::Cpu,
+        )?;
+        self.net.forward(&x)?.to_vec3::<f32>()
+    }
+
+    /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
+    /// beats the fallback (the table of the scheduler's load level) by more than the margin,
+    /// else the fallback; under `granularity: global`, then the action most schedulers chose,
+    /// for all. With an infinite margin the network is not even evaluated.
+    pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
+        let n = self.encoder.schedulers();
+        let tables: Vec<Vec<usize>> = (0..n)
+            .map(|s| self.fallback.table(self.encoder.incoming_qps(s)).to_vec())
+            .collect();
+        let own = if self.margin.is_infinite() {
+            tables
+        } else {
+            let q = self.q_values()?;
+            let margin = self.margin;
+            q.iter()
+                .zip(&tables)
+                .map(|(per_class, table)| {
+                    per_class
+                        .iter()
+                        .zip(table)
+                        .map(|(q, &fb)| conservative_choice(q, fb, margin))
+                        .collect()
+                })
+                .collect()
+        };
+        Ok(match self.granularity {
+            Granularity::PerScheduler => own,
+            Granularity::Global => vec![majority(&own, self.actions.len()); n],
+        })
+    }
+}
+
+/// Per class, the action most rows chose (ties to the lower index); `rows` is
+/// `[scheduler][class]`.
+pub fn majority(rows: &[Vec<usize>], actions: usize) -> Vec<usize> {
+    let classes = rows.first().map_or(0, Vec::len);
+    (0..classes)
+        .map(|c| {
+            let mut votes = vec![0usize; actions];
+            rows.iter().for_each(|r| votes[r[c]] += 1);
+            (0..actions).fold(0, |b, a| if votes[a] > votes[b] { a } else { b })
+        })
+        .collect()
+}
+
+/// The greedy action of `q` if its value exceeds the fallback's by more than `margin`, else
+/// `fallback`.
+pub fn conservative_choice(q: &[f32], fallback: usize, margin: f64) -> usize {
+    let best = argmax(q);
+    if f64::from(q[best] - q[fallback]) > margin {
+        best
+    } else {
+        fallback
+    }
+}
+
+/// Index of the greatest value (the first on ties).
+pub fn argmax(q: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, x) in q.iter().enumerate() {
+        if *x > q[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deviates_only_beyond_the_margin() {
+        let q = [0.1f32, 0.5, 0.3];
+        assert_eq!(conservative_choice(&q, 2, 0.1), 1);
+        assert_eq!(conservative_choice(&q, 2, 0.25), 2);
+        assert_eq!(conservative_choice(&q, 1, 0.0), 1);
+        assert_eq!(conservative_choice(&q, 0, f64::INFINITY), 0);
+    }
+
+    #[test]
+    fn the_majority_decides_per_class_and_ties_go_low() {
+        let rows = vec![vec![2, 0], vec![1, 0], vec![2, 1], vec![1, 1]];
+        assert_eq!(majority(&rows, 3), vec![1, 0]);
+        assert_eq!(majority(&rows[..3], 3), vec![2, 0]);
+        assert!(majority(&[], 3).is_empty());
+    }
+}

@@ -1,0 +1,339 @@
+//! One training episode: the simulator seen as a multi-agent environment. At every window
+//! boundary each scheduler's agent observes its state and picks one action (a configuration:
+//! dispatch policy and mitigation) per stream class for its new bindings in the window.
+//!
+//! Credit (see [`Credit`]): with counterfactual credit, one class per window (in turn) gets the
+//! value of every action from forks of the run ([`super::counterfactual`]) and its transitions
+//! are ready at once; with temporal-difference credit, a window's reward is complete only once
+//! its queries have been answered, so each transition is emitted `lag` windows later.
+
+use super::counterfactual::{CfSettings, class_values};
+use super::episodes::EpisodeSpec;
+use crate::agent::{Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
+use continuum_core::metrics::Counts;
+use continuum_core::mitigation::Configuration;
+use continuum_core::policy::StreamClasses;
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use continuum_sim::{Scenario, SimConfig, Simulation};
+use rand::Rng;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Time a counterfactual fork runs past its scoring horizon so its queries are answered, ms
+/// (the longest deadline of the default workload is 1 s; assumption: twice that).
+pub const CF_SETTLE_MS: f64 = 2000.0;
+
+#[derive(Debug, Clone)]
+struct Pending {
+    state: Vec<f32>,
+    actions: Vec<u32>,
+    window: usize,
+}
+
+/// How an episode ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpisodeEnd {
+    /// Still running.
+    Running,
+    /// Reached the horizon H.
+    Horizon,
+    /// A window's success ratio fell below θ.
+    Theta,
+}
+
+/// One episode in progress.
+pub struct MetaEnv {
+    sim: Simulation,
+    encoder: StateEncoder,
+    actions: Vec<Configuration>,
+    /// Workload applications of each class.
+    class_apps: Vec<Vec<usize>>,
+    cfg: Arc<DqnConfig>,
+    lag: usize,
+    window_ms: f64,
+    windows: usize,
+    window: usize,
+    pending: Vec<VecDeque<Pending>>,
+    states: Vec<Vec<f32>>,
+    rng: SimRng,
+    end: EpisodeEnd,
+    labelled: usize,
+    /// The episode's workload.
+    pub spec: EpisodeSpec,
+}
+
+impl MetaEnv {
+    /// A new episode on `scenario` with `spec`'s λ and seed, streams grouped by `classes`.
+    pub fn new(
+        scenario: &Scenario,
+        cfg: Arc<DqnConfig>,
+        classes: &StreamClasses,
+        spec: EpisodeSpec,
+    ) -> Self {
+        let sc = Arc::new(scenario.clone().with_lambda_profile(spec.lambda.clone()));
+        let actions = cfg.configurations();
+        let sim_cfg = SimConfig {
+            duration_s: cfg.horizon_s,
+            window_s: cfg.window_s,
+            seed: spec.seed,
+            ..SimConfig::default()
+        };
+        let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
+        sim.set_classes(Arc::new(classes.clone()));
+        sim.observe(cfg.buckets.clone());
+        if cfg.reward_scope == RewardScope::BoundStreams {
+            sim.count_by_binding();
+        }
+        let by_app = classes.for_apps(&sc.workload);
+        let class_apps = (0..classes.len())
+            .map(|c| {
+                (0..by_app.len())
+                    .filter(|&a| by_app[a] == Some(c as u16))
+                    .collect()
+            })
+            .collect();
+        let encoder = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+        let n = encoder.schedulers();
+        let states = (0..n).map(|s| encoder.state(s)).collect();
+        Self {
+            sim,
+            encoder,
+            actions,
+            class_apps,
+            lag: match cfg.reward_scope {
+                RewardScope::BoundStreams => 1 + cfg.reward_windows,
+                _ => 1,
+            },
+            window_ms: cfg.window_s * 1000.0,
+            windows: (cfg.horizon_s / cfg.window_s).floor() as usize,
+            window: 0,
+            pending: vec![VecDeque::new(); n],
+            states,
+            rng: stream_rng(spec.seed, Purpose::Other, 0x656e76, 0),
+            end: EpisodeEnd::Running,
+            labelled: 0,
+            spec,
+            cfg,
+        }
+    }
+
+    /// Number of schedulers (agents).
+    pub fn schedulers(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Every scheduler's current state.
+    pub fn states(&self) -> &[Vec<f32>] {
+        &self.states
+    }
+
+    /// The environment's own random stream (for ε-greedy draws).
+    pub fn rng(&mut self) -> &mut SimRng {
+        &mut self.rng
+    }
+
+    /// Whether the next window is a warm-up window (actions are drawn at random and no
+    /// transition is recorded).
+    pub fn warming_up(&self) -> bool {
+        self.window < self.cfg.warmup_windows
+    }
+
+    /// How the episode ended so far.
+    pub fn end(&self) -> EpisodeEnd {
+        self.end
+    }
+
+    /// The simulation (for final metrics).
+    pub fn sim(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// Whether the next window gets counterfactual values (which cost forks).
+    pub fn labels_next(&self) -> bool {
+        self.cfg.credit == Credit::Counterfactual
+            && !self.warming_up()
+            && self.window + self.cfg.cf_horizon_windows <= self.windows
+    }
+
+    /// Reward of `counts` under the configured definition (a window with no query counts as
+    /// fully successful).
+    pub fn reward_of(spec: RewardSpec, c: &Counts) -> f32 {
+        if c.offered == 0 {
+            return match spec {
+                RewardSpec::SuccessRatio => 1.0,
+                RewardSpec::Linear { base, .. } => base as f32,
+            };
+        }
+        let n = c.offered as f64;
+        (match spec {
+            RewardSpec::SuccessRatio => c.success as f64 / n,
+            RewardSpec::Linear {
+                base,
+                failed,
+                rejected,
+            } => base + failed * c.failure as f64 / n + rejected * c.rejected as f64 / n,
+        }) as f32
+    }
+
+    fn window_counts(&self, window: usize, s: Option<usize>, apps: Option<&[usize]>) -> Counts {
+        self.sim.metrics().sum(|w, x, a| {
+            w == window && s.is_none_or(|s| s == x) && apps.is_none_or(|apps| apps.contains(&a))
+        })
+    }
+
+    /// Runs the next window with `actions[s][c]` at scheduler `s` for class `c` (during
+    /// warm-up the actions are replaced by random ones) and returns the transitions whose
+    /// values became final.
+    pub fn step(&mut self, actions: &[Vec<u32>]) -> Vec<Transition> {
+        assert_eq!(
+            self.end,
+            EpisodeEnd::Running,
+            "step after the end of the episode"
+        );
+        let warm = self.warming_up();
+        let n_actions = self.actions.len();
+        let taken: Vec<Vec<u32>> = actions
+            .iter()
+            .map(|per_class| {
+                per_class
+                    .iter()
+                    .map(|&a| {
+                        if warm {
+                            self.rng.random_range(0..n_actions) as u32
+                        } else {
+                            a
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        for (s, per_class) in taken.iter().enumerate() {
+            for (c, &a) in per_class.iter().enumerate() {
+                self.sim
+                    .set_class_configuration(s, c, &self.actions[a as usize]);
+            }
+        }
+        let mut out = Vec::new();
+        if self.labels_next() {
+            self.counterfactual(&taken, &mut out);
+        } else if !warm && self.cfg.credit == Credit::Td {
+            for (s, a) in taken.iter().enumerate() {
+                self.pending[s].push_back(Pending {
+                    state: self.states[s].clone(),
+                    actions: a.clone(),
+                    window: self.window,
+                });
+            }
+        }
+        self.window += 1;
+        self.sim.run_until(self.window as f64 * self.window_ms);
+        let obs = self.sim.close_window().expect("observed run");
+        self.encoder.push(&obs);
+        for (s, st) in self.states.iter_mut().enumerate() {
+            self.encoder.state_into(s, st);
+        }
+        // The window before the one just run is complete now (its queries had a whole window
+        // to be answered); check θ on it.
+        if self.window >= 2 {
+            let done_window = self.window - 2;
+            if done_window >= self.cfg.warmup_windows
+                && self.window_counts(done_window, None, None).success_ratio() < self.cfg.theta
+            {
+                self.end = EpisodeEnd::Theta;
+                self.emit(done_window, true, &mut out);
+                return out;
+            }
+        }
+        // A window's reward is final `lag` windows after it ends.
+        if self.window > self.lag {
+            self.emit(self.window - 1 - self.lag, false, &mut out);
+        }
+        if self.window >= self.windows {
+            self.sim.finish();
+            self.end = EpisodeEnd::Horizon;
+            self.emit(self.window - 1, false, &mut out);
+        }
+        out
+    }
+
+    /// Values of every action of this window's class (classes take turns), as transitions.
+    fn counterfactual(&mut self, taken: &[Vec<u32>], out: &mut Vec<Transition>) {
+        let classes = self.class_apps.len();
+        let class = self.labelled % classes;
+        self.labelled += 1;
+        let st = CfSettings {
+            actions: &self.actions,
+            window_ms: self.window_ms,
+            horizon_windows: self.cfg.cf_horizon_windows,
+            persist_windows: self.cfg.cf_persist_windows,
+            settle_ms: CF_SETTLE_MS,
+            scope: self.cfg.cf_scope,
+            scale: self.cfg.cf_scale,
+            objective: self.cfg.objective,
+        };
+        let Some(values) = class_values(&self.sim, self.window, class, taken, &st) else {
+            return;
+        };
+        let n = self.actions.len();
+        for (s, v) in values.into_iter().enumerate() {
+            if v.iter().any(|x| x.is_nan()) {
+                continue;
+            }
+            let mut all = vec![0.0; classes * n];
+            let mut weights = vec![0.0; classes * n];
+            all[class * n..(class + 1) * n].copy_from_slice(&v);
+            weights[class * n..(class + 1) * n].fill(1.0);
+            out.push(Transition {
+                state: self.states[s].clone(),
+                actions: taken[s].clone(),
+                values: all,
+                weights,
+                next_state: self.states[s].clone(),
+                done: true,
+            });
+        }
+    }
+
+    /// Emits every pending transition of a window ≤ `last`; the one of window `last` is
+    /// terminal when `terminal`. Later pending entries are dropped when terminal.
+    fn emit(&mut self, last: usize, terminal: bool, out: &mut Vec<Transition>) {
+        let n_actions = self.actions.len();
+        for s in 0..self.pending.len() {
+            while self.pending[s].front().is_some_and(|p| p.window <= last) {
+                let p = self.pending[s].pop_front().expect("checked");
+                let next_state = self.pending[s]
+                    .front()
+                    .map_or_else(|| self.states[s].clone(), |n| n.state.clone());
+                let mut rewards = Vec::with_capacity(self.class_apps.len());
+                let mut weights = Vec::with_capacity(self.class_apps.len());
+                for apps in &self.class_apps {
+                    let c = match self.cfg.reward_scope {
+                        RewardScope::Scheduler => self.window_counts(p.window, Some(s), Some(apps)),
+                        RewardScope::System => self.window_counts(p.window, None, Some(apps)),
+                        RewardScope::BoundStreams => {
+                            let mut t = Counts::default();
+                            for &a in apps {
+                                t.add(&self.sim.bound_counts(p.window, s, a));
+                            }
+                            t
+                        }
+                    };
+                    weights.push(if c.offered > 0 { 1.0 } else { 0.0 });
+                    rewards.push(Self::reward_of(self.cfg.reward, &c));
+                }
+                out.push(Transition::taken(
+                    p.state,
+                    p.actions,
+                    &rewards,
+                    &weights,
+                    n_actions,
+                    next_state,
+                    terminal && p.window == last,
+                ));
+            }
+            if terminal {
+                self.pending[s].clear();
+            }
+        }
+    }
+}

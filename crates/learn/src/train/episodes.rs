@@ -1,0 +1,117 @@
+//! What a training or validation episode is: its client rate λ over time and its seed, drawn
+//! from the configuration's range and profile. Dynamic episodes move λ inside the episode —
+//! random steps or a sine with a random period and phase — so the agent sees load change as it
+//! does under a diurnal workload (ASET's "episodes with dynamic client rates").
+
+use crate::agent::{DqnConfig, LambdaProfile};
+use continuum_core::rng::SimRng;
+use continuum_core::workload::Lambda;
+use rand::Rng;
+
+/// Shortest and longest time between two steps of a stepped λ, s (assumption: load shifts
+/// over minutes, several times per episode).
+const STEP_S: [f64; 2] = [30.0, 120.0];
+/// Shortest and longest period of a sine λ, s (assumption: from two minutes to twice the
+/// default 300 s episode, so an episode sees a rise, a fall, or both).
+const PERIOD_S: [f64; 2] = [120.0, 600.0];
+/// Resolution at which a sine with a random phase is laid out as steps, s.
+const SINE_STEP_S: f64 = 5.0;
+
+/// One episode's workload: λ over time and the seed of every random stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeSpec {
+    /// Client rate over time, clients/min/antenna.
+    pub lambda: Lambda,
+    /// Seed of the episode's simulation.
+    pub seed: u64,
+}
+
+impl EpisodeSpec {
+    /// Draws an episode of `horizon_s` from `cfg`'s λ range and profile.
+    pub fn draw(cfg: &DqnConfig, horizon_s: f64, rng: &mut SimRng) -> Self {
+        let [lo, hi] = cfg.lambda_range;
+        let uniform = |rng: &mut SimRng| {
+            if hi > lo {
+                rng.random_range(lo..=hi)
+            } else {
+                lo
+            }
+        };
+        let kind = match cfg.lambda_profile {
+            LambdaProfile::Constant => 0,
+            LambdaProfile::Dynamic if hi > lo => rng.random_range(0..3u32),
+            LambdaProfile::Dynamic => 0,
+        };
+        let lambda = match kind {
+            0 => Lambda::Constant(uniform(rng)),
+            1 => {
+                let mut steps = Vec::new();
+                let mut t = 0.0;
+                while t < horizon_s {
+                    steps.push((t * 1000.0, uniform(rng)));
+                    t += rng.random_range(STEP_S[0]..=STEP_S[1]);
+                }
+                Lambda::Step(steps)
+            }
+            _ => {
+                let period = rng.random_range(PERIOD_S[0]..=PERIOD_S[1]);
+                let phase = rng.random_range(0.0..std::f64::consts::TAU);
+                let (mean, amp) = ((lo + hi) / 2.0, (hi - lo) / 2.0);
+                let n = (horizon_s / SINE_STEP_S).ceil() as usize;
+                Lambda::Step(
+                    (0..n)
+                        .map(|i| {
+                            let t = i as f64 * SINE_STEP_S;
+                            let x = std::f64::consts::TAU * (t + SINE_STEP_S / 2.0) / period;
+                            (t * 1000.0, (mean + amp * (x + phase).sin()).clamp(lo, hi))
+                        })
+                        .collect(),
+                )
+            }
+        };
+        Self {
+            lambda,
+            seed: rng.random(),
+        }
+    }
+
+    /// Time-average of λ over `horizon_s`, clients/min/antenna.
+    pub fn mean_lambda(&self, horizon_s: f64) -> f64 {
+        self.lambda.mean_over(horizon_s * 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use continuum_core::rng::{Purpose, stream_rng};
+
+    #[test]
+    fn dynamic_episodes_stay_in_range_and_vary() {
+        let cfg = DqnConfig {
+            lambda_range: [20.0, 100.0],
+            ..DqnConfig::default()
+        };
+        let mut rng = stream_rng(3, Purpose::Other, 0, 0);
+        let mut kinds = [0; 2];
+        for _ in 0..60 {
+            let e = EpisodeSpec::draw(&cfg, 300.0, &mut rng);
+            for i in 0..300 {
+                let l = e.lambda.at(f64::from(i) * 1000.0);
+                assert!((20.0..=100.0).contains(&l), "{l}");
+            }
+            match e.lambda {
+                Lambda::Constant(_) => kinds[0] += 1,
+                _ => kinds[1] += 1,
+            }
+        }
+        assert!(kinds[0] > 5 && kinds[1] > 20, "{kinds:?}");
+        let fixed = DqnConfig {
+            lambda_range: [60.0, 60.0],
+            ..cfg
+        };
+        let e = EpisodeSpec::draw(&fixed, 300.0, &mut rng);
+        assert_eq!(e.lambda, Lambda::Constant(60.0));
+        assert_eq!(e.mean_lambda(300.0), 60.0);
+    }
+}

@@ -1,0 +1,308 @@
+//! Training the meta-policy (SPEC §9): episodes of the simulation, collected in parallel, teach
+//! one branching network shared by every scheduler (one head per stream class); then the
+//! fallback table and the deviation margin are chosen on validation episodes
+//! ([`select`]). Reproducible for a given seed and thread count: environments and forks run in
+//! parallel but their results are merged in a fixed order, and every random draw comes from a
+//! seeded stream.
+
+mod budget;
+mod counterfactual;
+mod curve;
+mod env;
+mod episodes;
+mod select;
+
+pub use budget::Budget;
+pub use counterfactual::{CfSettings, class_values};
+pub use curve::{plot_training_curve, training_csv};
+pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
+pub use episodes::EpisodeSpec;
+pub use select::{LevelChoice, Selection, level_lambdas, select};
+
+use crate::agent::{
+    Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, Fallback, LearnSettings,
+    Learner, NetShape, ReplayBuffer, StateEncoder, Transition, argmax, topology_fingerprint,
+};
+use anyhow::{Context, Result};
+use candle_core::{Device, Tensor};
+use continuum_core::policy::StreamClasses;
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use continuum_sim::Scenario;
+use rand::Rng;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What one finished episode did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EpisodeLog {
+    /// Episode number, from 0, in order of completion.
+    pub episode: usize,
+    /// Time-average client rate, clients/min/antenna.
+    pub lambda: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Windows run.
+    pub windows: usize,
+    /// Why it ended.
+    pub end: String,
+    /// Mean value of the actions taken (a reward; with counterfactual credit, how much better
+    /// than the average action of the class the taken one was, > 0 once the agent chooses well).
+    pub mean_reward: f64,
+    /// Success ratio of all its queries.
+    pub success_ratio: f64,
+    /// ε when it ended.
+    pub epsilon: f64,
+    /// Mean loss of the gradient steps taken while it ran (0 before learning starts).
+    pub mean_loss: f64,
+    /// Wall-clock seconds since training started.
+    pub wall_s: f64,
+}
+
+/// What training reports as it goes.
+pub enum TrainEvent<'a> {
+    /// An episode finished (with the planned episode count).
+    Episode(&'a EpisodeLog, usize),
+    /// A phase started (a line for the user).
+    Phase(&'a str),
+}
+
+/// Progress callback.
+pub type Progress<'a> = &'a (dyn Fn(TrainEvent) + Sync);
+
+/// What training produced besides the checkpoint.
+#[derive(Debug, Clone)]
+pub struct TrainOutcome {
+    /// Per episode.
+    pub logs: Vec<EpisodeLog>,
+    /// The validation that chose the fallback and the margin.
+    pub selection: Selection,
+    /// The episode budget.
+    pub budget: Budget,
+}
+
+struct Slot {
+    env: MetaEnv,
+    rewards: f64,
+    transitions: usize,
+    losses: f64,
+    loss_steps: usize,
+}
+
+/// The classes `cfg` asks for on `scenario`'s workload.
+pub fn classes_for(scenario: &Scenario, cfg: &DqnConfig) -> StreamClasses {
+    match cfg.classes {
+        ClassMode::PerApp => StreamClasses::from_workload(&scenario.workload, &cfg.buckets),
+        ClassMode::Single => StreamClasses::single(),
+    }
+}
+
+/// Trains on `scenario` with `cfg` from `seed`, writes the checkpoint to `out`, and returns the
+/// episode log and the validation.
+pub fn train(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    seed: u64,
+    out: &Path,
+    progress: Progress,
+) -> Result<TrainOutcome> {
+    cfg.validate()
+        .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
+    let start = Instant::now();
+    let cfg_arc = Arc::new(cfg.clone());
+    let classes = classes_for(scenario, cfg);
+    let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
+    let shape = NetShape {
+        features: encoder.features(),
+        history: encoder.history(),
+        conv_channels: cfg.conv_channels,
+        conv_kernel: cfg.conv_kernel,
+        hidden: cfg.hidden,
+        actions: cfg.actions.len(),
+        classes: classes.len(),
+    };
+    let settings = LearnSettings {
+        gamma: if cfg.credit == Credit::Counterfactual {
+            0.0
+        } else {
+            cfg.gamma
+        },
+        learning_rate: cfg.learning_rate,
+        max_grad_norm: cfg.max_grad_norm,
+        target_update_interval: cfg.target_update_interval,
+    };
+    let budget = Budget::plan(scenario, cfg, classes.len());
+    progress(TrainEvent::Phase(&format!(
+        "plan: {} episodes of {:.2e} simulated queries (forks included), then {:.2e} for the \
+         fallback tables and margin ({} classes, {} actions)",
+        budget.episodes,
+        budget.episode_queries,
+        budget.validation_queries,
+        classes.len(),
+        cfg.actions.len()
+    )));
+    let mut learner = Learner::new(shape, settings, seed).context("cannot build the network")?;
+    let mut replay = ReplayBuffer::new(
+        cfg.buffer_size,
+        encoder.state_len(),
+        shape.classes,
+        shape.actions,
+    );
+    let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
+    let schedulers = encoder.schedulers();
+    let windows = (cfg.horizon_s / cfg.window_s).floor() as usize;
+    let total_transitions =
+        (budget.episodes * windows.saturating_sub(cfg.warmup_windows) * schedulers) as u64;
+    let eps = EpsilonSchedule {
+        start: cfg.eps_start,
+        end: cfg.eps_end,
+        decay_steps: (total_transitions as f64 * cfg.eps_fraction) as u64,
+    };
+    let new_env = |rng: &mut SimRng| {
+        let spec = EpisodeSpec::draw(cfg, cfg.horizon_s, rng);
+        Slot {
+            env: MetaEnv::new(scenario, cfg_arc.clone(), &classes, spec),
+            rewards: 0.0,
+            transitions: 0,
+            losses: 0.0,
+            loss_steps: 0,
+        }
+    };
+    let mut started = 0;
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    while started < budget.episodes && slots.len() < cfg.parallel_envs {
+        slots.push(Some(new_env(&mut rng)));
+        started += 1;
+    }
+    let mut logs = Vec::new();
+    let mut env_steps: u64 = 0;
+    let mut batch = Batch::default();
+    let mut states = Vec::new();
+    while slots.iter().any(Option::is_some) {
+        // Actions for every scheduler and class of every running environment, from one
+        // forward pass.
+        states.clear();
+        for slot in slots.iter().flatten() {
+            for s in slot.env.states() {
+                states.extend_from_slice(s);
+            }
+        }
+        let rows = states.len() / encoder.state_len();
+        let q = Tensor::from_slice(&states, (rows, shape.features, shape.history), &Device::Cpu)
+            .and_then(|x| learner.online().forward(&x))
+            .and_then(|q| q.to_vec3::<f32>())
+            .context("forward pass")?;
+        let epsilon = eps.at(env_steps);
+        let mut row = 0;
+        let mut actions: Vec<Vec<Vec<u32>>> = Vec::with_capacity(slots.len());
+        for slot in slots.iter_mut().flatten() {
+            let n = slot.env.schedulers();
+            let env_rng = slot.env.rng();
+            actions.push(
+                (0..n)
+                    .map(|i| {
+                        q[row + i]
+                            .iter()
+                            .map(|qc| {
+                                if env_rng.random::<f64>() < epsilon {
+                                    env_rng.random_range(0..shape.actions) as u32
+                                } else {
+                                    argmax(qc) as u32
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            );
+            row += n;
+        }
+        // Step every environment one window, in parallel; merge in slot order.
+        let mut running: Vec<&mut Slot> = slots.iter_mut().flatten().collect();
+        let produced: Vec<Vec<Transition>> = running
+            .par_iter_mut()
+            .zip(actions.par_iter())
+            .map(|(slot, a)| slot.env.step(a))
+            .collect();
+        for (slot, ts) in running.iter_mut().zip(&produced) {
+            for t in ts {
+                replay.push(t);
+                if let Some(v) = t.taken_value() {
+                    slot.rewards += f64::from(v);
+                    slot.transitions += 1;
+                }
+            }
+            env_steps += ts.len() as u64;
+        }
+        if replay.len() >= cfg.learning_starts.max(cfg.batch_size) {
+            for _ in 0..cfg.gradient_steps {
+                replay.sample(cfg.batch_size, &mut rng, &mut batch);
+                let loss = f64::from(learner.train_step(&batch).context("gradient step")?);
+                for slot in running.iter_mut() {
+                    slot.losses += loss;
+                    slot.loss_steps += 1;
+                }
+            }
+        }
+        // Log finished episodes and start new ones in their slots.
+        for slot in slots.iter_mut() {
+            let finished = slot
+                .as_ref()
+                .is_some_and(|s| s.env.end() != EpisodeEnd::Running);
+            if !finished {
+                continue;
+            }
+            let s = slot.take().expect("checked");
+            let log = EpisodeLog {
+                episode: logs.len(),
+                lambda: s.env.spec.mean_lambda(cfg.horizon_s),
+                seed: s.env.spec.seed,
+                windows: s.env.sim().now_ms().div_euclid(cfg.window_s * 1000.0) as usize,
+                end: format!("{:?}", s.env.end()).to_lowercase(),
+                mean_reward: if s.transitions == 0 {
+                    0.0
+                } else {
+                    s.rewards / s.transitions as f64
+                },
+                success_ratio: s.env.sim().metrics().sum(|_, _, _| true).success_ratio(),
+                epsilon,
+                mean_loss: if s.loss_steps == 0 {
+                    0.0
+                } else {
+                    s.losses / s.loss_steps as f64
+                },
+                wall_s: start.elapsed().as_secs_f64(),
+            };
+            progress(TrainEvent::Episode(&log, budget.episodes));
+            logs.push(log);
+            if started < budget.episodes {
+                *slot = Some(new_env(&mut rng));
+                started += 1;
+            }
+        }
+    }
+    let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
+    let mut meta = CheckpointMeta {
+        actions: cfg.actions.clone(),
+        classes: classes.clone(),
+        topology: scenario.topology.name.clone(),
+        fingerprint: fp,
+        shape,
+        config: cfg.clone(),
+        fallback: Fallback::single(vec![0; classes.len()]),
+        margin: f64::INFINITY,
+    };
+    progress(TrainEvent::Phase(
+        "choosing the fallback tables and the margin on held-out episodes",
+    ));
+    let selection = select(scenario, &meta, learner.online_vars(), seed)?;
+    meta.fallback = selection.fallback.clone();
+    meta.margin = selection.margin;
+    crate::agent::Checkpoint::save(out, learner.online_vars(), &meta)?;
+    Ok(TrainOutcome {
+        logs,
+        selection,
+        budget,
+    })
+}

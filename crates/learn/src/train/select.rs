@@ -1,0 +1,208 @@
+//! Choosing, after training, what the checkpoint does when the network is not confident, on
+//! episodes never used in training and never an evaluation seed:
+//!
+//! 1. **Fallback tables by load level.** The λ range is cut into `fallback_levels` equal parts;
+//!    at the middle λ of each, the best static per-class table is searched on
+//!    `fallback_seeds` episodes ([`TableSearch`]: never below the best single policy there).
+//!    A scheduler uses the table of the level its observed incoming rate falls in; the level
+//!    edges are the expected per-scheduler rates halfway between two middles.
+//! 2. **Margin.** Each candidate margin runs the agent on `validation_episodes` dynamic
+//!    episodes (λ moving as in training), and so does the fallback alone; the best is kept,
+//!    the fallback alone on ties — the network must earn its deviations.
+
+use super::EpisodeSpec;
+use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback};
+use crate::meta::run_agent;
+use crate::meta::table_search::TableSearch;
+use anyhow::{Context, Result};
+use candle_nn::VarMap;
+use continuum_core::metrics::{Counts, LogHistogram};
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::workload::Lambda;
+use continuum_sim::{Scenario, SimConfig};
+use rand::Rng;
+use rayon::prelude::*;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One load level's search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelChoice {
+    /// The level's λ, clients/min/antenna.
+    pub lambda: f64,
+    /// The best single policy (action index) there and its success ratio.
+    pub best_single: (usize, f64),
+    /// The table kept and its success ratio.
+    pub table: (Vec<usize>, f64),
+}
+
+/// What validation found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The fallback tables.
+    pub fallback: Fallback,
+    /// Each level's search.
+    pub levels: Vec<LevelChoice>,
+    /// Score (the objective's; the success ratio by default) of the fallback alone on the
+    /// dynamic validation episodes.
+    pub fallback_ratio: f64,
+    /// Each candidate margin and the agent's score with it.
+    pub margins: Vec<(f64, f64)>,
+    /// The margin kept (infinite: the agent is its fallback).
+    pub margin: f64,
+    /// Simulation runs spent.
+    pub runs: usize,
+}
+
+/// The λ at the middle of each of `levels` equal parts of `[lo, hi]`.
+pub fn level_lambdas(lo: f64, hi: f64, levels: usize) -> Vec<f64> {
+    if hi <= lo {
+        return vec![lo];
+    }
+    (0..levels)
+        .map(|i| lo + (i as f64 + 0.5) * (hi - lo) / levels as f64)
+        .collect()
+}
+
+/// Runs the selection for a network (`vars`) described by `meta` (its fallback and margin are
+/// ignored); `seed` draws the held-out episodes.
+pub fn select(
+    scenario: &Scenario,
+    meta: &CheckpointMeta,
+    vars: &VarMap,
+    seed: u64,
+) -> Result<Selection> {
+    let cfg = &meta.config;
+    let actions = cfg.configurations();
+    let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
+    // 1. A table per load level.
+    let [lo, hi] = cfg.lambda_range;
+    let lambdas = level_lambdas(lo, hi, cfg.fallback_levels);
+    let mut runs = 0;
+    let mut levels = Vec::new();
+    for &lambda in &lambdas {
+        let episodes: Vec<EpisodeSpec> = (0..cfg.fallback_seeds)
+            .map(|_| EpisodeSpec {
+                lambda: Lambda::Constant(lambda),
+                seed: rng.random(),
+            })
+            .collect();
+        let search = TableSearch {
+            scenario,
+            episodes: &episodes,
+            duration_s: cfg.horizon_s,
+            actions: &actions,
+            classes: &meta.classes,
+            objective: cfg.objective,
+        };
+        let found = search.search();
+        runs += found.runs;
+        levels.push(LevelChoice {
+            lambda,
+            best_single: found.best_single,
+            table: found.table,
+        });
+    }
+    let fallback = Fallback {
+        edges_qps: lambdas
+            .windows(2)
+            .map(|w| scenario.workload.expected_qps((w[0] + w[1]) / 2.0))
+            .collect(),
+        tables: levels.iter().map(|l| l.table.0.clone()).collect(),
+    };
+    // 2. The margin, on dynamic episodes.
+    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
+        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut rng))
+        .collect();
+    let tensors = vars
+        .data()
+        .lock()
+        .expect("var map lock")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
+        .collect();
+    let ck = Checkpoint {
+        meta: CheckpointMeta {
+            fallback: fallback.clone(),
+            ..meta.clone()
+        },
+        tensors,
+    };
+    // The fallback alone first (infinite margin), then each candidate.
+    let candidates: Vec<f64> = std::iter::once(f64::INFINITY)
+        .chain(cfg.margins.iter().copied())
+        .collect();
+    let jobs: Vec<(usize, usize)> = (0..candidates.len())
+        .flat_map(|m| (0..validation.len()).map(move |e| (m, e)))
+        .collect();
+    let names = scenario.profiles.variant_names();
+    let counts: Vec<(Counts, LogHistogram)> = jobs
+        .par_iter()
+        .map(|&(m, e)| {
+            let mut agent = Agent::new(
+                &ck,
+                Path::new("<training>"),
+                &scenario.topology,
+                &scenario.fleet,
+                &names,
+            )?;
+            agent.set_margin(candidates[m]);
+            let sc = Arc::new(
+                scenario
+                    .clone()
+                    .with_lambda_profile(validation[e].lambda.clone()),
+            );
+            let sim_cfg = SimConfig {
+                duration_s: cfg.horizon_s,
+                window_s: cfg.window_s,
+                seed: validation[e].seed,
+                ..SimConfig::default()
+            };
+            let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
+                .context("running the agent on a validation episode")?;
+            let m = sim.metrics();
+            let mut latency = LogHistogram::default();
+            (0..m.windows()).for_each(|w| latency.add(m.window_latency(w)));
+            Ok((m.sum(|_, _, _| true), latency))
+        })
+        .collect::<Result<_>>()?;
+    runs += jobs.len();
+    let scores: Vec<f64> = counts
+        .chunks(validation.len().max(1))
+        .map(|per_episode| {
+            let mut t = Counts::default();
+            let mut latency = LogHistogram::default();
+            for (c, l) in per_episode {
+                t.add(c);
+                latency.add(l);
+            }
+            cfg.objective.score(&t, &latency)
+        })
+        .collect();
+    let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    Ok(Selection {
+        fallback,
+        levels,
+        fallback_ratio: scores[0],
+        margins: cfg
+            .margins
+            .iter()
+            .copied()
+            .zip(scores[1..].iter().copied())
+            .collect(),
+        margin: candidates[best],
+        runs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_split_the_range_evenly() {
+        assert_eq!(level_lambdas(20.0, 100.0, 4), vec![30.0, 50.0, 70.0, 90.0]);
+        assert_eq!(level_lambdas(60.0, 60.0, 4), vec![60.0]);
+        assert_eq!(level_lambdas(0.0, 10.0, 1), vec![5.0]);
+    }
+}

@@ -1,0 +1,235 @@
+//! The life of query records under tail-latency mitigation ([`continuum_core::mitigation`]): settling a
+//! query's one outcome, reissuing a late query as a second copy, cancelling the loser, and
+//! freeing records.
+//!
+//! A query has one record, its *original*, and under `reissue` possibly a second, its *copy*
+//! (`twin` links them both ways). The outcome belongs to the query, so it is counted once, on
+//! the original (`SETTLED`): the first answer settles it; it is rejected when every record
+//! ended unanswered. A record is freed when nothing refers to it any more (`refs`): its own
+//! passage through network, queue, batch and answer; a pending reissue time; a live copy.
+//!
+//! Timing rules (modelling choices):
+//! - a query whose batch has finished by its reissue time is not reissued: its answer is on
+//!   its way back;
+//! - the copy leaves from the scheduler, which holds the query: it pays the network to the new
+//!   worker, not the radio uplink again ([`continuum_core::mitigation::reissue_demand`]);
+//! - while both copies live, each answer travels as an event and the first to reach the client
+//!   wins; a copy still queued then is cancelled (removed from its queue), one already in a
+//!   batch runs to the end and its work counts as waste.
+
+use super::queue::Kind;
+use super::stream::net_delay;
+use super::{NO_QUERY, NO_STREAM, Query, Simulation};
+use continuum_core::feasibility::{Demand, feasible};
+use continuum_core::metrics::Outcome;
+use continuum_core::mitigation::{reissue_demand, reissue_target};
+
+/// The record is a copy (its `twin` is the original).
+pub(super) const COPY: u8 = 1;
+/// The query's outcome is counted (on originals only).
+pub(super) const SETTLED: u8 = 2;
+/// The original's own passage has ended (answered, dropped or cancelled).
+pub(super) const DONE: u8 = 4;
+
+impl Simulation {
+    /// The original of record `qid` (itself unless a copy).
+    #[inline]
+    pub(super) fn original_of(&self, qid: u32) -> u32 {
+        let q = self.queries.get(qid);
+        if q.flags & COPY != 0 { q.twin } else { qid }
+    }
+
+    /// Whether the query of record `qid` already has its outcome.
+    #[inline]
+    pub(super) fn is_settled(&self, qid: u32) -> bool {
+        self.queries.get(self.original_of(qid)).flags & SETTLED != 0
+    }
+
+    /// Whether record `qid` is one of two live copies of a query (so its answer must race the
+    /// other's).
+    #[inline]
+    pub(super) fn is_hedged(&self, qid: u32) -> bool {
+        let q = self.queries.get(qid);
+        q.flags & COPY != 0 || q.twin != NO_QUERY
+    }
+
+    /// Counts the outcome of the query whose original is `orig`.
+    pub(super) fn settle(&mut self, orig: u32, outcome: Outcome, latency_ms: Option<f64>) {
+        let q = self.queries.get_mut(orig);
+        debug_assert!(q.flags & (SETTLED | COPY) == 0);
+        q.flags |= SETTLED;
+        let q = *q;
+        self.count_outcome(&q, outcome, latency_ms);
+    }
+
+    /// Records the one outcome of query `q` (an original): the run's metrics, the counts by
+    /// binding window, its stream's tail.
+    #[inline]
+    pub(super) fn count_outcome(&mut self, q: &Query, outcome: Outcome, latency_ms: Option<f64>) {
+        self.metrics
+            .outcome(q.t_emit, q.sched, q.app, outcome, latency_ms);
+        self.by_bind
+            .count(q.bind_window, q.sched, q.app, outcome as usize);
+        if let Some(l) = latency_ms {
+            self.tails.push(q.stream, l as f32, &mut self.facts);
+        }
+    }
+
+    /// Record `qid` answered the client at time `at`: settles its query unless the other copy
+    /// answered first, and cancels the other copy if it still waits in a queue.
+    #[inline(never)]
+    pub(super) fn answered(&mut self, qid: u32, at: f64) {
+        let orig = self.original_of(qid);
+        if self.is_settled(qid) {
+            self.metrics.mitigation.wasted += 1;
+        } else {
+            let q = *self.queries.get(qid);
+            let outcome = if at <= q.deadline {
+                Outcome::Success
+            } else {
+                Outcome::Failure
+            };
+            self.settle(orig, outcome, Some(at - q.t_emit));
+            let other = if q.flags & COPY != 0 {
+                self.metrics.mitigation.reissue_won += 1;
+                orig
+            } else {
+                q.twin
+            };
+            if other != NO_QUERY {
+                self.cancel_if_queued(other);
+            }
+        }
+        self.end_passage(qid);
+    }
+
+    /// Record `qid` ended without an answer (dropped or discarded): its query is rejected
+    /// unless the other copy may still answer.
+    #[inline(never)]
+    pub(super) fn unanswered(&mut self, qid: u32) {
+        let q = *self.queries.get(qid);
+        let (orig, other_pending) = if q.flags & COPY != 0 {
+            (q.twin, self.queries.get(q.twin).flags & DONE == 0)
+        } else {
+            (qid, q.twin != NO_QUERY)
+        };
+        if self.queries.get(orig).flags & SETTLED == 0 && !other_pending {
+            self.settle(orig, Outcome::Rejected, None);
+        }
+        self.end_passage(qid);
+    }
+
+    /// Removes record `qid` from its worker's queue if it waits there: the other copy
+    /// answered first. (Elsewhere — on its way, or in a batch — it runs on; only hedged
+    /// queries get here, so the search costs nothing to the rest.)
+    fn cancel_if_queued(&mut self, qid: u32) {
+        let w = self.queries.get(qid).worker as usize;
+        let queue = &mut self.workers[w].queue;
+        if let Some(at) = queue.iter().position(|x| x.qid == qid) {
+            queue.remove(at);
+            self.metrics.mitigation.cancelled += 1;
+            self.end_passage(qid);
+        }
+    }
+
+    /// A record reached its worker after its query was settled: it is not queued.
+    #[inline(never)]
+    pub(super) fn cancel_arriving(&mut self, qid: u32) {
+        self.metrics.mitigation.cancelled += 1;
+        self.end_passage(qid);
+    }
+
+    /// The passage of record `qid` is over.
+    fn end_passage(&mut self, qid: u32) {
+        let q = self.queries.get_mut(qid);
+        if q.flags & COPY == 0 {
+            q.flags |= DONE;
+        }
+        self.release(qid);
+    }
+
+    /// Drops one reference to record `qid`, freeing it at zero (a freed copy releases its
+    /// original).
+    pub(super) fn release(&mut self, qid: u32) {
+        let q = self.queries.get_mut(qid);
+        q.refs -= 1;
+        if q.refs > 0 {
+            return;
+        }
+        let (copy, twin) = (q.flags & COPY != 0, q.twin);
+        self.queries.remove(qid);
+        if copy {
+            self.queries.get_mut(twin).twin = NO_QUERY;
+            self.release(twin);
+        }
+    }
+
+    /// Schedules the reissue time of the new original `qid` (mitigation `reissue`).
+    #[inline(never)]
+    pub(super) fn arm_reissue(&mut self, qid: u32) {
+        let q = self.queries.get_mut(qid);
+        q.refs += 1;
+        let q = *q;
+        let at = self.mitigation_of(&q).reissue_at_ms(q.t_emit, q.deadline);
+        self.events
+            .push(at.expect("reissue mitigation"), Kind::Reissue, qid, 0);
+    }
+
+    /// The reissue time of original `qid` has come: if still unsettled and in flight, send a
+    /// copy to the feasible binding with the lowest expected delay other than its own.
+    #[inline(never)]
+    pub(super) fn on_reissue(&mut self, qid: u32) {
+        let now = self.now;
+        let q = *self.queries.get(qid);
+        if q.flags & (SETTLED | DONE) == 0 {
+            self.reissue(qid, &q, now);
+        }
+        self.release(qid);
+    }
+
+    fn reissue(&mut self, qid: u32, q: &Query, now: f64) {
+        let sc = self.sc.clone();
+        let facts = self.facts[q.stream as usize];
+        let own = &sc.fleet.workers[q.worker as usize];
+        let stream = Demand {
+            task: own.task,
+            rate_qps: f64::from(facts.rate_qps),
+            size_kb: f64::from(q.size_kb),
+            tx_ms: 0.0,
+            access_ms: f64::from(q.access_ms),
+            max_delay_ms: q.deadline - q.t_emit,
+            min_accuracy: f64::from(facts.min_accuracy),
+            items: 1,
+        };
+        let reach = &sc.topology.schedulers[usize::from(q.sched)].reach;
+        let demand = reissue_demand(&stream, q.deadline - now);
+        feasible(&demand, reach, &sc.fleet, &self.view, &mut self.scratch);
+        let Some(target) = reissue_target(&self.scratch, q.worker) else {
+            self.metrics.mitigation.reissue_no_target += 1;
+            return;
+        };
+        let r = reach
+            .iter()
+            .find(|r| r.worker == target.worker)
+            .expect("candidate comes from reach");
+        let rng = &mut self.scheds[usize::from(q.sched)].reissue;
+        let up = net_delay(rng, r.d_ms, r.sigma_ms);
+        let copy = Query {
+            chain: NO_STREAM,
+            t_arrive: now + up,
+            d_ms: r.d_ms as f32,
+            sigma_ms: r.sigma_ms as f32,
+            worker: target.worker,
+            twin: qid,
+            refs: 1,
+            flags: COPY,
+            ..*q
+        };
+        let cid = self.queries.insert(copy);
+        let orig = self.queries.get_mut(qid);
+        orig.twin = cid;
+        orig.refs += 1;
+        self.metrics.mitigation.reissued += 1;
+        self.events.push(copy.t_arrive, Kind::Arrive, cid, 0);
+    }
+}
