@@ -295,7 +295,7 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
     let gw = p.gateway_http.clone();
     let gpid = p.gateways.each_ref().map(|g| g.pid());
     let cert = rustls::pki_types::CertificateDer::from(p.cert.clone());
-    let quic = continuum::worker::QuicClient::connect(p.worker_quic, &[cert])
+    let quic = continuum_wire::QuicClient::connect(p.worker_quic, &[cert])
         .await
         .unwrap();
     let worker_uri = format!("{}/v2/models/null-b1/infer", p.worker_http);
@@ -330,7 +330,7 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
     }
     // The same streams of the QUIC worker's gateway take QUIC frames too.
     let gcert = rustls::pki_types::CertificateDer::from(p.gateway_cert.clone());
-    let front = continuum::worker::QuicClient::connect(p.gateway_quic, &[gcert])
+    let front = continuum_wire::QuicClient::connect(p.gateway_quic, &[gcert])
         .await
         .unwrap();
     let frames = target.gateway_uris[0]

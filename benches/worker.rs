@@ -9,8 +9,10 @@
 
 use bytes::Bytes;
 use continuum::inference::{Model, Tensor, backend, reference_input};
-use continuum::worker::frame::{InferFrame, Response};
-use continuum::worker::{InferRequest, QuicClient, Worker, WorkerConfig};
+use continuum::worker::{Worker, WorkerConfig};
+use continuum_wire::QuicClient;
+use continuum_wire::frame::{InferFrame, Response};
+use continuum_wire::query::InferRequest;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;

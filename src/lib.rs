@@ -1,26 +1,26 @@
 //! continuum: an edge-cloud inference request dispatcher.
 //!
-//! This crate is the `continuum` command and the live faces (worker, gateway, load generator,
-//! live allocator). The layers below are crates of their own, re-exported here under their
-//! module names so that `continuum::topology`, `continuum::sim` and the rest keep one path:
-//! the sans-IO core [`continuum_core`], the simulator [`continuum_sim`], allocation
-//! [`continuum_alloc`] and learning [`continuum_learn`]. The crate graph and what each crate may
-//! import are in `docs/architecture.md`.
+//! This crate is the `continuum` command ([`cli`]), its reports ([`report`]) and the live
+//! allocator ([`allocator`]). Everything else is a crate of its own, re-exported here under its
+//! module name so that `continuum::topology`, `continuum::sim`, `continuum::gateway` and the
+//! rest keep one path: the sans-IO core [`continuum_core`], the simulator [`continuum_sim`],
+//! allocation [`continuum_alloc`], learning [`continuum_learn`], the wire protocols
+//! [`continuum_wire`], the worker [`continuum_worker`], the gateway [`continuum_gateway`] and the
+//! load generator [`continuum_loadgen`]. The crate graph and what each crate may import are in
+//! `docs/architecture.md`.
 
 pub use continuum_alloc::{alloc, oga_bench, placement};
 pub use continuum_core::{
     admission, config, dispatch, feasibility, fixtures, load, metrics, mitigation, observe, policy,
     profiles, rng, scenario, topology, workload,
 };
+pub use continuum_gateway as gateway;
 pub use continuum_learn::{agent, meta, train};
+pub use continuum_loadgen as loadgen;
 pub use continuum_sim as sim;
+pub use continuum_worker as worker;
+pub use continuum_worker::{inference, profiler};
 
 pub mod allocator;
 pub mod cli;
-pub mod gateway;
-pub mod inference;
-pub mod layered;
-pub mod loadgen;
-pub mod profiler;
 pub mod report;
-pub mod worker;

@@ -45,9 +45,9 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
         assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
         let n = header_len_of(&h);
         let v: Value = serde_json::from_slice(&body[..n]).unwrap();
-        let out = continuum::inference::Tensor {
+        let out = continuum_wire::tensor::Tensor {
             shape: serde_json::from_value(v["outputs"][0]["shape"].clone()).unwrap(),
-            data: continuum::inference::fp32::decode_le(&body[n..]),
+            data: continuum_wire::fp32::decode_le(&body[n..]),
         };
         assert_close(&out, &direct(model, 1), 1e-4);
     }

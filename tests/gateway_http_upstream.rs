@@ -8,7 +8,7 @@ mod worker_support;
 use bytes::Bytes;
 use continuum::gateway::upstream::UpstreamError;
 use continuum::gateway::upstream::http::{HttpUpstream, ScrapedLoad};
-use continuum::inference::Tensor;
+use continuum_wire::tensor::Tensor;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;

@@ -6,8 +6,8 @@
 mod gateway_support;
 
 use continuum::inference::{Tensor, reference_input};
-use continuum::worker::QuicClient;
-use continuum::worker::frame::{self, InferFrame, Response};
+use continuum_wire::QuicClient;
+use continuum_wire::frame::{self, InferFrame, Response};
 use gateway_support::*;
 use serde_json::json;
 

@@ -471,14 +471,14 @@ fn property_hostile_bodies_always_get_a_json_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
-    use continuum::worker::grpc::{GrpcInferenceServiceClient, pb};
+    use continuum_wire::grpc::{GrpcInferenceServiceClient, pb};
     let l = live(false, json!({"grpc": {"listen": "127.0.0.1:0"}})).await;
     let a = l.addr();
     let s = open(a, &stream_req(2000.0, 0.5)).await;
     let token = s["stream_id"].as_str().unwrap().to_string();
     let url = format!("http://{}", l.gw.grpc_addr().unwrap());
     let mut c = GrpcInferenceServiceClient::connect(url).await.unwrap();
-    let x = continuum::inference::reference_input(1, &ITEM);
+    let x = continuum_wire::tensor::reference_input(1, &ITEM);
     let req = |params: Vec<(&str, pb::infer_parameter::ParameterChoice)>| pb::ModelInferRequest {
         model_name: "object-detection".into(),
         inputs: vec![pb::model_infer_request::InferInputTensor {
@@ -518,7 +518,7 @@ async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     assert_close(
-        &continuum::inference::Tensor {
+        &continuum_wire::tensor::Tensor {
             shape: vec![1, 16],
             data: out,
         },

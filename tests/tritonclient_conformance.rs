@@ -28,7 +28,7 @@ fn tritonclient_available() -> bool {
 async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let expect = dir.path().join("expect.json");
-    let input = continuum::inference::reference_input(max_batch, &ITEM);
+    let input = continuum_wire::tensor::reference_input(max_batch, &ITEM);
     let outs: Vec<Vec<f32>> = outputs.iter().map(|m| direct(m, max_batch).data).collect();
     std::fs::write(
         &expect,

@@ -5,7 +5,7 @@
 mod worker_support;
 
 use bytes::Bytes;
-use continuum::inference::Tensor;
+use continuum_wire::tensor::Tensor;
 use http_body_util::Full;
 use hyper::{Request, StatusCode};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 mod worker_support;
 
 use continuum::inference::{Tensor, reference_input};
-use continuum::worker::frame::{self, InferFrame, Response};
+use continuum_wire::frame::{self, InferFrame, Response};
 use serde_json::json;
 use std::time::Duration;
 use worker_support::*;
@@ -41,11 +41,11 @@ async fn packets_grow_to_the_ceiling_on_loopback() {
     let w = start(config(&[("s4", "cnn-s", 4, 1.0)], json!({}))).await;
     let c = quic(&w).await;
     let until = std::time::Instant::now() + Duration::from_secs(10);
-    while c.mtu() < continuum::worker::tls::MAX_UDP_PAYLOAD && std::time::Instant::now() < until {
+    while c.mtu() < continuum_wire::tls::MAX_UDP_PAYLOAD && std::time::Instant::now() < until {
         ok(c.infer(&query("s4", 1, 1, 0)).await.unwrap());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(c.mtu(), continuum::worker::tls::MAX_UDP_PAYLOAD);
+    assert_eq!(c.mtu(), continuum_wire::tls::MAX_UDP_PAYLOAD);
     c.close().await;
     w.shutdown().await;
 }

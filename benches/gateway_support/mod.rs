@@ -3,9 +3,9 @@
 //! pooled HTTP client, the query bodies, and an open-loop pacer.
 
 use bytes::Bytes;
-use continuum::inference::reference_input;
-use continuum::worker::QuicClient;
-use continuum::worker::frame::{InferFrame, Response};
+use continuum_wire::QuicClient;
+use continuum_wire::frame::{InferFrame, Response};
+use continuum_wire::tensor::reference_input;
 use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
@@ -163,7 +163,7 @@ pub fn quic_frame(model: &str) -> InferFrame {
         stream_id: 1,
         deadline_us: 0,
         model: model.into(),
-        input: continuum::inference::Tensor {
+        input: continuum_wire::tensor::Tensor {
             shape: vec![1, 3, 64, 64],
             data: reference_input(1, &ITEM),
         },

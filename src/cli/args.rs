@@ -112,7 +112,7 @@ pub enum Command {
         slots: Option<u64>,
     },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
-    Loadgen(crate::loadgen::LoadgenArgs),
+    Loadgen(continuum_loadgen::LoadgenArgs),
     /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,
     /// spreading) on a synthetic trace: average reward over time, gains and regret.
     OgaBench(continuum_alloc::oga_bench::OgaBenchArgs),

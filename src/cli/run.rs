@@ -92,12 +92,12 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Table(args) => return super::table::execute(args),
         Command::Topology { cmd } => return super::topology::execute(cmd),
         Command::Train(args) => return super::train::execute(args),
-        Command::Worker { config } => return crate::worker::run_from_file(config),
-        Command::Gateway { config } => return crate::gateway::run_from_file(config),
+        Command::Worker { config } => return continuum_worker::run_from_file(config),
+        Command::Gateway { config } => return continuum_gateway::run_from_file(config),
         Command::Allocator { config, slots } => {
             return crate::allocator::run_from_file(config, *slots);
         }
-        Command::Loadgen(args) => return crate::loadgen::execute(args),
+        Command::Loadgen(args) => return continuum_loadgen::execute(args),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {
             models,
@@ -105,12 +105,12 @@ pub fn execute(cli: &Cli) -> Result<()> {
             reps,
             min_time_ms,
         } => {
-            let opts = crate::profiler::ProfileOptions {
+            let opts = continuum_worker::profiler::ProfileOptions {
                 reps: *reps,
                 min_time: std::time::Duration::from_millis(*min_time_ms),
                 ..Default::default()
             };
-            return crate::profiler::run_cli(models, out, &opts);
+            return continuum_worker::profiler::run_cli(models, out, &opts);
         }
     };
     if runners.is_empty() {

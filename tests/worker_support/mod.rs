@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 use continuum::inference::{Model, Tensor, reference_input};
-use continuum::worker::{QuicClient, Worker, WorkerConfig};
+use continuum::worker::{Worker, WorkerConfig};
+use continuum_wire::QuicClient;
 use http_body_util::{BodyExt, Full};
 use hyper::{HeaderMap, Request, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -181,9 +182,9 @@ pub fn output_of_json(v: &serde_json::Value) -> Tensor {
 }
 
 /// The status and message of a QUIC error frame (panics on an answer).
-pub fn error_frame(r: continuum::worker::frame::Response) -> (u8, String) {
+pub fn error_frame(r: continuum_wire::frame::Response) -> (u8, String) {
     match r {
-        continuum::worker::frame::Response::Error { status, message } => (status, message),
-        continuum::worker::frame::Response::Ok { .. } => panic!("expected an error frame"),
+        continuum_wire::frame::Response::Error { status, message } => (status, message),
+        continuum_wire::frame::Response::Ok { .. } => panic!("expected an error frame"),
     }
 }

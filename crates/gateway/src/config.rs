@@ -1,0 +1,490 @@
+//! Gateway settings: a YAML file layered with `CONTINUUM_*` environment overrides (the `config`
+//! crate), as for the worker. Nested keys use a double underscore
+//! (`CONTINUUM_HTTP__LISTEN=127.0.0.1:9080`, `CONTINUUM_ADMIN_TOKEN=…`). Only variables naming a
+//! gateway setting are read.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// All settings of one gateway process (one scheduler).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Name in logs and metrics.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Topology file (the simulator's format).
+    pub topology: PathBuf,
+    /// Variant profiles the topology's deployment refers to.
+    pub profiles: PathBuf,
+    /// The access cluster this gateway schedules for (a cluster id of the topology).
+    pub scheduler: String,
+    /// Client endpoint.
+    #[serde(default)]
+    pub http: HttpConfig,
+    /// gRPC client endpoint (KServe v2 / Triton `GRPCInferenceService`; none unless set).
+    #[serde(default)]
+    pub grpc: Option<continuum_wire::endpoint::GrpcConfig>,
+    /// QUIC client endpoint ([`super::quic_api`]: a stream's queries in the workers'
+    /// framing; none unless set). `min_report_ms` is not read: the gateway sends no load
+    /// reports.
+    #[serde(default)]
+    pub quic: Option<continuum_wire::endpoint::QuicConfig>,
+    /// Application classes that get their own `app` label in metrics; any other class a
+    /// client names is counted as `other`, so clients cannot grow the label set.
+    #[serde(default)]
+    pub app_classes: Vec<String>,
+    /// Secret that signs stream tokens (at least 16 bytes; e.g. `CONTINUUM_STREAM_KEY`). With
+    /// the same secret a restarted gateway accepts the streams of the one before.
+    #[serde(default)]
+    pub stream_key: Option<String>,
+    /// File holding the stream key in hex, created with a random key on first start when
+    /// missing (used when `stream_key` is not set). Without either, a random key is drawn at
+    /// start and streams do not survive a restart.
+    #[serde(default)]
+    pub stream_key_file: Option<PathBuf>,
+    /// How long a closed stream's token stays refused, ms (after that its holder could
+    /// re-bind it). assumption: 1 h, far beyond any client's retry of a closed stream.
+    #[serde(default = "default_closed_memory_ms")]
+    pub closed_stream_memory_ms: u64,
+    /// The live workers: where each cluster's variants are served.
+    pub workers: Vec<UpstreamConfig>,
+    /// Wire names and item shape of each task's tensors (for OIP metadata and for relaying
+    /// queries over QUIC).
+    pub tasks: BTreeMap<String, TaskIo>,
+    /// Static dispatch policy: every stream's without `agent` or `policy_table`; with `agent`,
+    /// every class's until the agent's first decision.
+    #[serde(default = "default_policy")]
+    pub policy: String,
+    /// Tail-latency mitigation ([`continuum_core::mitigation`]): `none`; `reissue@<r>`, a query not
+    /// answered by r × its deadline is hedged to a second worker and the first answer wins;
+    /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline.
+    #[serde(default = "default_mitigation")]
+    pub mitigation: String,
+    /// A static per-class policy table (YAML, as written by `continuum table`): streams are
+    /// classed by the application they name, else by their demand bucket, and each class is
+    /// bound with its own policy. Not with `agent` (the checkpoint brings its own classes).
+    #[serde(default)]
+    pub policy_table: Option<PathBuf>,
+    /// Meta-policy checkpoint (`continuum train`); when set, every stream class's policy is
+    /// chosen every window (the classes are the checkpoint's).
+    #[serde(default)]
+    pub agent: Option<PathBuf>,
+    /// Meta-policy window T, ms (SPEC §9 default: 5 s).
+    #[serde(default = "default_window_ms")]
+    pub window_ms: u64,
+    /// Token required by `PUT /v1/policy` and `POST /v1/reload` (`Authorization: Bearer …`);
+    /// without one, those routes always answer 401. The example token `change-me` is refused
+    /// unless `http.listen` is a loopback address.
+    #[serde(default)]
+    pub admin_token: Option<String>,
+    /// Load view publication period Δ, ms (SPEC §8 default staleness: 100 ms).
+    #[serde(default = "default_publish_ms")]
+    pub publish_ms: u64,
+    /// Streams with no query for this long are closed, ms. assumption: 30 s, several times the
+    /// longest frame gap of any app class.
+    #[serde(default = "default_idle_ms")]
+    pub stream_idle_timeout_ms: u64,
+    /// Bound on every call to a worker, ms. assumption: 5 s, far above any deadline served.
+    #[serde(default = "default_upstream_timeout_ms")]
+    pub upstream_timeout_ms: u64,
+    /// Most queries in flight to one worker; beyond it queries are rejected (back-pressure).
+    /// assumption: 1024, several seconds of queue at the capacities profiled here.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight_per_worker: usize,
+    /// Most open streams. assumption: 100 000 (memory per stream is measured in the README).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: usize,
+    /// Stream opens allowed per second (token bucket refill); over it opens get 429.
+    /// assumption: 1000/s, 60× the busiest antenna's client arrival rate in workloads/.
+    #[serde(default = "default_open_rate")]
+    pub stream_open_rate: f64,
+    /// Token bucket depth for stream opens. assumption: 200, a burst of 0.2 s at the rate above.
+    #[serde(default = "default_open_burst")]
+    pub stream_open_burst: f64,
+    /// Weight of the measured RTT/2 in the live d_n^s (the rest is the topology's figure).
+    #[serde(default = "default_rtt_weight")]
+    pub rtt_weight: f64,
+    /// Sim-to-live mode: sleep for the topology's link delays (and the stream's access and
+    /// transmission delays) on the way to the worker and back, so loopback behaves like the
+    /// topology's network.
+    #[serde(default)]
+    pub inject_delays: bool,
+    /// One-way access delay δ_i assumed for streams that do not state one, ms. assumption: 5 ms,
+    /// the middle of the access delays in workloads/default.yaml.
+    #[serde(default = "default_access_ms")]
+    pub default_access_ms: f64,
+    /// Seed of the scheduler's random stream (randomised policies, injected jitter).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `text` or `json` log lines.
+    #[serde(default)]
+    pub log_format: LogFormat,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Client endpoint settings.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HttpConfig {
+    /// Listen address (port 0: any free port).
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Body size (8 MiB, as the worker), read timeouts, connection caps and header limits
+    /// (unknown keys are refused here).
+    #[serde(flatten)]
+    pub limits: continuum_wire::serve::ServeLimits,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+            limits: Default::default(),
+        }
+    }
+}
+
+/// The admin token of the shipped example configuration: anyone can read it, so a gateway
+/// reachable from other hosts refuses to start with it.
+pub const WELL_KNOWN_ADMIN_TOKEN: &str = "change-me";
+
+/// How the gateway talks to one worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// continuum's QUIC framing (`continuum worker`).
+    Quic,
+    /// Open Inference Protocol v2 over HTTP (any OIP server, e.g. Triton).
+    Http,
+}
+
+/// One live worker process.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// Name in logs and metrics.
+    pub name: String,
+    /// The topology cluster it runs on.
+    pub cluster: String,
+    /// `quic` or `http`.
+    pub protocol: Protocol,
+    /// QUIC: `host:port`; HTTP: `http://host:port`.
+    pub address: String,
+    /// QUIC: the worker's certificate (DER) to trust, e.g. its `quic.dev_cert_out`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// HTTP: the Prometheus endpoint its load is read from (default `{address}/metrics`).
+    #[serde(default)]
+    pub metrics: Option<String>,
+    /// Variants it serves (profile names); default: the topology's deployment on its cluster.
+    #[serde(default)]
+    pub variants: Option<Vec<String>>,
+}
+
+/// The wire description of a task's model inputs and outputs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskIo {
+    /// Input tensor name.
+    pub input: String,
+    /// Output tensor name.
+    pub output: String,
+    /// Shape of one input item (without the batch dimension).
+    pub shape: Vec<usize>,
+    /// Shape of one output item.
+    #[serde(default)]
+    pub output_shape: Vec<usize>,
+}
+
+fn default_name() -> String {
+    "gateway".into()
+}
+fn default_policy() -> String {
+    "least-impedance".into()
+}
+fn default_mitigation() -> String {
+    "none".into()
+}
+fn default_window_ms() -> u64 {
+    5000
+}
+fn default_publish_ms() -> u64 {
+    100
+}
+fn default_idle_ms() -> u64 {
+    30_000
+}
+fn default_upstream_timeout_ms() -> u64 {
+    5000
+}
+fn default_max_in_flight() -> usize {
+    1024
+}
+fn default_max_streams() -> usize {
+    100_000
+}
+fn default_open_rate() -> f64 {
+    1000.0
+}
+fn default_open_burst() -> f64 {
+    200.0
+}
+fn default_rtt_weight() -> f64 {
+    0.5
+}
+fn default_access_ms() -> f64 {
+    5.0
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+fn default_closed_memory_ms() -> u64 {
+    3_600_000
+}
+
+/// Top-level keys that `CONTINUUM_*` variables may set.
+const ENV_KEYS: &[&str] = &[
+    "name",
+    "topology",
+    "profiles",
+    "scheduler",
+    "http",
+    "grpc",
+    "quic",
+    "app_classes",
+    "stream_key",
+    "stream_key_file",
+    "closed_stream_memory_ms",
+    "policy",
+    "mitigation",
+    "policy_table",
+    "agent",
+    "window_ms",
+    "admin_token",
+    "publish_ms",
+    "stream_idle_timeout_ms",
+    "upstream_timeout_ms",
+    "max_in_flight_per_worker",
+    "max_streams",
+    "stream_open_rate",
+    "stream_open_burst",
+    "rtt_weight",
+    "inject_delays",
+    "default_access_ms",
+    "seed",
+    "log_format",
+];
+
+impl GatewayConfig {
+    /// The configured mitigation (checked by [`Self::validate`]; `none` if it does not parse).
+    pub fn mitigation(&self) -> continuum_core::mitigation::Mitigation {
+        continuum_core::mitigation::Mitigation::parse(&self.mitigation).unwrap_or_default()
+    }
+
+    /// Reads `path` (YAML), applies `CONTINUUM_*` overrides, checks the result. Relative file
+    /// paths inside are taken from the working directory.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let cfg: GatewayConfig = continuum_wire::layered::load(path, ENV_KEYS)?;
+        cfg.validate()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(cfg)
+    }
+
+    /// Checks what the types cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.workers.is_empty() {
+            return Err("workers: expected at least one worker".into());
+        }
+        for (i, w) in self.workers.iter().enumerate() {
+            if self.workers[..i].iter().any(|x| x.name == w.name) {
+                return Err(format!("workers[{i}].name: duplicate worker `{}`", w.name));
+            }
+            match w.protocol {
+                Protocol::Quic if w.address.parse::<SocketAddr>().is_err() => {
+                    return Err(format!(
+                        "workers[{i}].address: expected host:port for QUIC, got `{}`",
+                        w.address
+                    ));
+                }
+                Protocol::Http if !w.address.starts_with("http://") => {
+                    return Err(format!(
+                        "workers[{i}].address: expected http://host:port, got `{}`",
+                        w.address
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for (name, t) in &self.tasks {
+            if t.shape.is_empty() || t.shape.contains(&0) {
+                return Err(format!(
+                    "tasks.{name}.shape: expected positive dimensions, got {:?}",
+                    t.shape
+                ));
+            }
+        }
+        let positive = [
+            ("window_ms", self.window_ms),
+            ("publish_ms", self.publish_ms),
+            ("stream_idle_timeout_ms", self.stream_idle_timeout_ms),
+            ("upstream_timeout_ms", self.upstream_timeout_ms),
+            (
+                "max_in_flight_per_worker",
+                self.max_in_flight_per_worker as u64,
+            ),
+            ("max_streams", self.max_streams as u64),
+            ("closed_stream_memory_ms", self.closed_stream_memory_ms),
+        ];
+        self.http.limits.validate()?;
+        if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{k}: expected >= 1"));
+        }
+        let rates = [
+            ("stream_open_rate", self.stream_open_rate),
+            ("stream_open_burst", self.stream_open_burst),
+        ];
+        if let Some((k, v)) = rates.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!("{k}: expected a number > 0, got {v}"));
+        }
+        if !(0.0..=1.0).contains(&self.rtt_weight) {
+            return Err(format!(
+                "rtt_weight: expected a number in [0, 1], got {}",
+                self.rtt_weight
+            ));
+        }
+        if !(self.default_access_ms.is_finite() && self.default_access_ms >= 0.0) {
+            return Err(format!(
+                "default_access_ms: expected >= 0, got {}",
+                self.default_access_ms
+            ));
+        }
+        if self.admin_token.as_deref() == Some(WELL_KNOWN_ADMIN_TOKEN)
+            && !self.http.listen.ip().is_loopback()
+        {
+            return Err(format!(
+                "admin_token: `{WELL_KNOWN_ADMIN_TOKEN}` is the example token anyone can read; \
+                 set your own (e.g. CONTINUUM_ADMIN_TOKEN) or bind http.listen to loopback \
+                 (listening on {})",
+                self.http.listen
+            ));
+        }
+        if self.admin_token.as_deref() == Some("") {
+            return Err("admin_token: expected a non-empty token".into());
+        }
+        let key_len = self.stream_key.as_ref().map(String::len);
+        if key_len.is_some_and(|n| n < super::token::MIN_KEY_BYTES) {
+            return Err(format!(
+                "stream_key: expected at least {} bytes, got {}",
+                super::token::MIN_KEY_BYTES,
+                key_len.unwrap_or(0)
+            ));
+        }
+        if self
+            .app_classes
+            .iter()
+            .any(|a| a.len() > super::streams::MAX_APP_LEN)
+        {
+            return Err(format!(
+                "app_classes: expected names of at most {} bytes",
+                super::streams::MAX_APP_LEN
+            ));
+        }
+        if continuum_core::policy::by_name(&self.policy).is_none() {
+            return Err(format!(
+                "policy: unknown policy `{}`; known policies: {}",
+                self.policy,
+                continuum_core::policy::names().join(", ")
+            ));
+        }
+        continuum_core::mitigation::Mitigation::parse(&self.mitigation)
+            .map_err(|e| format!("mitigation: {e}"))?;
+        if let (Some(t), Some(a)) = (&self.policy_table, &self.agent) {
+            return Err(format!(
+                "policy_table: `{}` cannot be used with agent `{}`: the checkpoint defines the \
+                 stream classes and picks their policies; set one of the two",
+                t.display(),
+                a.display()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(listen: &str, token: Option<&str>) -> GatewayConfig {
+        let mut v = serde_json::json!({
+            "topology": "t.yaml", "profiles": "p.yaml", "scheduler": "a",
+            "http": {"listen": listen},
+            "workers": [{"name": "w", "cluster": "c", "protocol": "quic", "address": "127.0.0.1:1"}],
+            "tasks": {},
+        });
+        if let Some(t) = token {
+            v["admin_token"] = serde_json::json!(t);
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_example_admin_token_is_refused_off_loopback() {
+        assert!(cfg("127.0.0.1:0", Some("change-me")).validate().is_ok());
+        assert!(cfg("[::1]:0", Some("change-me")).validate().is_ok());
+        let e = cfg("0.0.0.0:8080", Some("change-me"))
+            .validate()
+            .unwrap_err();
+        assert!(e.starts_with("admin_token"), "{e}");
+        assert!(
+            cfg("0.0.0.0:8080", Some("a-real-secret-token"))
+                .validate()
+                .is_ok()
+        );
+        assert!(cfg("0.0.0.0:8080", None).validate().is_ok());
+    }
+
+    #[test]
+    fn the_mitigation_is_checked_and_read() {
+        let mut c = cfg("127.0.0.1:0", None);
+        assert_eq!(c.mitigation(), continuum_core::mitigation::Mitigation::None);
+        c.mitigation = "discard@0.9".into();
+        assert!(c.validate().is_ok());
+        assert_eq!(
+            c.mitigation(),
+            continuum_core::mitigation::Mitigation::Discard { ratio: 0.9 }
+        );
+        c.mitigation = "hedge@0.9".into();
+        let e = c.validate().unwrap_err();
+        assert!(e.starts_with("mitigation:") && e.contains("hedge"), "{e}");
+    }
+
+    #[test]
+    fn http_limits_are_read_and_unknown_keys_refused() {
+        let mut v = serde_json::json!({"listen": "127.0.0.1:0", "max_body_bytes": 10,
+                                       "header_read_timeout_ms": 5});
+        let h: HttpConfig = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(
+            (h.limits.max_body_bytes, h.limits.header_read_timeout_ms),
+            (10, 5)
+        );
+        v["max_body_byte"] = serde_json::json!(1);
+        let h: HttpConfig = serde_json::from_value(v).unwrap();
+        let e = h.limits.validate().unwrap_err();
+        assert!(e.starts_with("http.max_body_byte:"), "{e}");
+    }
+}

@@ -1,0 +1,282 @@
+//! Forwarding one query of a stream to its bound worker (QUIC or HTTP) and judging its
+//! outcome: every query that reaches here is counted once as success, failure or rejected.
+
+use super::error::ApiError;
+use super::hedge::{Outgoing, Wire};
+use super::plan::TaskSpec;
+use super::state::{GatewayState, res};
+use super::streams::{Binding, Stream};
+use super::upstream::{Link, UpstreamError};
+use bytes::Bytes;
+use continuum_wire::oip::{self, ParsedInfer};
+use hyper::StatusCode;
+use rand_distr::{Distribution, Normal};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// A query's answer, ready to relay.
+pub struct Relayed {
+    /// Response body, in the query's wire form ([`Wire`]).
+    pub body: Bytes,
+    /// `Inference-Header-Content-Length` when the output is binary.
+    pub header_len: Option<usize>,
+    /// Time of the worker call.
+    pub upstream: Duration,
+    /// `success` or `failure`.
+    pub outcome: &'static str,
+    /// Variant that served it.
+    pub variant: Arc<str>,
+    /// Cluster that served it.
+    pub cluster: Arc<str>,
+}
+
+impl GatewayState {
+    /// Parses a query body for the stream's task (400 on malformed input).
+    pub fn parse(
+        &self,
+        task: &TaskSpec,
+        body: &[u8],
+        header_len: Option<usize>,
+    ) -> Result<ParsedInfer, ApiError> {
+        self.parse_with(oip::parse_infer(body, header_len, task))
+    }
+
+    /// Counts a malformed query body as a bad request (400).
+    fn parse_with(
+        &self,
+        r: Result<ParsedInfer, continuum_wire::query::QueryError>,
+    ) -> Result<ParsedInfer, ApiError> {
+        r.map_err(|e| {
+            self.metrics
+                .bad_requests
+                .get_or_create(&res("malformed"))
+                .inc();
+            ApiError::new(StatusCode::BAD_REQUEST, e)
+        })
+    }
+
+    /// Forwards one query of `stream` (received at `t0`) and judges its outcome: every query
+    /// that reaches here is counted exactly once as success, failure or rejected (and in the
+    /// task's statistics).
+    pub async fn forward(
+        &self,
+        stream: &Stream,
+        parsed: Option<ParsedInfer>,
+        body: Bytes,
+        wire: Wire,
+        t0: Instant,
+    ) -> Result<Relayed, ApiError> {
+        let items = parsed
+            .as_ref()
+            .and_then(|p| p.shape.first().copied())
+            .unwrap_or(stream.req.items.unwrap_or(1) as usize);
+        let r = self.forward_once(stream, parsed, body, wire, t0).await;
+        let stats = self.task_stats(&stream.req.task);
+        match &r {
+            Ok(x) => stats.answered(items, t0.elapsed(), x.upstream),
+            Err(_) => stats.failed(t0.elapsed()),
+        }
+        r
+    }
+
+    async fn forward_once(
+        &self,
+        stream: &Stream,
+        parsed: Option<ParsedInfer>,
+        body: Bytes,
+        wire: Wire,
+        t0: Instant,
+    ) -> Result<Relayed, ApiError> {
+        stream.touch(self.now_ms());
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        let snap = self.snapshot();
+        if let Some(m) = self.meta.lock().expect("meta lock").as_mut() {
+            m.observer
+                .incoming_queries(snap.plan.sched, stream.bucket, 1.0);
+        }
+        let reject = |e: ApiError, b: Option<&Binding>| {
+            match b {
+                Some(b) => {
+                    b.counters[2].inc();
+                }
+                None => self.metrics.query("rejected", &stream.app, "-", "-"),
+            }
+            e
+        };
+        let b = match self.current_binding(&snap, stream) {
+            Ok(b) => b,
+            Err(e) => return Err(reject(e, None)),
+        };
+        let upstream = b.upstream.clone();
+        let Ok(_permit) = upstream.permits.try_acquire() else {
+            let msg = format!(
+                "worker `{}` has {} queries in flight, the limit",
+                b.upstream.cfg.name, snap.plan.cfg.max_in_flight_per_worker
+            );
+            return Err(reject(
+                ApiError::rejected(StatusCode::TOO_MANY_REQUESTS, msg),
+                Some(&b),
+            ));
+        };
+        let inject = snap.plan.cfg.inject_delays;
+        let mut injected = Duration::ZERO;
+        if inject {
+            let up =
+                stream.access_ms + self.net_sample(stream, &b) + stream.req.tx_ms.unwrap_or(0.0);
+            injected += sleep_ms(up).await;
+        }
+        let down_ms = if inject {
+            stream.access_ms + self.net_sample(stream, &b)
+        } else {
+            0.0
+        };
+        // Under `discard@r` the worker's admission gets r × the deadline, so it drops what
+        // cannot answer by then (counted as rejected, and as discarded).
+        let mitigation = self.mitigation_for(&b.class);
+        let limit_ms = mitigation.answer_limit_ms(0.0, stream.req.max_delay_ms);
+        let budget_ms = limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
+        let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
+        let task = snap.plan.task(&stream.req.task);
+        // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
+        // as it lies in the body when it came in binary form (relayed without a copy). A hedge
+        // may go to either, so it has both.
+        let quic = matches!(b.upstream.link, Link::Quic(_));
+        let parsed = match (task, parsed, wire) {
+            (Some(task), None, Wire::Oip(header_len)) if quic || mitigation.reissues() => {
+                Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
+            }
+            (_, p, _) => p,
+        };
+        let out = Outgoing {
+            stream,
+            task,
+            parsed: parsed.as_ref(),
+            body: &body,
+            wire,
+        };
+        let t_up = Instant::now();
+        let (result, hedge) = match mitigation.reissue_at_ms(0.0, stream.req.max_delay_ms) {
+            Some(at_ms) => {
+                self.hedged(&snap, &out, &b, t0, at_ms, down_ms, deadline_us)
+                    .await
+            }
+            None => (self.call(&out, &b, deadline_us).await, None),
+        };
+        // The binding that answered (or failed last): the copy's when it did, and then the way
+        // back is from its worker.
+        let down_ms = match &hedge {
+            Some(h) if inject => stream.access_ms + self.net_sample(stream, h),
+            _ => down_ms,
+        };
+        let b = hedge.unwrap_or(b);
+        let upstream_time = t_up.elapsed();
+        let (body, header_len) = match result {
+            Ok(x) => x,
+            Err(UpstreamError::BadRequest(m)) => {
+                // An invalid request, not a query: counted apart, as the gateway's own 400s.
+                self.metrics
+                    .bad_requests
+                    .get_or_create(&res("malformed"))
+                    .inc();
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("worker `{}` refused the input: {m}", b.upstream.cfg.name),
+                ));
+            }
+            Err(e) => {
+                if mitigation.discards() && matches!(e, UpstreamError::Rejected(_)) {
+                    self.metrics.mitigation("discarded");
+                }
+                return Err(reject(self.upstream_failed(&b, e), Some(&b)));
+            }
+        };
+        if inject {
+            injected += sleep_ms(down_ms).await;
+        }
+        let total = t0.elapsed();
+        let outcome = if total.as_secs_f64() * 1e3 <= stream.req.max_delay_ms {
+            "success"
+        } else {
+            "failure"
+        };
+        self.metrics
+            .query(outcome, &stream.app, &b.variant, &b.cluster);
+        self.metrics.answer_seconds.observe(total.as_secs_f64());
+        self.metrics.added_latency_seconds.observe(
+            total
+                .saturating_sub(upstream_time)
+                .saturating_sub(injected)
+                .as_secs_f64(),
+        );
+        Ok(Relayed {
+            body,
+            header_len,
+            upstream: upstream_time,
+            outcome,
+            variant: b.variant.clone(),
+            cluster: b.cluster.clone(),
+        })
+    }
+
+    /// Turns a worker error into the client's answer; a worker that is down is marked so and
+    /// the stream re-binds on its next query.
+    fn upstream_failed(&self, b: &Binding, e: UpstreamError) -> ApiError {
+        if e.worker_down() {
+            // Its streams (this one included) re-bind on their next query while it is down.
+            b.upstream.mark_failed(&e.to_string());
+        }
+        let who = &b.upstream.cfg.name;
+        match e {
+            UpstreamError::Rejected(m) => ApiError::rejected(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("worker `{who}` rejected the query: {m}"),
+            ),
+            UpstreamError::BadRequest(m) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("worker `{who}` refused the input: {m}"),
+            ),
+            UpstreamError::Timeout(d) => ApiError::rejected(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!("worker `{who}` did not answer within {d:?}; the stream will be re-bound"),
+            ),
+            UpstreamError::Unavailable(m) => ApiError::rejected(
+                StatusCode::BAD_GATEWAY,
+                format!("worker `{who}` is unavailable ({m}); the stream will be re-bound"),
+            ),
+            e @ (UpstreamError::NotFound(_) | UpstreamError::Internal(_)) => ApiError::rejected(
+                StatusCode::BAD_GATEWAY,
+                format!("worker `{who}` failed: {e}"),
+            ),
+        }
+    }
+
+    /// One injected one-way network delay: max(0, N(d, σ)) from the stream's own random
+    /// stream (SPEC §7).
+    pub(super) fn net_sample(&self, stream: &Stream, b: &Binding) -> f64 {
+        let mut rng = stream.rng.lock().expect("stream rng lock");
+        match Normal::new(b.d_ms, b.sigma_ms) {
+            Ok(n) => n.sample(&mut *rng).max(0.0),
+            Err(_) => b.d_ms.max(0.0),
+        }
+    }
+}
+
+/// Sleeps `ms` (if positive) precisely; returns the time actually slept. tokio's timer has a
+/// 1 ms granularity and fires up to a tick late, which would add 1–2 ms to every injected
+/// delay: the last 2 ms are waited by yielding instead (only in sim-to-live mode).
+pub(super) async fn sleep_ms(ms: f64) -> Duration {
+    if ms <= 0.0 {
+        return Duration::ZERO;
+    }
+    let t = Instant::now();
+    let target = t + Duration::from_secs_f64(ms / 1e3);
+    let coarse = Duration::from_millis(2);
+    if let Some(early) = target.checked_sub(coarse).filter(|e| *e > t) {
+        tokio::time::sleep_until(early.into()).await;
+    }
+    while Instant::now() < target {
+        tokio::task::yield_now().await;
+    }
+    t.elapsed()
+}

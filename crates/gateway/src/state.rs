@@ -1,0 +1,308 @@
+//! The gateway's shared state: the published load-view snapshot, open streams, the active
+//! policy of every stream class ([`super::policies`]) and metrics. Its two operations live beside it: binding a stream
+//! ([`super::binding`]) and forwarding one query ([`super::forward`]). The HTTP front end
+//! ([`super::api`]) only translates.
+
+pub use super::error::ApiError;
+pub use super::forward::Relayed;
+use super::live::Snapshot;
+use super::metrics::GatewayMetrics;
+use super::plan::Plan;
+use super::policies::ActivePolicies;
+use super::streams::{StreamTable, TokenBucket};
+use super::token::StreamKey;
+use continuum_core::mitigation::Mitigation;
+use continuum_core::observe::WindowObserver;
+use continuum_core::policy::{Policy, PolicyTable};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+/// The meta-policy's live state: its window observer (the agent itself lives in the plan).
+pub struct MetaState {
+    /// Accumulates the window's observation.
+    pub observer: WindowObserver,
+}
+
+/// Everything the request handlers and background tasks share.
+pub struct GatewayState {
+    pub(super) snapshot: RwLock<Arc<Snapshot>>,
+    /// Open streams.
+    pub streams: StreamTable,
+    /// Metrics.
+    pub metrics: GatewayMetrics,
+    /// The active dispatch policy of every stream class; changed only through the methods
+    /// below, which keep the metrics in step.
+    pub(super) policies: ActivePolicies,
+    policy_gauge: Mutex<Vec<String>>,
+    pub(super) rng: Mutex<SimRng>,
+    pub(super) opens: Mutex<TokenBucket>,
+    /// The meta-policy's observer (when an agent is configured).
+    pub meta: Mutex<Option<MetaState>>,
+    pub(super) started: Instant,
+    pub(super) queries: AtomicU64,
+    key: RwLock<Arc<StreamKey>>,
+    stats: dashmap::DashMap<String, Arc<TaskStats>>,
+    app_classes: RwLock<Arc<Vec<Arc<str>>>>,
+    /// The active tail-latency mitigation and whether an operator pinned it.
+    mitigation: RwLock<(Mitigation, bool)>,
+}
+
+impl GatewayState {
+    /// State around a first snapshot.
+    pub fn new(snap: Snapshot) -> Self {
+        let cfg = &snap.plan.cfg;
+        let mitigation = cfg.mitigation();
+        let policies = ActivePolicies::new(&snap.plan.policies);
+        let app_classes = cfg
+            .app_classes
+            .iter()
+            .map(|a| Arc::from(a.as_str()))
+            .collect();
+        let s = Self {
+            rng: Mutex::new(stream_rng(
+                cfg.seed,
+                Purpose::Policy,
+                snap.plan.sched as u64,
+                0,
+            )),
+            opens: Mutex::new(TokenBucket::new(
+                cfg.stream_open_rate,
+                cfg.stream_open_burst,
+            )),
+            snapshot: RwLock::new(Arc::new(snap)),
+            streams: StreamTable::default(),
+            metrics: GatewayMetrics::new(),
+            policies,
+            policy_gauge: Mutex::new(Vec::new()),
+            meta: Mutex::new(None),
+            started: Instant::now(),
+            queries: AtomicU64::new(0),
+            stats: dashmap::DashMap::new(),
+            key: RwLock::new(Arc::new(
+                StreamKey::random().expect("the system random generator works"),
+            )),
+            app_classes: RwLock::new(Arc::new(app_classes)),
+            mitigation: RwLock::new((mitigation, false)),
+        };
+        s.policies_changed();
+        s
+    }
+
+    /// The current published snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().expect("snapshot lock").clone()
+    }
+
+    /// Publishes a new snapshot.
+    pub fn set_snapshot(&self, s: Snapshot) {
+        self.metrics
+            .load_view_age_seconds
+            .set(s.max_age.as_secs_f64());
+        *self.snapshot.write().expect("snapshot lock") = Arc::new(s);
+    }
+
+    /// Milliseconds since start (the gateway's clock for stream idleness and load views).
+    pub fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Replaces the stream-open limiter (on reload).
+    pub fn set_open_limit(&self, rate: f64, burst: f64) {
+        *self.opens.lock().expect("bucket lock") = TokenBucket::new(rate, burst);
+    }
+
+    /// Every stream class's active policy and where it came from, in class order.
+    pub fn class_policies(&self) -> Vec<super::policies::ClassPolicy> {
+        self.policies.list()
+    }
+
+    /// Pins `p` for class `class` (every class when `None`): the agent cannot change it.
+    pub fn pin_policy(&self, class: Option<usize>, p: &'static dyn Policy) {
+        self.policies.pin(class, p);
+        self.policies_changed();
+    }
+
+    /// Removes the pins of `class` (every class when `None`): the configured policy applies
+    /// until the agent's next decision.
+    pub fn unpin_policy(&self, class: Option<usize>) {
+        self.policies.unpin(class);
+        self.policies_changed();
+    }
+
+    /// Applies the meta-policy's decision for this scheduler: class `c` gets
+    /// `actions[row[c]]` unless pinned; the classes that changed.
+    pub fn apply_decision(
+        &self,
+        actions: &[continuum_core::mitigation::Configuration],
+        row: &[usize],
+    ) -> Result<Vec<usize>, String> {
+        let r = self.policies.apply_decision(actions, row);
+        self.policies_changed();
+        r
+    }
+
+    /// Replaces the classes and their configured policies (a reload); pins are dropped.
+    pub fn reset_policies(&self, table: &PolicyTable) {
+        self.policies.reset(table);
+        self.policies_changed();
+    }
+
+    /// The active tail-latency mitigation.
+    pub fn mitigation(&self) -> Mitigation {
+        self.mitigation.read().expect("mitigation lock").0
+    }
+
+    /// The mitigation of the queries of stream class `class`: the operator's pin, else the
+    /// meta-policy's choice for the class when it chooses one, else the configured one.
+    pub fn mitigation_for(&self, class: &str) -> Mitigation {
+        let (m, pinned) = *self.mitigation.read().expect("mitigation lock");
+        if pinned {
+            return m;
+        }
+        self.policies.agent_mitigation(class).unwrap_or(m)
+    }
+
+    /// Whether an operator pinned the mitigation.
+    pub fn mitigation_pinned(&self) -> bool {
+        self.mitigation.read().expect("mitigation lock").1
+    }
+
+    /// Sets the mitigation: `pinned` by an operator, or from the configuration (on reload;
+    /// pins are dropped).
+    pub fn set_mitigation(&self, m: Mitigation, pinned: bool) {
+        *self.mitigation.write().expect("mitigation lock") = (m, pinned);
+    }
+
+    /// Brings the active-policy metric in step with the policies (one writer at a time, so
+    /// the last state written is the current one).
+    fn policies_changed(&self) {
+        let mut shown = self.policy_gauge.lock().expect("policy gauge lock");
+        let now = self.policies.list();
+        self.metrics.set_policies(&now, &shown);
+        *shown = now.into_iter().map(|c| c.class).collect();
+    }
+
+    /// The statistics of a task (created on first use; tasks come from the plan, so the
+    /// set is bounded by the configuration).
+    pub fn task_stats(&self, task: &str) -> Arc<TaskStats> {
+        if let Some(s) = self.stats.get(task) {
+            return s.clone();
+        }
+        self.stats.entry(task.to_string()).or_default().clone()
+    }
+
+    /// The key stream tokens are signed with.
+    pub fn stream_key(&self) -> Arc<StreamKey> {
+        self.key.read().expect("key lock").clone()
+    }
+
+    /// Replaces the stream key (at start, from the configuration).
+    pub fn set_stream_key(&self, k: StreamKey) {
+        *self.key.write().expect("key lock") = Arc::new(k);
+    }
+
+    /// Replaces the application classes that get their own metric label (on reload).
+    pub fn set_app_classes(&self, classes: &[String]) {
+        *self.app_classes.write().expect("classes lock") =
+            Arc::new(classes.iter().map(|a| Arc::from(a.as_str())).collect());
+    }
+
+    /// The metric label of a client's application class: itself if configured, else `other`
+    /// (`-` when the client named none), so the label set stays bounded whatever clients send.
+    pub fn app_label(&self, app: Option<&str>) -> Arc<str> {
+        let Some(app) = app else {
+            return Arc::from("-");
+        };
+        let classes = self.app_classes.read().expect("classes lock");
+        classes
+            .iter()
+            .find(|c| &***c == app)
+            .cloned()
+            .unwrap_or_else(|| Arc::from("other"))
+    }
+
+    /// Queries forwarded or refused since start.
+    pub fn query_count(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+}
+
+pub(super) fn res(result: &'static str) -> super::metrics::ResultLabel {
+    super::metrics::ResultLabel { result }
+}
+
+/// The served tasks, for messages.
+pub fn task_list(plan: &Plan) -> String {
+    plan.tasks
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A task's query statistics as the gateway saw them (Triton's statistics extension).
+#[derive(Debug, Default)]
+pub struct TaskStats {
+    success: AtomicU64,
+    success_ns: AtomicU64,
+    fail: AtomicU64,
+    fail_ns: AtomicU64,
+    items: AtomicU64,
+    upstream_ns: AtomicU64,
+    last_ms: AtomicU64,
+}
+
+impl TaskStats {
+    /// An answered query of `items` items that took `total`, `upstream` of it at the worker.
+    pub fn answered(
+        &self,
+        items: usize,
+        total: std::time::Duration,
+        upstream: std::time::Duration,
+    ) {
+        self.success.fetch_add(1, Ordering::Relaxed);
+        self.success_ns
+            .fetch_add(total.as_nanos() as u64, Ordering::Relaxed);
+        self.items.fetch_add(items as u64, Ordering::Relaxed);
+        self.upstream_ns
+            .fetch_add(upstream.as_nanos() as u64, Ordering::Relaxed);
+        self.last_ms
+            .store(continuum_wire::oip_core::epoch_ms(), Ordering::Relaxed);
+    }
+
+    /// A refused or failed query.
+    pub fn failed(&self, total: std::time::Duration) {
+        self.fail.fetch_add(1, Ordering::Relaxed);
+        self.fail_ns
+            .fetch_add(total.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// As the OIP core's statistics of model `name`: one execution per forwarded query, its
+    /// compute time the worker call.
+    pub fn snapshot(&self, name: &str) -> continuum_wire::oip_core::ModelStats {
+        use continuum_wire::oip_core::{Duration, ModelStats};
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let ok = ld(&self.success);
+        ModelStats {
+            name: name.to_string(),
+            last_inference_ms: ld(&self.last_ms),
+            inference_count: ld(&self.items),
+            execution_count: ok,
+            success: Duration {
+                count: ok,
+                ns: ld(&self.success_ns),
+            },
+            fail: Duration {
+                count: ld(&self.fail),
+                ns: ld(&self.fail_ns),
+            },
+            queue: Duration { count: ok, ns: 0 },
+            compute_infer: Duration {
+                count: ok,
+                ns: ld(&self.upstream_ns),
+            },
+        }
+    }
+}

@@ -1,0 +1,530 @@
+//! The run itself: client arrivals on the wall clock, one task per stream (open, emit at its
+//! times, close), one task per query, all over one pooled HTTP client.
+
+use super::LoadOptions;
+use super::body::{HEADER_LEN, InferBody, ModelSignature};
+use super::quic::{self, FrameInput};
+use super::report::{LoadReport, Recorder};
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use continuum_core::workload::emission::{Client as Arrival, ClientArrivals, Emission};
+use continuum_wire::QuicClient;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// The gateway's header with its own judgement of a query.
+const OUTCOME_HEADER: &str = "x-continuum-outcome";
+
+/// What came back for one request.
+pub(super) enum Answer {
+    /// A full response.
+    Response {
+        status: u16,
+        outcome: Option<&'static str>,
+        body: Bytes,
+    },
+    /// No response within the timeout.
+    Timeout,
+    /// The connection failed.
+    Transport(String),
+}
+
+impl Answer {
+    fn status_label(&self) -> String {
+        match self {
+            Answer::Response { status, .. } => status.to_string(),
+            Answer::Timeout => "timeout".into(),
+            Answer::Transport(_) => "transport".into(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Answer::Response { status, body, .. } => {
+                // assumption: 200 bytes of an error body are enough to read its cause.
+                let n = body.len().min(200);
+                format!("{status} {}", String::from_utf8_lossy(&body[..n]))
+            }
+            Answer::Timeout => "timeout".into(),
+            Answer::Transport(e) => format!("transport error: {e}"),
+        }
+    }
+}
+
+/// State shared by every task of a run.
+struct Ctx {
+    client: HttpClient,
+    base: String,
+    opts: LoadOptions,
+    /// Encoded infer body per task id (`None` for tasks no app uses).
+    bodies: Vec<Option<InferBody>>,
+    /// With `--quic`: the connection to the gateway's QUIC endpoint, and each used task's
+    /// input in wire form.
+    quic: Option<(QuicClient, Vec<Option<FrameInput>>)>,
+    rec: Mutex<Recorder>,
+    start: Instant,
+    horizon_ms: f64,
+    open_streams: AtomicUsize,
+    stop: watch::Receiver<bool>,
+}
+
+impl Ctx {
+    fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
+        self.rec.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn at(&self, t_ms: f64) -> Instant {
+        self.start + Duration::from_secs_f64(t_ms.max(0.0) / 1000.0)
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        src = x.source();
+    }
+    s
+}
+
+async fn send(client: &HttpClient, req: Request<Full<Bytes>>, timeout: Duration) -> Answer {
+    let exchange = async {
+        let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
+        let status = resp.status().as_u16();
+        let outcome = resp
+            .headers()
+            .get(OUTCOME_HEADER)
+            .map(|v| match v.as_bytes() {
+                b"success" => "success",
+                b"failure" => "failure",
+                _ => "other",
+            });
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| error_chain(&e))?
+            .to_bytes();
+        Ok::<_, String>((status, outcome, body))
+    };
+    match tokio::time::timeout(timeout, exchange).await {
+        Ok(Ok((status, outcome, body))) => Answer::Response {
+            status,
+            outcome,
+            body,
+        },
+        Ok(Err(e)) => Answer::Transport(e),
+        Err(_) => Answer::Timeout,
+    }
+}
+
+fn json_request(
+    method: Method,
+    uri: &str,
+    body: Option<&serde_json::Value>,
+) -> Request<Full<Bytes>> {
+    let bytes = body.map_or_else(Bytes::new, |b| {
+        Bytes::from(serde_json::to_vec(b).expect("JSON values serialise"))
+    });
+    let mut r = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        r = r.header(CONTENT_TYPE, "application/json");
+    }
+    r.body(Full::new(bytes)).expect("valid request")
+}
+
+/// Fetches each used task's model metadata.
+async fn signatures(
+    client: &HttpClient,
+    opts: &LoadOptions,
+) -> anyhow::Result<Vec<Option<ModelSignature>>> {
+    let mut out = vec![None; opts.task_names.len()];
+    for app in &opts.workload.apps {
+        let task = usize::from(app.task);
+        if out[task].is_some() {
+            continue;
+        }
+        let name = &opts.task_names[task];
+        let url = format!("{}/v2/models/{name}", opts.gateway);
+        let meta = match send(client, json_request(Method::GET, &url, None), opts.timeout).await {
+            Answer::Response {
+                status: 200, body, ..
+            } => serde_json::from_slice::<serde_json::Value>(&body)
+                .with_context(|| format!("GET {url}: invalid JSON"))?,
+            a @ Answer::Response { .. } => bail!("GET {url}: {}", a.describe()),
+            a => bail!("GET {url}: cannot reach the gateway: {}", a.describe()),
+        };
+        let sig = ModelSignature::from_metadata(&meta)
+            .with_context(|| format!("GET {url}: model metadata of task {name}"))?;
+        out[task] = Some(sig);
+    }
+    Ok(out)
+}
+
+/// Runs a load against the gateway of `opts` and returns its report.
+pub async fn run(opts: &LoadOptions) -> anyhow::Result<LoadReport> {
+    run_until(opts, std::future::pending()).await
+}
+
+/// As [`run`], but when `stop` completes no further clients arrive and no further queries are
+/// sent; queries in flight are still awaited and the report says it was interrupted.
+pub async fn run_until(
+    opts: &LoadOptions,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<LoadReport> {
+    let mut conn = HttpConnector::new();
+    conn.set_nodelay(true);
+    let client: HttpClient = Client::builder(TokioExecutor::new())
+        .http2_only(opts.http2)
+        .build(conn);
+    let sigs = signatures(&client, opts).await?;
+    let bodies = sigs
+        .iter()
+        .map(|s| s.as_ref().map(|s| InferBody::reference(s, opts.body)))
+        .collect();
+    let quic = match &opts.quic {
+        Some(q) => Some((
+            quic::connect(q).await?,
+            sigs.iter()
+                .map(|s| s.as_ref().map(FrameInput::reference))
+                .collect(),
+        )),
+        None => None,
+    };
+    let horizon_ms = opts.duration_s * 1000.0;
+    let arrivals: Vec<Arrival> =
+        ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
+    let names: Vec<String> = opts.workload.apps.iter().map(|a| a.name.clone()).collect();
+    let (tx, rx) = watch::channel(false);
+    let ctx = Arc::new(Ctx {
+        client,
+        base: opts.gateway.clone(),
+        opts: opts.clone(),
+        bodies,
+        quic,
+        rec: Mutex::new(Recorder::new(&names)),
+        start: Instant::now(),
+        horizon_ms,
+        open_streams: AtomicUsize::new(0),
+        stop: rx,
+    });
+    let progress = opts
+        .progress
+        .map(|p| tokio::spawn(progress_lines(ctx.clone(), p)));
+    let main = drive(ctx.clone(), arrivals);
+    tokio::pin!(main);
+    tokio::pin!(stop);
+    let mut stopped = false;
+    loop {
+        tokio::select! {
+            () = &mut main => break,
+            () = &mut stop, if !stopped => {
+                stopped = true;
+                let _ = tx.send(true);
+            }
+        }
+    }
+    if let Some(p) = progress {
+        p.abort();
+    }
+    let elapsed = ctx.start.elapsed().as_secs_f64();
+    let report = ctx.rec().report(opts.run_config(), elapsed, stopped);
+    Ok(report)
+}
+
+async fn progress_lines(ctx: Arc<Ctx>, period: Duration) {
+    let mut tick = tokio::time::interval_at(ctx.start + period, period);
+    loop {
+        tick.tick().await;
+        let (sent, ended) = {
+            let r = ctx.rec();
+            (r.sent_count(), r.ended_count())
+        };
+        eprintln!(
+            "t {:>7.1} s  open streams {:>5}  sent {:>9}  ended {:>9}",
+            ctx.start.elapsed().as_secs_f64(),
+            ctx.open_streams.load(Ordering::Relaxed),
+            sent,
+            ended
+        );
+    }
+}
+
+/// Sleeps until `at`; false when the run is stopped first.
+async fn sleep_or_stop(at: Instant, stop: &mut watch::Receiver<bool>) -> bool {
+    if *stop.borrow() {
+        return false;
+    }
+    tokio::select! {
+        () = tokio::time::sleep_until(at) => true,
+        _ = stop.changed() => false,
+    }
+}
+
+fn join_result(r: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = r {
+        if e.is_panic() {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+}
+
+async fn drive(ctx: Arc<Ctx>, arrivals: Vec<Arrival>) {
+    let mut stop = ctx.stop.clone();
+    let mut streams = JoinSet::new();
+    for c in arrivals {
+        if !sleep_or_stop(ctx.at(c.t_ms), &mut stop).await {
+            break;
+        }
+        streams.spawn(stream(ctx.clone(), c));
+        while let Some(r) = streams.try_join_next() {
+            join_result(r);
+        }
+    }
+    while let Some(r) = streams.join_next().await {
+        join_result(r);
+    }
+}
+
+/// Why a stream open did not bind, from the gateway's answer.
+fn refusal_reason(a: &Answer) -> String {
+    match a {
+        Answer::Response {
+            status: 503, body, ..
+        } => serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v["constraint"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "unavailable".into()),
+        Answer::Response { status: 429, .. } => "rate-limited".into(),
+        Answer::Response { status, .. } => format!("http-{status}"),
+        Answer::Timeout => "timeout".into(),
+        Answer::Transport(_) => "transport".into(),
+    }
+}
+
+/// One client's stream: open, emit at its times, close.
+async fn stream(ctx: Arc<Ctx>, c: Arrival) {
+    let p = c.params;
+    let o = &ctx.opts;
+    let jitter = o.workload.jitter;
+    let end = if o.full_streams {
+        f64::INFINITY
+    } else {
+        ctx.horizon_ms
+    };
+    let mut emission = c.emission(o.seed, o.scheduler, end);
+    let t_end = emission.t_end;
+    ctx.rec().arrived(p.app);
+    let refuse = |reason: &str, emission: &mut Emission| {
+        let mut n = 0;
+        while emission.next(jitter).is_some() {
+            n += 1;
+        }
+        ctx.rec().refused(p.app, reason, n);
+    };
+    let open = ctx.open_streams.fetch_add(1, Ordering::Relaxed);
+    if o.max_streams.is_some_and(|m| open >= m) {
+        ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
+        refuse("max-streams", &mut emission);
+        return;
+    }
+    let task = usize::from(p.task);
+    let open_body = serde_json::json!({
+        "task": ctx.opts.task_names[task],
+        "app": ctx.opts.workload.apps[usize::from(p.app)].name,
+        "max_delay_ms": p.max_delay_ms,
+        "min_accuracy": p.min_accuracy,
+        "rate_fps": p.rate_qps,
+        "frame_kb": p.size_kb,
+        "access_ms": p.access_ms,
+        "tx_ms": p.tx_ms,
+    });
+    let url = format!("{}/v1/streams", ctx.base);
+    let a = send(
+        &ctx.client,
+        json_request(Method::POST, &url, Some(&open_body)),
+        o.timeout,
+    )
+    .await;
+    ctx.rec().open_status(&a.status_label());
+    let id = match &a {
+        Answer::Response {
+            status: 201, body, ..
+        } => serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| match &v["stream_id"] {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            }),
+        _ => None,
+    };
+    let Some(id) = id else {
+        if !matches!(
+            a,
+            Answer::Response {
+                status: 503 | 429,
+                ..
+            }
+        ) {
+            ctx.rec().error(format!("POST {url}: {}", a.describe()));
+        }
+        ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
+        let reason = match a {
+            Answer::Response { status: 201, .. } => "http-201-without-stream-id".to_string(),
+            _ => refusal_reason(&a),
+        };
+        refuse(&reason, &mut emission);
+        return;
+    };
+    ctx.rec().opened(p.app);
+    let infer: Uri = format!("{}/v1/streams/{id}/infer", ctx.base)
+        .parse()
+        .expect("valid URI");
+    let body = ctx.bodies[task]
+        .clone()
+        .expect("bodies cover every app's task");
+    let extra_ms = if o.add_radio_delay {
+        2.0 * p.access_ms + p.tx_ms
+    } else {
+        0.0
+    };
+    // With --quic: the frame's head names the stream; the tensor bytes are shared.
+    let frame_head = ctx.quic.as_ref().map(|(_, inputs)| {
+        let input = inputs[task]
+            .as_ref()
+            .expect("inputs cover every app's task");
+        (input.head(&id), input.data.clone())
+    });
+    let mut stop = ctx.stop.clone();
+    let mut queries = JoinSet::new();
+    let mut stopped = false;
+    while let Some(t) = emission.next(jitter) {
+        let at = ctx.at(t);
+        if !sleep_or_stop(at, &mut stop).await {
+            stopped = true;
+            break;
+        }
+        let lag = Instant::now().saturating_duration_since(at);
+        ctx.rec().sent(lag.as_micros() as u64);
+        let judge = Judge {
+            app: p.app,
+            max_delay_ms: p.max_delay_ms,
+            extra_ms,
+        };
+        match &frame_head {
+            Some((head, data)) => {
+                queries.spawn(quic_query(ctx.clone(), head.clone(), data.clone(), judge))
+            }
+            None => queries.spawn(query(ctx.clone(), infer.clone(), body.clone(), judge)),
+        };
+        while let Some(r) = queries.try_join_next() {
+            join_result(r);
+        }
+    }
+    if !stopped {
+        sleep_or_stop(ctx.at(t_end), &mut stop).await;
+    }
+    while let Some(r) = queries.join_next().await {
+        join_result(r);
+    }
+    let url = format!("{}/v1/streams/{id}", ctx.base);
+    let a = send(
+        &ctx.client,
+        json_request(Method::DELETE, &url, None),
+        o.timeout,
+    )
+    .await;
+    ctx.rec().close_status(&a.status_label());
+    if !matches!(
+        a,
+        Answer::Response {
+            status: 204 | 200,
+            ..
+        }
+    ) {
+        ctx.rec().error(format!("DELETE {url}: {}", a.describe()));
+    }
+    ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// How a query is judged: its app, deadline and the radio delay added to its latency.
+#[derive(Debug, Clone, Copy)]
+struct Judge {
+    app: u16,
+    max_delay_ms: f64,
+    extra_ms: f64,
+}
+
+/// One query: send, read the whole answer, judge it.
+async fn query(ctx: Arc<Ctx>, uri: Uri, body: InferBody, judge: Judge) {
+    let mut r = Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
+    if let Some(n) = body.header_len {
+        r = r.header(HEADER_LEN, HeaderValue::from(n));
+    }
+    let req = r.body(Full::new(body.bytes)).expect("valid request");
+    let sent = Instant::now();
+    let a = send(&ctx.client, req, ctx.opts.timeout).await;
+    record(&ctx, &a, sent.elapsed(), judge);
+}
+
+/// One query over QUIC: the frame's head and tensor bytes on a new stream of the connection.
+async fn quic_query(ctx: Arc<Ctx>, head: Bytes, data: Bytes, judge: Judge) {
+    let (client, _) = ctx.quic.as_ref().expect("a QUIC connection");
+    let sent = Instant::now();
+    let a = quic::send(client, head, data, ctx.opts.timeout).await;
+    record(&ctx, &a, sent.elapsed(), judge);
+}
+
+/// Counts one query's answer and judges its latency.
+fn record(ctx: &Ctx, a: &Answer, latency: Duration, j: Judge) {
+    let latency_ms = latency.as_secs_f64() * 1000.0;
+    let (status, outcome) = match a {
+        Answer::Response {
+            status, outcome, ..
+        } => (Some(*status), *outcome),
+        _ => (None, None),
+    };
+    let label = match a {
+        Answer::Timeout => "timeout",
+        _ => "transport",
+    };
+    let mut rec = ctx.rec();
+    rec.query(
+        j.app,
+        status,
+        label,
+        latency.as_micros() as u64,
+        latency_ms + j.extra_ms,
+        j.max_delay_ms,
+        outcome,
+    );
+    // Refusals, worker failures and timeouts are expected outcomes (counted by status);
+    // anything else (404: the gateway closed the stream, 400, a broken connection) is kept.
+    let expected = match a {
+        Answer::Response { status, .. } => matches!(status, 200 | 429 | 502 | 503 | 504),
+        Answer::Timeout => true,
+        Answer::Transport(_) => false,
+    };
+    if !expected {
+        rec.error(format!("infer: {}", a.describe()));
+    }
+}

@@ -1,0 +1,563 @@
+//! The HTTP serve loop the worker and the gateway share, hardened against hostile clients:
+//! header and body read timeouts, a global and a per-IP connection cap, back-off (with a
+//! rate-limited log line) when `accept` fails (e.g. out of file descriptors), header size and
+//! count limits answered with a JSON 431, and request bodies read within a byte limit that
+//! applies after `gzip`/`deflate` decompression (other encodings get 415).
+
+use bytes::Bytes;
+use dashmap::DashMap;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use serde::Deserialize;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::io::Read;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+/// A complete response.
+pub type Resp = Response<Full<Bytes>>;
+
+/// A JSON response.
+pub fn json_resp(status: StatusCode, v: &Value) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(
+        serde_json::to_vec(v).expect("JSON values serialise"),
+    )));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+/// Connection and request limits of an HTTP endpoint (the `http` section of the worker's and
+/// the gateway's settings).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ServeLimits {
+    /// Largest request body after decompression; larger ones get 413. Default 8 MiB
+    /// (assumption: 40× a batch of 8 images of 3×64×64 FP32, room for JSON tensors).
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+    /// Longest time a client may take to send a request's headers, ms. assumption: 10 s,
+    /// far above any honest client on the networks of the topologies here.
+    #[serde(default = "default_header_timeout")]
+    pub header_read_timeout_ms: u64,
+    /// Longest time a client may take to send a request's body, ms. assumption: 30 s, an
+    /// 8 MiB body at ~2 Mbit/s.
+    #[serde(default = "default_body_timeout")]
+    pub body_read_timeout_ms: u64,
+    /// Most open connections in all; more are closed at once. assumption: 4096, below the
+    /// common 1024–65536 descriptor limits less a reserve (raise both together).
+    #[serde(default = "default_max_conns")]
+    pub max_connections: usize,
+    /// Most open connections from one IP address. assumption: 1024 (load generators and
+    /// gateways hold many from one address).
+    #[serde(default = "default_max_conns_ip")]
+    pub max_connections_per_ip: usize,
+    /// Largest total size of a request's header fields; larger gets 431. assumption: 16 KiB.
+    #[serde(default = "default_max_header_bytes")]
+    pub max_header_bytes: usize,
+    /// Most header fields in one request; more gets 431. assumption: 64.
+    #[serde(default = "default_max_headers")]
+    pub max_headers: usize,
+    /// Keys of the section that name no setting (refused by [`ServeLimits::validate`]; serde
+    /// cannot deny unknown fields of a flattened struct).
+    #[serde(flatten)]
+    pub unknown: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+fn default_max_body() -> usize {
+    8 << 20
+}
+fn default_header_timeout() -> u64 {
+    10_000
+}
+fn default_body_timeout() -> u64 {
+    30_000
+}
+fn default_max_conns() -> usize {
+    4096
+}
+fn default_max_conns_ip() -> usize {
+    1024
+}
+fn default_max_header_bytes() -> usize {
+    16 << 10
+}
+fn default_max_headers() -> usize {
+    64
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: default_max_body(),
+            header_read_timeout_ms: default_header_timeout(),
+            body_read_timeout_ms: default_body_timeout(),
+            max_connections: default_max_conns(),
+            max_connections_per_ip: default_max_conns_ip(),
+            max_header_bytes: default_max_header_bytes(),
+            max_headers: default_max_headers(),
+            unknown: Default::default(),
+        }
+    }
+}
+
+impl ServeLimits {
+    /// Checks that every limit is positive; the error names the field (under `http.`).
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(k) = self.unknown.keys().next() {
+            return Err(format!(
+                "http.{k}: unknown setting; expected listen, max_body_bytes, \
+                 header_read_timeout_ms, body_read_timeout_ms, max_connections, \
+                 max_connections_per_ip, max_header_bytes or max_headers"
+            ));
+        }
+        let fields = [
+            ("max_body_bytes", self.max_body_bytes as u64),
+            ("header_read_timeout_ms", self.header_read_timeout_ms),
+            ("body_read_timeout_ms", self.body_read_timeout_ms),
+            ("max_connections", self.max_connections as u64),
+            ("max_connections_per_ip", self.max_connections_per_ip as u64),
+            ("max_header_bytes", self.max_header_bytes as u64),
+            ("max_headers", self.max_headers as u64),
+        ];
+        match fields.iter().find(|(_, v)| *v == 0) {
+            Some((k, _)) => Err(format!("http.{k}: expected >= 1")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A log line that is written at most once per period; the others are counted and the count
+/// is reported with the next line written.
+pub struct RateLimitedLog {
+    period: Duration,
+    last: std::sync::Mutex<Option<Instant>>,
+    suppressed: AtomicU64,
+}
+
+impl RateLimitedLog {
+    /// At most one line per `period`.
+    pub fn new(period: Duration) -> Self {
+        Self {
+            period,
+            last: std::sync::Mutex::new(None),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether to write a line now; if so, how many were suppressed since the last one.
+    pub fn allow(&self) -> Option<u64> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < self.period) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        *last = Some(now);
+        Some(self.suppressed.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// Back-off after a failed `accept`: doubles from 5 ms to 1 s, reset by a success. Failing
+/// accepts are usually descriptor exhaustion (`EMFILE`), which only closing connections cures;
+/// retrying at once spins a core and floods the log.
+#[derive(Debug, Default)]
+pub struct AcceptBackoff {
+    next: Option<Duration>,
+}
+
+impl AcceptBackoff {
+    /// The wait after one more failure.
+    pub fn fail(&mut self) -> Duration {
+        let d = self.next.map_or(Duration::from_millis(5), |d| {
+            (d * 2).min(Duration::from_secs(1))
+        });
+        self.next = Some(d);
+        d
+    }
+
+    /// An accept succeeded.
+    pub fn reset(&mut self) {
+        self.next = None;
+    }
+}
+
+/// Open connections in all and per IP.
+pub(crate) struct ConnCaps {
+    all: Arc<Semaphore>,
+    per_ip: DashMap<IpAddr, usize>,
+    max_per_ip: usize,
+}
+
+/// Holds one connection's place under the caps.
+pub(crate) struct ConnSlot {
+    caps: Arc<ConnCaps>,
+    ip: IpAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        if let dashmap::mapref::entry::Entry::Occupied(mut e) = self.caps.per_ip.entry(self.ip) {
+            *e.get_mut() -= 1;
+            if *e.get() == 0 {
+                e.remove();
+            }
+        }
+    }
+}
+
+impl ConnCaps {
+    /// Caps of `limits`.
+    pub(crate) fn new(limits: &ServeLimits) -> Arc<Self> {
+        Arc::new(Self {
+            all: Arc::new(Semaphore::new(limits.max_connections)),
+            per_ip: DashMap::new(),
+            max_per_ip: limits.max_connections_per_ip,
+        })
+    }
+
+    /// A place for one more connection from `ip`, if the caps allow.
+    pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<ConnSlot> {
+        let permit = self.all.clone().try_acquire_owned().ok()?;
+        let mut n = self.per_ip.entry(ip).or_insert(0);
+        if *n >= self.max_per_ip {
+            return None;
+        }
+        *n += 1;
+        drop(n);
+        Some(ConnSlot {
+            caps: self.clone(),
+            ip,
+            _permit: permit,
+        })
+    }
+}
+
+/// Serves `handler` on every connection accepted from `listener` (HTTP/1.1, and HTTP/2 over
+/// cleartext) within `limits` until `stop` turns true; open connections then finish their
+/// current request and close. The worker's and the gateway's front ends both run on it.
+pub async fn serve_with<H, F>(
+    listener: TcpListener,
+    limits: ServeLimits,
+    mut stop: watch::Receiver<bool>,
+    handler: H,
+) where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
+{
+    let caps = ConnCaps::new(&limits);
+    let accept_log = RateLimitedLog::new(Duration::from_secs(1));
+    let cap_log = RateLimitedLog::new(Duration::from_secs(1));
+    let mut backoff = AcceptBackoff::default();
+    let limits = Arc::new(limits);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => { backoff.reset(); x }
+                Err(e) => {
+                    let wait = backoff.fail();
+                    if let Some(suppressed) = accept_log.allow() {
+                        tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
+                            suppressed, "accept failed");
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = stop.changed() => break,
+                    }
+                    continue;
+                }
+            },
+            _ = stop.changed() => break,
+        };
+        let Some(slot) = caps.admit(peer.ip()) else {
+            if let Some(suppressed) = cap_log.allow() {
+                tracing::warn!(peer = %peer.ip(), suppressed, "connection refused: over the connection cap");
+            }
+            drop(tcp);
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        let handler = handler.clone();
+        let limits = limits.clone();
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let l = limits.clone();
+            let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let handler = handler.clone();
+                let l = l.clone();
+                async move {
+                    match check_headers(&req, &l) {
+                        Some(r) => Ok(r),
+                        None => handler(req).await,
+                    }
+                }
+            });
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_millis(limits.header_read_timeout_ms))
+                // hyper's own limits sit above ours so that ours answer with a JSON body.
+                .max_headers(limits.max_headers.saturating_mul(2).max(100))
+                .max_buf_size((limits.max_header_bytes.saturating_mul(4)).max(8192));
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_header_list_size(limits.max_header_bytes.saturating_mul(2) as u32);
+            let conn = builder.serve_connection(TokioIo::new(tcp), svc);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => { let _ = r; }
+                _ = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+}
+
+/// 431 with a JSON body when the request's header fields exceed the limits.
+fn check_headers(req: &Request<Incoming>, l: &ServeLimits) -> Option<Resp> {
+    let h = req.headers();
+    let bytes: usize = h.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    let msg = if h.len() > l.max_headers {
+        format!(
+            "{} header fields, over the limit of {}",
+            h.len(),
+            l.max_headers
+        )
+    } else if bytes > l.max_header_bytes {
+        format!(
+            "{bytes} bytes of header fields, over the limit of {}",
+            l.max_header_bytes
+        )
+    } else {
+        return None;
+    };
+    Some(json_resp(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        &serde_json::json!({ "error": msg }),
+    ))
+}
+
+/// Why a request body could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BodyError {
+    /// Over the limit (after decompression).
+    #[error("request body over the limit of {0} bytes")]
+    TooLarge(usize),
+    /// A `Content-Encoding` other than gzip, deflate or identity.
+    #[error("unsupported Content-Encoding `{0}`: gzip, deflate and identity are accepted")]
+    Unsupported(String),
+    /// Not sent within the body read timeout.
+    #[error("the request body was not received within {0} ms")]
+    Timeout(u64),
+    /// Broken: a transport error, a corrupt compressed stream or a bad header.
+    #[error("{0}")]
+    Bad(String),
+}
+
+impl BodyError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::Bad(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// Reads a request's body within `limits` (declared length, read timeout, size after
+/// decompression); also returns the binary-tensor extension's JSON length
+/// (`Inference-Header-Content-Length`), when present.
+pub async fn read_body(
+    req: Request<Incoming>,
+    limits: &ServeLimits,
+) -> Result<(Bytes, Option<usize>), BodyError> {
+    let limit = limits.max_body_bytes;
+    let h = req.headers();
+    let encoding = match h.get(CONTENT_ENCODING).map(|v| v.to_str()) {
+        None => Encoding::Identity,
+        Some(Ok(v)) => Encoding::parse(v)?,
+        Some(Err(_)) => return Err(BodyError::Unsupported("<not text>".into())),
+    };
+    let declared = h
+        .get(CONTENT_LENGTH)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(BodyError::TooLarge(limit));
+    }
+    let header_len = match h.get(crate::oip::HEADER_LEN) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .ok_or_else(|| {
+                    BodyError::Bad("Inference-Header-Content-Length must be a byte count".into())
+                })?,
+        ),
+    };
+    let timeout = Duration::from_millis(limits.body_read_timeout_ms);
+    let collected = tokio::time::timeout(timeout, Limited::new(req.into_body(), limit).collect())
+        .await
+        .map_err(|_| BodyError::Timeout(limits.body_read_timeout_ms))?;
+    let raw = match collected {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return Err(BodyError::TooLarge(limit));
+        }
+        Err(e) => return Err(BodyError::Bad(format!("cannot read the request body: {e}"))),
+    };
+    Ok((decode(encoding, raw, limit)?, header_len))
+}
+
+/// A request body's content coding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Identity,
+    Gzip,
+    Deflate,
+}
+
+impl Encoding {
+    fn parse(v: &str) -> Result<Self, BodyError> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "" | "identity" => Ok(Self::Identity),
+            "gzip" | "x-gzip" => Ok(Self::Gzip),
+            "deflate" => Ok(Self::Deflate),
+            other => Err(BodyError::Unsupported(other.chars().take(64).collect())),
+        }
+    }
+}
+
+/// Decompresses `raw`, refusing output over `limit` bytes (a small body can inflate to
+/// gigabytes: the limit is applied while inflating, not after).
+fn decode(enc: Encoding, raw: Bytes, limit: usize) -> Result<Bytes, BodyError> {
+    fn inflate(r: impl Read, limit: usize, what: &str) -> Result<Bytes, BodyError> {
+        let mut out = Vec::new();
+        r.take(limit as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| BodyError::Bad(format!("corrupt {what} request body: {e}")))?;
+        if out.len() > limit {
+            return Err(BodyError::TooLarge(limit));
+        }
+        Ok(Bytes::from(out))
+    }
+    match enc {
+        Encoding::Identity => Ok(raw),
+        Encoding::Gzip => inflate(flate2::read::GzDecoder::new(&raw[..]), limit, "gzip"),
+        // HTTP's `deflate` is the zlib format (RFC 9110 §8.4.1.2); some clients send raw
+        // deflate, recognised by the missing zlib header.
+        Encoding::Deflate if looks_like_zlib(&raw) => {
+            inflate(flate2::read::ZlibDecoder::new(&raw[..]), limit, "deflate")
+        }
+        Encoding::Deflate => inflate(
+            flate2::read::DeflateDecoder::new(&raw[..]),
+            limit,
+            "deflate",
+        ),
+    }
+}
+
+fn looks_like_zlib(b: &[u8]) -> bool {
+    b.len() >= 2 && b[0] & 0x0f == 8 && (u16::from(b[0]) << 8 | u16::from(b[1])) % 31 == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(b: &[u8]) -> Bytes {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b).unwrap();
+        Bytes::from(e.finish().unwrap())
+    }
+
+    #[test]
+    fn gzip_and_both_deflate_forms_decode() {
+        let body = b"{\"inputs\": []}".repeat(10);
+        assert_eq!(
+            decode(Encoding::Gzip, gz(&body), 1 << 20).unwrap(),
+            &body[..]
+        );
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&body).unwrap();
+        let z = Bytes::from(z.finish().unwrap());
+        assert_eq!(decode(Encoding::Deflate, z, 1 << 20).unwrap(), &body[..]);
+        let mut d = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        d.write_all(&body).unwrap();
+        let d = Bytes::from(d.finish().unwrap());
+        assert_eq!(decode(Encoding::Deflate, d, 1 << 20).unwrap(), &body[..]);
+    }
+
+    #[test]
+    fn the_limit_applies_to_the_decompressed_size() {
+        let bomb = gz(&vec![b' '; 1 << 20]);
+        assert!(bomb.len() < 16 << 10, "{} bytes", bomb.len());
+        assert_eq!(
+            decode(Encoding::Gzip, bomb, 64 << 10),
+            Err(BodyError::TooLarge(64 << 10))
+        );
+        assert!(matches!(
+            decode(Encoding::Gzip, Bytes::from_static(b"not gzip"), 1024),
+            Err(BodyError::Bad(_))
+        ));
+        assert!(matches!(
+            Encoding::parse("br"),
+            Err(BodyError::Unsupported(e)) if e == "br"
+        ));
+    }
+
+    #[test]
+    fn accept_backoff_doubles_to_a_cap_and_resets() {
+        let mut b = AcceptBackoff::default();
+        let waits: Vec<u128> = (0..10).map(|_| b.fail().as_millis()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        b.reset();
+        assert_eq!(b.fail().as_millis(), 5);
+    }
+
+    #[test]
+    fn rate_limited_log_counts_what_it_suppresses() {
+        let l = RateLimitedLog::new(Duration::from_millis(50));
+        assert_eq!(l.allow(), Some(0));
+        assert_eq!((l.allow(), l.allow()), (None, None));
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(l.allow(), Some(2));
+    }
+
+    #[test]
+    fn connection_caps_hold_per_ip_and_release_on_drop() {
+        let caps = Arc::new(ConnCaps {
+            all: Arc::new(Semaphore::new(3)),
+            per_ip: DashMap::new(),
+            max_per_ip: 2,
+        });
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        let s1 = caps.admit(a).unwrap();
+        let _s2 = caps.admit(a).unwrap();
+        assert!(caps.admit(a).is_none(), "per-IP cap");
+        let _s3 = caps.admit(b).unwrap();
+        assert!(caps.admit(b).is_none(), "global cap");
+        drop(s1);
+        assert!(caps.admit(a).is_some());
+        assert!(caps.per_ip.get(&a).is_some_and(|n| *n == 1));
+    }
+}
