@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// Longest `app` accepted, bytes. assumption: 64, several times the longest class name in
+/// workloads/.
+pub const MAX_APP_LEN: usize = 64;
+
+/// Keys shorter than this are refused. assumption: 16 bytes (128 bits), the nonce's strength.
+pub const MIN_KEY_BYTES: usize = 16;
+
 /// All settings of one gateway process (one scheduler).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -387,21 +394,21 @@ impl GatewayConfig {
             return Err("admin_token: expected a non-empty token".into());
         }
         let key_len = self.stream_key.as_ref().map(String::len);
-        if key_len.is_some_and(|n| n < super::token::MIN_KEY_BYTES) {
+        if key_len.is_some_and(|n| n < MIN_KEY_BYTES) {
             return Err(format!(
                 "stream_key: expected at least {} bytes, got {}",
-                super::token::MIN_KEY_BYTES,
+                MIN_KEY_BYTES,
                 key_len.unwrap_or(0)
             ));
         }
         if self
             .app_classes
             .iter()
-            .any(|a| a.len() > super::streams::MAX_APP_LEN)
+            .any(|a| a.len() > MAX_APP_LEN)
         {
             return Err(format!(
                 "app_classes: expected names of at most {} bytes",
-                super::streams::MAX_APP_LEN
+                MAX_APP_LEN
             ));
         }
         if continuum_core::policy::by_name(&self.policy).is_none() {

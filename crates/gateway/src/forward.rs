@@ -2,7 +2,7 @@
 //! outcome: every query that reaches here is counted once as success, failure or rejected.
 
 use super::error::ApiError;
-use super::hedge::{Outgoing, Wire};
+use super::relay::{Outgoing, Relayed, Wire, sleep_ms};
 use super::plan::TaskSpec;
 use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
@@ -11,25 +11,8 @@ use bytes::Bytes;
 use continuum_wire::oip::{self, ParsedInfer};
 use hyper::StatusCode;
 use rand_distr::{Distribution, Normal};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// A query's answer, ready to relay.
-pub struct Relayed {
-    /// Response body, in the query's wire form ([`Wire`]).
-    pub body: Bytes,
-    /// `Inference-Header-Content-Length` when the output is binary.
-    pub header_len: Option<usize>,
-    /// Time of the worker call.
-    pub upstream: Duration,
-    /// `success` or `failure`.
-    pub outcome: &'static str,
-    /// Variant that served it.
-    pub variant: Arc<str>,
-    /// Cluster that served it.
-    pub cluster: Arc<str>,
-}
 
 impl GatewayState {
     /// Parses a query body for the stream's task (400 on malformed input).
@@ -260,23 +243,4 @@ impl GatewayState {
             Err(_) => b.d_ms.max(0.0),
         }
     }
-}
-
-/// Sleeps `ms` (if positive) precisely; returns the time actually slept. tokio's timer has a
-/// 1 ms granularity and fires up to a tick late, which would add 1–2 ms to every injected
-/// delay: the last 2 ms are waited by yielding instead (only in sim-to-live mode).
-pub(super) async fn sleep_ms(ms: f64) -> Duration {
-    if ms <= 0.0 {
-        return Duration::ZERO;
-    }
-    let t = Instant::now();
-    let target = t + Duration::from_secs_f64(ms / 1e3);
-    let coarse = Duration::from_millis(2);
-    if let Some(early) = target.checked_sub(coarse).filter(|e| *e > t) {
-        tokio::time::sleep_until(early.into()).await;
-    }
-    while Instant::now() < target {
-        tokio::task::yield_now().await;
-    }
-    t.elapsed()
 }

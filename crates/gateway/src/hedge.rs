@@ -3,46 +3,20 @@
 //! the core picks ([`GatewayState::hedge_binding`]); the first answer wins and the other call is
 //! dropped — its QUIC stream is stopped, its HTTP request abandoned.
 
-use super::forward::sleep_ms;
+use super::relay::{Outgoing, Wire, sleep_ms};
 use super::live::Snapshot;
-use super::plan::TaskSpec;
 use super::state::GatewayState;
-use super::streams::{Binding, Stream};
+use super::streams::Binding;
 use super::upstream::{Link, UpstreamError};
 use bytes::Bytes;
 use continuum_wire::frame;
-use continuum_wire::oip::{self, ParsedInfer};
+use continuum_wire::oip::{self};
 use continuum_wire::query::Answer;
 use std::time::{Duration, Instant};
 
 /// The response frame of an answer.
 fn ok_frame(a: Answer) -> Vec<u8> {
     frame::encode_response(&frame::Response::from(a))
-}
-
-/// One query as it leaves for a worker.
-pub struct Outgoing<'a> {
-    /// Its stream.
-    pub stream: &'a Stream,
-    /// The stream's task, if still served.
-    pub task: Option<&'a TaskSpec>,
-    /// The parsed query (needed for QUIC workers).
-    pub parsed: Option<&'a ParsedInfer>,
-    /// The body as it came.
-    pub body: &'a Bytes,
-    /// The body's wire form, which its answer takes too.
-    pub wire: Wire,
-}
-
-/// The wire form of a query's body, which is also the form of its answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
-    /// An OIP v2 body (HTTP and gRPC clients), with its `Inference-Header-Content-Length`
-    /// when its tensor follows as binary data.
-    Oip(Option<usize>),
-    /// A QUIC INFER frame ([`frame`]), its tensor's location in the parsed query's `raw`;
-    /// the answer is a response frame.
-    Frame,
 }
 
 /// An answer body in the query's wire form and, for OIP, its

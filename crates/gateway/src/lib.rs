@@ -11,11 +11,14 @@
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
 //!   the HTTP and gRPC front ends share; [`quic_api`]: the QUIC front end;
-//! - [`metrics`]: Prometheus; [`server`]: tasks, reload, shutdown.
+//! - [`metrics`]: Prometheus; [`ctx`]: what handlers and tasks share, reload;
+//!   [`server`]: start-up, background tasks, shutdown; [`relay`]: a query and its answer in
+//!   transit; [`hedge`]: the worker call and its hedge.
 
 pub mod api;
 pub mod binding;
 pub mod config;
+pub mod ctx;
 pub mod error;
 pub mod forward;
 pub mod hedge;
@@ -25,6 +28,7 @@ pub mod oip;
 pub mod plan;
 pub mod policies;
 pub mod quic_api;
+pub mod relay;
 pub mod server;
 pub mod state;
 pub mod streams;
@@ -32,4 +36,5 @@ pub mod token;
 pub mod upstream;
 
 pub use config::GatewayConfig;
-pub use server::{Ctx, Gateway, run_from_file};
+pub use ctx::Ctx;
+pub use server::{Gateway, run_from_file};

@@ -5,9 +5,9 @@
 //! ([`continuum_wire::grpc`]) both answer from here.
 
 use super::error::ApiError;
-use super::hedge::Wire;
+use super::relay::Wire;
 use super::plan::{Plan, TaskSpec};
-use super::server::Ctx;
+use super::ctx::Ctx;
 use super::state::Relayed;
 use super::streams::{OpenRequest, Stream};
 use super::token::TokenError;

@@ -16,8 +16,8 @@
 //! request does.
 
 use super::error::ApiError;
-use super::hedge::Wire;
-use super::server::Ctx;
+use super::relay::Wire;
+use super::ctx::Ctx;
 use super::state::res;
 use bytes::Bytes;
 use continuum_wire::frame::{self, Response};

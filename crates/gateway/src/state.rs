@@ -4,7 +4,7 @@
 //! ([`super::api`]) only translates.
 
 pub use super::error::ApiError;
-pub use super::forward::Relayed;
+pub use super::relay::Relayed;
 use super::live::Snapshot;
 use super::metrics::GatewayMetrics;
 use super::plan::Plan;

@@ -3,6 +3,7 @@
 //! streams are dropped from memory (their token re-binds on next use), closed ones are
 //! remembered for a while so that their token stays dead.
 
+pub use super::config::MAX_APP_LEN;
 use super::upstream::Upstream;
 use continuum_core::rng::SimRng;
 use dashmap::DashMap;
@@ -41,10 +42,6 @@ pub struct OpenRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<u32>,
 }
-
-/// Longest `app` accepted, bytes. assumption: 64, several times the longest class name in
-/// workloads/.
-pub const MAX_APP_LEN: usize = 64;
 
 impl OpenRequest {
     /// Checks the numbers: the error names the field and what was expected.

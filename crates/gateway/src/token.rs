@@ -7,6 +7,7 @@
 //! (`stream_key`, or a key file created on first start), so every restart of a gateway, and
 //! every replica given the same key, accepts the same tokens.
 
+pub use super::config::MIN_KEY_BYTES;
 use super::streams::OpenRequest;
 use anyhow::{Context, Result};
 use base64::Engine;
@@ -48,9 +49,6 @@ pub struct StreamKey {
     key: hmac::Key,
     rng: SystemRandom,
 }
-
-/// Keys shorter than this are refused. assumption: 16 bytes (128 bits), the nonce's strength.
-pub const MIN_KEY_BYTES: usize = 16;
 
 impl StreamKey {
     /// A key from secret bytes (at least [`MIN_KEY_BYTES`]).
