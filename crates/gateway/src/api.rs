@@ -22,9 +22,9 @@
 //! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
-use super::relay::Wire;
-use super::policies::ClassPolicy;
 use super::ctx::Ctx;
+use super::policies::ClassPolicy;
+use super::relay::Wire;
 use super::state::{ApiError, Relayed, task_list};
 use super::streams::{OpenRequest, Stream};
 use bytes::Bytes;

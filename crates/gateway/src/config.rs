@@ -401,11 +401,7 @@ impl GatewayConfig {
                 key_len.unwrap_or(0)
             ));
         }
-        if self
-            .app_classes
-            .iter()
-            .any(|a| a.len() > MAX_APP_LEN)
-        {
+        if self.app_classes.iter().any(|a| a.len() > MAX_APP_LEN) {
             return Err(format!(
                 "app_classes: expected names of at most {} bytes",
                 MAX_APP_LEN

@@ -221,7 +221,10 @@ pub(super) fn meta_state(plan: &Plan, now_ms: f64) -> MetaState {
     }
 }
 
-pub(super) fn new_upstream(u: super::config::UpstreamConfig, cfg: &GatewayConfig) -> Result<Upstream> {
+pub(super) fn new_upstream(
+    u: super::config::UpstreamConfig,
+    cfg: &GatewayConfig,
+) -> Result<Upstream> {
     Upstream::new(
         u,
         cfg.max_in_flight_per_worker,
@@ -295,4 +298,3 @@ pub(super) fn stream_key(cfg: &GatewayConfig) -> Result<super::token::StreamKey>
         }
     }
 }
-

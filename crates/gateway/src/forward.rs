@@ -2,8 +2,8 @@
 //! outcome: every query that reaches here is counted once as success, failure or rejected.
 
 use super::error::ApiError;
-use super::relay::{Outgoing, Relayed, Wire, sleep_ms};
 use super::plan::TaskSpec;
+use super::relay::{Outgoing, Relayed, Wire, sleep_ms};
 use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
 use super::upstream::{Link, UpstreamError};

@@ -3,8 +3,8 @@
 //! the core picks ([`GatewayState::hedge_binding`]); the first answer wins and the other call is
 //! dropped — its QUIC stream is stopped, its HTTP request abandoned.
 
-use super::relay::{Outgoing, Wire, sleep_ms};
 use super::live::Snapshot;
+use super::relay::{Outgoing, Wire, sleep_ms};
 use super::state::GatewayState;
 use super::streams::Binding;
 use super::upstream::{Link, UpstreamError};

@@ -5,7 +5,8 @@
 //! class every window.
 //!
 //! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
-//! - [`live`]: the load view fed by worker reports, published every Δ;
+//! - [`loads`]: the workers' last reported loads; [`live`]: the load view published from them
+//!   every Δ;
 //! - [`state`]: shared state; [`policies`]: the active policy of each stream class;
 //!   [`binding`]: binding streams; [`forward`]: forwarding queries;
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
@@ -23,6 +24,7 @@ pub mod error;
 pub mod forward;
 pub mod hedge;
 pub mod live;
+pub mod loads;
 pub mod metrics;
 pub mod oip;
 pub mod plan;

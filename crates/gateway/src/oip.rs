@@ -4,10 +4,10 @@
 //! stream. The HTTP routes ([`super::api`]) and the gRPC service
 //! ([`continuum_wire::grpc`]) both answer from here.
 
-use super::error::ApiError;
-use super::relay::Wire;
-use super::plan::{Plan, TaskSpec};
 use super::ctx::Ctx;
+use super::error::ApiError;
+use super::plan::{Plan, TaskSpec};
+use super::relay::Wire;
 use super::state::Relayed;
 use super::streams::{OpenRequest, Stream};
 use super::token::TokenError;

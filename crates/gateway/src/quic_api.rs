@@ -15,9 +15,9 @@
 //! client would get. A client that stops its stream withdraws the query, as a dropped HTTP
 //! request does.
 
+use super::ctx::Ctx;
 use super::error::ApiError;
 use super::relay::Wire;
-use super::ctx::Ctx;
 use super::state::res;
 use bytes::Bytes;
 use continuum_wire::frame::{self, Response};

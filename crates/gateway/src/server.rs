@@ -3,6 +3,7 @@
 //! without dropping streams, and shutdown.
 
 use super::config::GatewayConfig;
+use super::ctx::{Ctx, meta_state, new_upstream, spawn_upstream, stream_key};
 use super::live::{LiveLoads, publish};
 use super::plan::Plan;
 use super::state::GatewayState;
@@ -15,7 +16,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use super::ctx::{Ctx, meta_state, new_upstream, spawn_upstream, stream_key};
 
 /// A running gateway.
 pub struct Gateway {

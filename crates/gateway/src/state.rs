@@ -4,11 +4,11 @@
 //! ([`super::api`]) only translates.
 
 pub use super::error::ApiError;
-pub use super::relay::Relayed;
 use super::live::Snapshot;
 use super::metrics::GatewayMetrics;
 use super::plan::Plan;
 use super::policies::ActivePolicies;
+pub use super::relay::Relayed;
 use super::streams::{StreamTable, TokenBucket};
 use super::token::StreamKey;
 use continuum_core::mitigation::Mitigation;

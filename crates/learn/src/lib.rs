@@ -1,7 +1,9 @@
 //! The learned side of continuum: [`agent`] (the DQN meta-policy, its state encoder and
-//! checkpoints), [`train`] (episodes of the simulation that teach it) and [`meta`] (running a
-//! meta-policy over the simulator: the agent, fallback tables, the per-window oracle).
+//! checkpoints), [`episode`] (what one training or validation episode is), [`train`] (episodes
+//! of the simulation that teach the agent) and [`meta`] (running a meta-policy over the
+//! simulator: the agent, fallback tables, the per-window oracle).
 
 pub mod agent;
+pub mod episode;
 pub mod meta;
 pub mod train;

@@ -2,6 +2,7 @@
 //! times, close), one task per query, all over one pooled HTTP client.
 
 use super::LoadOptions;
+use super::answer::Answer;
 use super::body::{HEADER_LEN, InferBody, ModelSignature};
 use super::quic::{self, FrameInput};
 use super::report::{LoadReport, Recorder};
@@ -27,42 +28,6 @@ type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// The gateway's header with its own judgement of a query.
 const OUTCOME_HEADER: &str = "x-continuum-outcome";
-
-/// What came back for one request.
-pub(super) enum Answer {
-    /// A full response.
-    Response {
-        status: u16,
-        outcome: Option<&'static str>,
-        body: Bytes,
-    },
-    /// No response within the timeout.
-    Timeout,
-    /// The connection failed.
-    Transport(String),
-}
-
-impl Answer {
-    fn status_label(&self) -> String {
-        match self {
-            Answer::Response { status, .. } => status.to_string(),
-            Answer::Timeout => "timeout".into(),
-            Answer::Transport(_) => "transport".into(),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Answer::Response { status, body, .. } => {
-                // assumption: 200 bytes of an error body are enough to read its cause.
-                let n = body.len().min(200);
-                format!("{status} {}", String::from_utf8_lossy(&body[..n]))
-            }
-            Answer::Timeout => "timeout".into(),
-            Answer::Transport(e) => format!("transport error: {e}"),
-        }
-    }
-}
 
 /// State shared by every task of a run.
 struct Ctx {

@@ -12,6 +12,7 @@
 //! when answered with 200 within the stream's deadline, `failure` when answered later,
 //! `rejected` otherwise (any other status, a timeout, a transport error).
 
+mod answer;
 mod body;
 mod driver;
 mod quic;

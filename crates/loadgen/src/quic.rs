@@ -4,8 +4,8 @@
 //! the gateway gives the same refusal.
 
 use super::QuicTarget;
+use super::answer::Answer;
 use super::body::ModelSignature;
-use super::driver::Answer;
 use anyhow::Context;
 use bytes::Bytes;
 use continuum_wire::QuicClient;

@@ -4,7 +4,7 @@
 
 use super::{Upstream, UpstreamError};
 use crate::config::UpstreamConfig;
-use crate::live::LiveLoads;
+use crate::loads::LiveLoads;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use continuum_wire::QuicClient;

@@ -8,8 +8,8 @@
 //! its queries have been answered, so each transition is emitted `lag` windows later.
 
 use super::counterfactual::{CfSettings, class_values};
-use super::episodes::EpisodeSpec;
 use crate::agent::{Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
+use crate::episode::EpisodeSpec;
 use continuum_core::metrics::Counts;
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::StreamClasses;

@@ -9,14 +9,14 @@ mod budget;
 mod counterfactual;
 mod curve;
 mod env;
-mod episodes;
+
 mod select;
 
+pub use crate::episode::EpisodeSpec;
 pub use budget::Budget;
 pub use counterfactual::{CfSettings, class_values};
 pub use curve::{plot_training_curve, training_csv};
 pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
-pub use episodes::EpisodeSpec;
 pub use select::{LevelChoice, Selection, level_lambdas, select};
 
 use crate::agent::{
