@@ -110,14 +110,7 @@ impl GatewayState {
             }
         };
         let id = nonce as u64;
-        let bucket = self
-            .meta
-            .lock()
-            .expect("meta lock")
-            .as_ref()
-            .map_or(0, |m| {
-                m.observer.buckets().index(req.max_delay_ms, req.rate_fps)
-            });
+        let bucket = self.meta.bucket_of(req.max_delay_ms, req.rate_fps);
         let stream = Arc::new(Stream {
             id,
             nonce,

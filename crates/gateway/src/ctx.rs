@@ -4,7 +4,7 @@
 use super::config::{GatewayConfig, Protocol};
 use super::live::{LiveLoads, publish};
 use super::plan::Plan;
-use super::state::{GatewayState, MetaState};
+use super::state::GatewayState;
 use super::upstream::{Link, Upstream, quic};
 use anyhow::{Context, Result};
 use continuum_core::load::WorkerLoad;
@@ -86,9 +86,7 @@ impl Ctx {
                 })
                 .set(i64::from(u.is_up()));
         }
-        if let Some(m) = self.state.meta.lock().expect("meta lock").as_mut() {
-            m.observer.load_published(&snap.view);
-        }
+        self.state.meta.load_published(&snap.view);
         self.state.set_snapshot(snap);
     }
 
@@ -139,8 +137,12 @@ impl Ctx {
         let plan = Arc::new(plan);
         *self.plan.write().expect("plan lock") = plan.clone();
         *self.upstreams.write().expect("upstreams lock") = Arc::new(next);
-        *self.state.meta.lock().expect("meta lock") =
-            agent.as_ref().map(|_| meta_state(&plan, self.elapsed_ms()));
+        self.state.meta.install(
+            plan.sched,
+            agent
+                .as_ref()
+                .map(|_| window_observer(&plan, self.elapsed_ms())),
+        );
         {
             // Under the agent's lock, so that a meta step never applies one agent's decision
             // to the other configuration's classes. Pins are dropped.
@@ -171,11 +173,9 @@ impl Ctx {
     /// theirs).
     pub(super) fn meta_step(&self) {
         let now_ms = self.elapsed_ms();
-        let obs = {
-            let mut meta = self.state.meta.lock().expect("meta lock");
-            let Some(m) = meta.as_mut() else { return };
-            let snap = self.state.snapshot();
-            m.observer.close(now_ms, &snap.view)
+        let snap = self.state.snapshot();
+        let Some(obs) = self.state.meta.close(now_ms, &snap.view) else {
+            return;
         };
         let sched = self.plan().sched;
         let mut guard = self.agent.lock().expect("agent lock");
@@ -206,19 +206,17 @@ impl Ctx {
     }
 }
 
-pub(super) fn meta_state(plan: &Plan, now_ms: f64) -> MetaState {
+pub(super) fn window_observer(plan: &Plan, now_ms: f64) -> WindowObserver {
     let buckets = plan
         .agent_config
         .as_ref()
         .map_or_else(DemandBuckets::default, |c| c.buckets.clone());
-    MetaState {
-        observer: WindowObserver::new(
-            buckets,
-            plan.topology.workers.len(),
-            plan.topology.schedulers.len(),
-            now_ms,
-        ),
-    }
+    WindowObserver::new(
+        buckets,
+        plan.topology.workers.len(),
+        plan.topology.schedulers.len(),
+        now_ms,
+    )
 }
 
 pub(super) fn new_upstream(

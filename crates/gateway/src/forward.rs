@@ -74,10 +74,7 @@ impl GatewayState {
         stream.touch(self.now_ms());
         self.queries.fetch_add(1, Ordering::Relaxed);
         let snap = self.snapshot();
-        if let Some(m) = self.meta.lock().expect("meta lock").as_mut() {
-            m.observer
-                .incoming_queries(snap.plan.sched, stream.bucket, 1.0);
-        }
+        self.meta.count_query(stream.bucket);
         let reject = |e: ApiError, b: Option<&Binding>| {
             match b {
                 Some(b) => {

@@ -12,7 +12,8 @@
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
 //!   the HTTP and gRPC front ends share; [`quic_api`]: the QUIC front end;
-//! - [`metrics`]: Prometheus; [`ctx`]: what handlers and tasks share, reload;
+//! - [`observer`]: the meta-policy's window observer, lock-free for queries; [`metrics`]:
+//!   Prometheus; [`ctx`]: what handlers and tasks share, reload;
 //!   [`server`]: start-up, background tasks, shutdown; [`relay`]: a query and its answer in
 //!   transit; [`hedge`]: the worker call and its hedge.
 
@@ -26,6 +27,7 @@ pub mod hedge;
 pub mod live;
 pub mod loads;
 pub mod metrics;
+pub mod observer;
 pub mod oip;
 pub mod plan;
 pub mod policies;

@@ -7,7 +7,8 @@
 use continuum_core::mitigation::{Configuration, Mitigation};
 use continuum_core::policy::{self, Policy, PolicyTable, StreamClasses};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use arc_swap::ArcSwap;
+use std::sync::{Arc, Mutex};
 
 /// Where a class's active policy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +61,7 @@ struct Inner {
 
 /// The active policy of every class.
 pub struct ActivePolicies {
-    inner: RwLock<Arc<Inner>>,
+    inner: ArcSwap<Inner>,
 }
 
 /// The class a stream falls in and that class's active policy.
@@ -122,17 +123,17 @@ impl ActivePolicies {
     /// Every class starts with its configured policy in `table`.
     pub fn new(table: &PolicyTable) -> Self {
         Self {
-            inner: RwLock::new(Arc::new(inner_of(table))),
+            inner: ArcSwap::from_pointee(inner_of(table)),
         }
     }
 
     /// Replaces the classes and configured policies (a reload); pins are dropped.
     pub fn reset(&self, table: &PolicyTable) {
-        *self.inner.write().expect("policies lock") = Arc::new(inner_of(table));
+        self.inner.store(Arc::new(inner_of(table)));
     }
 
     fn get(&self) -> Arc<Inner> {
-        self.inner.read().expect("policies lock").clone()
+        self.inner.load_full()
     }
 
     /// The class of a stream of application `app` (if it names one) with deadline
@@ -204,7 +205,7 @@ impl ActivePolicies {
 
     /// The mitigation the meta-policy chose for the class named `class`, if it chooses one.
     pub fn agent_mitigation(&self, class: &str) -> Option<Mitigation> {
-        let inner = self.inner.read().expect("policies lock");
+        let inner = self.inner.load();
         if !inner.agent_mitigates.load(Ordering::Acquire) {
             return None;
         }

@@ -3,7 +3,7 @@
 //! without dropping streams, and shutdown.
 
 use super::config::GatewayConfig;
-use super::ctx::{Ctx, meta_state, new_upstream, spawn_upstream, stream_key};
+use super::ctx::{Ctx, new_upstream, spawn_upstream, stream_key, window_observer};
 use super::live::{LiveLoads, publish};
 use super::plan::Plan;
 use super::state::GatewayState;
@@ -71,7 +71,9 @@ impl Gateway {
             None => None,
         };
         if agent.is_some() {
-            *state.meta.lock().expect("meta lock") = Some(meta_state(&plan, 0.0));
+            state
+                .meta
+                .install(plan.sched, Some(window_observer(&plan, 0.0)));
         }
         let (stop, stop_rx) = watch::channel(false);
         let ctx = Arc::new(Ctx {

@@ -6,28 +6,24 @@
 pub use super::error::ApiError;
 use super::live::Snapshot;
 use super::metrics::GatewayMetrics;
+use super::observer::MetaObserver;
 use super::plan::Plan;
 use super::policies::ActivePolicies;
 pub use super::relay::Relayed;
 use super::streams::{StreamTable, TokenBucket};
 use super::token::StreamKey;
+use arc_swap::ArcSwap;
 use continuum_core::mitigation::Mitigation;
-use continuum_core::observe::WindowObserver;
 use continuum_core::policy::{Policy, PolicyTable};
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-/// The meta-policy's live state: its window observer (the agent itself lives in the plan).
-pub struct MetaState {
-    /// Accumulates the window's observation.
-    pub observer: WindowObserver,
-}
-
 /// Everything the request handlers and background tasks share.
 pub struct GatewayState {
-    pub(super) snapshot: RwLock<Arc<Snapshot>>,
+    /// The published snapshot, read by every query without a lock.
+    pub(super) snapshot: ArcSwap<Snapshot>,
     /// Open streams.
     pub streams: StreamTable,
     /// Metrics.
@@ -38,15 +34,15 @@ pub struct GatewayState {
     policy_gauge: Mutex<Vec<String>>,
     pub(super) rng: Mutex<SimRng>,
     pub(super) opens: Mutex<TokenBucket>,
-    /// The meta-policy's observer (when an agent is configured).
-    pub meta: Mutex<Option<MetaState>>,
+    /// The meta-policy's window observer (active when an agent is configured).
+    pub meta: MetaObserver,
     pub(super) started: Instant,
     pub(super) queries: AtomicU64,
     key: RwLock<Arc<StreamKey>>,
     stats: dashmap::DashMap<String, Arc<TaskStats>>,
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
     /// The active tail-latency mitigation and whether an operator pinned it.
-    mitigation: RwLock<(Mitigation, bool)>,
+    mitigation: ArcSwap<(Mitigation, bool)>,
 }
 
 impl GatewayState {
@@ -71,12 +67,12 @@ impl GatewayState {
                 cfg.stream_open_rate,
                 cfg.stream_open_burst,
             )),
-            snapshot: RwLock::new(Arc::new(snap)),
+            snapshot: ArcSwap::from_pointee(snap),
             streams: StreamTable::default(),
             metrics: GatewayMetrics::new(),
             policies,
             policy_gauge: Mutex::new(Vec::new()),
-            meta: Mutex::new(None),
+            meta: MetaObserver::default(),
             started: Instant::now(),
             queries: AtomicU64::new(0),
             stats: dashmap::DashMap::new(),
@@ -84,7 +80,7 @@ impl GatewayState {
                 StreamKey::random().expect("the system random generator works"),
             )),
             app_classes: RwLock::new(Arc::new(app_classes)),
-            mitigation: RwLock::new((mitigation, false)),
+            mitigation: ArcSwap::from_pointee((mitigation, false)),
         };
         s.policies_changed();
         s
@@ -92,7 +88,7 @@ impl GatewayState {
 
     /// The current published snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().expect("snapshot lock").clone()
+        self.snapshot.load_full()
     }
 
     /// Publishes a new snapshot.
@@ -100,7 +96,7 @@ impl GatewayState {
         self.metrics
             .load_view_age_seconds
             .set(s.max_age.as_secs_f64());
-        *self.snapshot.write().expect("snapshot lock") = Arc::new(s);
+        self.snapshot.store(Arc::new(s));
     }
 
     /// Milliseconds since start (the gateway's clock for stream idleness and load views).
@@ -151,13 +147,13 @@ impl GatewayState {
 
     /// The active tail-latency mitigation.
     pub fn mitigation(&self) -> Mitigation {
-        self.mitigation.read().expect("mitigation lock").0
+        self.mitigation.load().0
     }
 
     /// The mitigation of the queries of stream class `class`: the operator's pin, else the
     /// meta-policy's choice for the class when it chooses one, else the configured one.
     pub fn mitigation_for(&self, class: &str) -> Mitigation {
-        let (m, pinned) = *self.mitigation.read().expect("mitigation lock");
+        let (m, pinned) = **self.mitigation.load();
         if pinned {
             return m;
         }
@@ -166,13 +162,13 @@ impl GatewayState {
 
     /// Whether an operator pinned the mitigation.
     pub fn mitigation_pinned(&self) -> bool {
-        self.mitigation.read().expect("mitigation lock").1
+        self.mitigation.load().1
     }
 
     /// Sets the mitigation: `pinned` by an operator, or from the configuration (on reload;
     /// pins are dropped).
     pub fn set_mitigation(&self, m: Mitigation, pinned: bool) {
-        *self.mitigation.write().expect("mitigation lock") = (m, pinned);
+        self.mitigation.store(Arc::new((m, pinned)));
     }
 
     /// Brings the active-policy metric in step with the policies (one writer at a time, so
