@@ -9,6 +9,8 @@
 //! load generator [`continuum_loadgen`]. The crate graph and what each crate may import are in
 //! `docs/architecture.md`.
 
+#![warn(missing_docs)]
+
 pub use continuum_alloc::{alloc, oga_bench, placement};
 pub use continuum_core::{
     admission, config, dispatch, feasibility, fixtures, load, metrics, mitigation, observe, policy,

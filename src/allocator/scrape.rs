@@ -1,6 +1,7 @@
 //! Reading a gateway's demand from its Prometheus text: queries per app (every outcome) and
 //! the declared frame rates of the streams it refused per app.
 
+use continuum_wire::prom::parse_prometheus;
 use std::collections::BTreeMap;
 
 /// Cumulative per-app counters of one gateway.
@@ -12,38 +13,18 @@ pub struct AppCounters {
     pub refused_fps: BTreeMap<String, f64>,
 }
 
-/// The value of label `name` in a sample's label text (`a="x",b="y"`).
-fn label<'a>(labels: &'a str, name: &str) -> Option<&'a str> {
-    let mut rest = labels;
-    while !rest.is_empty() {
-        let (key, after) = rest.split_once("=\"")?;
-        let end = after.find('"')?;
-        if key.trim_start_matches(',').trim() == name {
-            return Some(&after[..end]);
-        }
-        rest = &after[end + 1..];
-    }
-    None
-}
-
-/// Parses the counters an allocator reads; other lines are skipped.
+/// Parses the counters an allocator reads; other samples are skipped.
 pub fn parse(text: &str) -> AppCounters {
     let mut out = AppCounters::default();
-    for line in text.lines() {
-        let (map, rest) = if let Some(r) = line.strip_prefix("continuum_gateway_queries_total{") {
-            (&mut out.queries, r)
-        } else if let Some(r) = line.strip_prefix("continuum_gateway_refused_fps_total{") {
-            (&mut out.refused_fps, r)
-        } else {
-            continue;
+    for sample in parse_prometheus(text) {
+        let map = match sample.name.as_str() {
+            "continuum_gateway_queries_total" => &mut out.queries,
+            "continuum_gateway_refused_fps_total" => &mut out.refused_fps,
+            _ => continue,
         };
-        let Some((labels, value)) = rest.rsplit_once('}') else {
-            continue;
-        };
-        let (Some(app), Ok(v)) = (label(labels, "app"), value.trim().parse::<f64>()) else {
-            continue;
-        };
-        *map.entry(app.to_string()).or_default() += v;
+        if let Some(app) = sample.label("app") {
+            *map.entry(app.to_string()).or_default() += sample.value;
+        }
     }
     out
 }
@@ -67,5 +48,16 @@ continuum_gateway_stream_opens_total{result="bound"} 3
         assert_eq!(c.queries["cams"], 4.0);
         assert_eq!(c.refused_fps["cams"], 22.5);
         assert_eq!(c.refused_fps.len(), 1);
+    }
+
+    /// Label values with escapes, labels in any order, a value with a timestamp: what a naive
+    /// split on quotes reads wrongly.
+    #[test]
+    fn reads_escaped_labels() {
+        let text = "continuum_gateway_queries_total{variant=\"a\\\"b\",app=\"x,y\\\\\"} 3 1712345678000\n\
+                    continuum_gateway_queries_total{app=\"x,y\\\\\",variant=\"c\"} 1\n";
+        let c = parse(text);
+        assert_eq!(c.queries.len(), 1, "{:?}", c.queries);
+        assert_eq!(c.queries["x,y\\"], 4.0);
     }
 }

@@ -1,49 +1,79 @@
-//! CSV output: one row per policy overall, per app, and per window.
+//! CSV output: one row per policy overall, per app, and per window, written with the `csv`
+//! crate (names holding commas, quotes or newlines are quoted).
 
 use super::Report;
-use std::fmt::Write;
 
 /// The report as CSV with a `scope` column: `total`, `app` (the `app` column names it) or
 /// `window` (the `t_s` column gives its start). Latency columns are of answered queries, ms.
 pub fn to_csv(r: &Report) -> String {
-    let mut s = String::from(
-        "policy,scope,app,t_s,offered,success,failure,rejected,success_ratio,p95_ms,p99_ms\n",
-    );
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let mut row = |fields: &[String]| {
+        w.write_record(fields)
+            .expect("writing CSV to memory cannot fail");
+    };
+    row(&[
+        "policy",
+        "scope",
+        "app",
+        "t_s",
+        "offered",
+        "success",
+        "failure",
+        "rejected",
+        "success_ratio",
+        "p95_ms",
+        "p99_ms",
+    ]
+    .map(String::from));
+    let blank = String::new;
     for p in &r.results {
-        let _ = writeln!(
-            s,
-            "{},total,,,{},{},{},{},{:.6},{},{}",
-            p.policy,
-            p.offered,
-            p.success,
-            p.failure,
-            p.rejected,
-            p.success_ratio,
-            p.latency_ms.p95,
-            p.latency_ms.p99
-        );
+        row(&[
+            p.policy.to_string(),
+            "total".into(),
+            blank(),
+            blank(),
+            p.offered.to_string(),
+            p.success.to_string(),
+            p.failure.to_string(),
+            p.rejected.to_string(),
+            format!("{:.6}", p.success_ratio),
+            p.latency_ms.p95.to_string(),
+            p.latency_ms.p99.to_string(),
+        ]);
         for a in &p.per_app {
-            let _ = writeln!(
-                s,
-                "{},app,{},,{},{},{},{},{:.6},{},{}",
-                p.policy,
-                a.app,
-                a.offered,
-                a.success,
-                a.failure,
-                a.rejected,
-                a.success_ratio,
-                a.latency_ms.p95,
-                a.latency_ms.p99
-            );
+            row(&[
+                p.policy.to_string(),
+                "app".into(),
+                a.app.to_string(),
+                blank(),
+                a.offered.to_string(),
+                a.success.to_string(),
+                a.failure.to_string(),
+                a.rejected.to_string(),
+                format!("{:.6}", a.success_ratio),
+                a.latency_ms.p95.to_string(),
+                a.latency_ms.p99.to_string(),
+            ]);
         }
-        for w in &p.per_window {
-            let _ = writeln!(
-                s,
-                "{},window,,{},,,,,{:.6},,{}",
-                p.policy, w.t_s, w.success_ratio, w.p99_ms
-            );
+        for x in &p.per_window {
+            row(&[
+                p.policy.to_string(),
+                "window".into(),
+                blank(),
+                x.t_s.to_string(),
+                blank(),
+                blank(),
+                blank(),
+                blank(),
+                format!("{:.6}", x.success_ratio),
+                blank(),
+                x.p99_ms.to_string(),
+            ]);
         }
     }
-    s
+    drop(row);
+    String::from_utf8(w.into_inner().expect("in-memory CSV flushes"))
+        .expect("CSV of UTF-8 fields is UTF-8")
 }

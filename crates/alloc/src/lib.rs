@@ -2,6 +2,8 @@
 //! multi-resource allocation (OGASched and its heuristics), [`placement`] applies it to the
 //! simulator's deployment slot by slot, and [`oga_bench`] reproduces OGASched's own comparison.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 pub mod oga_bench;
 pub mod placement;

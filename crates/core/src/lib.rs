@@ -10,6 +10,8 @@
 //! This crate must never depend on an async runtime, a network stack, an inference engine or a
 //! learning framework: its `Cargo.toml` is the check.
 
+#![warn(missing_docs)]
+
 pub mod admission;
 pub mod config;
 pub mod dispatch;

@@ -17,6 +17,8 @@
 //!   [`server`]: start-up, background tasks, shutdown; [`relay`]: a query and its answer in
 //!   transit; [`hedge`]: the worker call and its hedge.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod binding;
 pub mod config;

@@ -4,10 +4,10 @@
 //! mitigations, the mitigation it chose for each class. Streams are classed with the core's
 //! rule ([`StreamClasses`]): the application a client names, else its SPEC §9 demand bucket.
 
+use arc_swap::ArcSwap;
 use continuum_core::mitigation::{Configuration, Mitigation};
 use continuum_core::policy::{self, Policy, PolicyTable, StreamClasses};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use arc_swap::ArcSwap;
 use std::sync::{Arc, Mutex};
 
 /// Where a class's active policy came from.

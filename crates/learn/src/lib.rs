@@ -3,6 +3,8 @@
 //! of the simulation that teach the agent) and [`meta`] (running a meta-policy over the
 //! simulator: the agent, fallback tables, the per-window oracle).
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod episode;
 pub mod meta;

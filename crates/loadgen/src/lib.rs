@@ -12,6 +12,8 @@
 //! when answered with 200 within the stream's deadline, `failure` when answered later,
 //! `rejected` otherwise (any other status, a timeout, a transport error).
 
+#![warn(missing_docs)]
+
 mod answer;
 mod body;
 mod driver;

@@ -2,6 +2,8 @@
 //! Every query is simulated (uplink with jitter, worker queue, batching, processing, downlink);
 //! loads are published every Δ ms; the state is cloneable so a run can be forked.
 
+#![warn(missing_docs)]
+
 mod bind;
 mod capacity;
 mod deploy;

@@ -2,11 +2,14 @@
 //! the Open Inference Protocol v2 over HTTP ([`http`], [`oip`], [`oip_core`]) with the
 //! binary-tensor extension, KServe/Triton gRPC ([`grpc`]), the QUIC framing ([`frame`]) with its
 //! endpoints and client ([`quic`], [`client`], [`tls`], [`udp`]), the HTTP serve loop and its
-//! limits ([`serve`]), endpoint settings ([`endpoint`], [`layered`]), and the data every face
+//! limits ([`serve`]), endpoint settings ([`endpoint`], [`layered`]), the Prometheus text
+//! parser every metrics reader uses ([`prom`]), and the data every face
 //! exchanges ([`query`], [`tensor`], [`fp32`], [`load_report`]).
 //!
 //! Nothing here runs a model or decides a binding: this crate never imports the inference
 //! engines, the simulator or the learning code.
+
+#![warn(missing_docs)]
 
 pub mod client;
 pub mod endpoint;
@@ -18,6 +21,7 @@ pub mod layered;
 pub mod load_report;
 pub mod oip;
 pub mod oip_core;
+pub mod prom;
 pub mod query;
 pub mod quic;
 pub mod serve;

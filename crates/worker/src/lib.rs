@@ -8,6 +8,8 @@
 //! pushed to subscribed gateways over QUIC every Δ ms and exposed on `/metrics` ([`metrics`]).
 //! Shutdown stops taking queries, answers those in flight, then closes.
 
+#![warn(missing_docs)]
+
 pub mod admission;
 pub mod config;
 pub mod http;

@@ -556,8 +556,7 @@ fn compute_loads(
     (loads, counters)
 }
 
-mod prom;
-use prom::{PromSample, parse_prometheus};
+use continuum_wire::prom::{PromSample, parse_prometheus};
 
 #[cfg(test)]
 mod tests;

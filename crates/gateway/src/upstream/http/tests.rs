@@ -1,7 +1,7 @@
-//! Unit tests of the HTTP upstream: the metrics parser, load rates, status mapping, addresses.
+//! Unit tests of the HTTP upstream: reading Triton's and continuum's metrics, load rates, status mapping, addresses.
 
-use super::prom::*;
 use super::*;
+use continuum_wire::prom::*;
 
 /// Triton-style output: HELP and TYPE lines, `model`/`version` labels, two versions of one
 /// model, failures split by `reason`, GPU metrics without a `model` label, six-decimal
@@ -57,57 +57,6 @@ fn parses_triton_output() {
     assert_eq!(s[3].label("reason"), Some("REJECTED"));
     assert_eq!(s[14].name, "nv_gpu_utilization");
     assert_eq!(s[14].value, 0.73);
-}
-
-#[test]
-fn parses_the_awkward_cases() {
-    let text = "\
-# TYPE odd counter
-odd_total{path=\"a \\\"quoted\\\" \\\\ back\\nslash\",le=\"+Inf\"} 7 1712345678000
-spaced { a = \"1\" , b=\"x,}y\", } 2.5e3
-bare 42
-trailing_comma{a=\"1\",} -3
-nan_gauge{m=\"x\"} NaN
-pos_inf +Inf
-neg_inf -Inf
-with_exemplar_total{m=\"x\"} 5 # {trace_id=\"abc\"} 1.0 1712345678.1
-colon:name 1
-# EOF
-
-broken{a=\"unterminated} 3
-broken2{a} 3
-9starts_with_digit 3
-novalue{a=\"1\"}
-";
-    let s = parse_prometheus(text);
-    let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "odd_total",
-            "spaced",
-            "bare",
-            "trailing_comma",
-            "nan_gauge",
-            "pos_inf",
-            "neg_inf",
-            "with_exemplar_total",
-            "colon:name"
-        ]
-    );
-    assert_eq!(
-        s[0].labels,
-        l(&[("path", "a \"quoted\" \\ back\nslash"), ("le", "+Inf")])
-    );
-    assert_eq!(s[0].value, 7.0);
-    assert_eq!(s[1].labels, l(&[("a", "1"), ("b", "x,}y")]));
-    assert_eq!(s[1].value, 2500.0);
-    assert!(s[2].labels.is_empty());
-    assert_eq!(s[3].value, -3.0);
-    assert!(s[4].value.is_nan());
-    assert_eq!(s[5].value, f64::INFINITY);
-    assert_eq!(s[6].value, f64::NEG_INFINITY);
-    assert_eq!(s[7].value, 5.0);
 }
 
 #[test]
