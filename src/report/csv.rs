@@ -11,7 +11,7 @@ pub fn to_csv(r: &Report) -> String {
         .from_writer(Vec::new());
     let mut row = |fields: &[String]| {
         w.write_record(fields)
-            .expect("writing CSV to memory cannot fail");
+            .expect("writing CSV to memory cannot fail")
     };
     row(&[
         "policy",
@@ -73,7 +73,6 @@ pub fn to_csv(r: &Report) -> String {
             ]);
         }
     }
-    drop(row);
     String::from_utf8(w.into_inner().expect("in-memory CSV flushes"))
         .expect("CSV of UTF-8 fields is UTF-8")
 }

@@ -288,7 +288,10 @@ mod tests {
     use std::path::Path;
 
     fn load(text: &str) -> Topology {
-        let profiles = Profiles::load(Path::new("profiles/object-detection.yaml")).unwrap();
+        let profiles = Profiles::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles/object-detection.yaml"),
+        )
+        .unwrap();
         Topology::from_source(&Source::inline("generated.yaml", text), &profiles).unwrap()
     }
 
@@ -342,7 +345,12 @@ mod tests {
     #[test]
     fn the_default_matches_full_edge_resources() {
         let t = load(&generate(&GenerateOptions::default()));
-        let r = load(&std::fs::read_to_string("topologies/full-edge.yaml").unwrap());
+        let r = load(
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/full-edge.yaml"),
+            )
+            .unwrap(),
+        );
         assert_eq!(t.clusters.len(), r.clusters.len());
         // Same per-layer resources; only which antennas carry a GPU is drawn (full-edge: every
         // other one; here half of them on average).

@@ -380,7 +380,8 @@ mod tests {
 
     #[test]
     fn the_shipped_config_loads_and_defaults_validate() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/dqn.yaml");
+        // The shipped configs live at the workspace root, two levels above this crate.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/dqn.yaml");
         let c = DqnConfig::load(&path).expect("config/dqn.yaml is valid");
         // The shipped file documents the defaults: it must say exactly what they are.
         assert_eq!(c, DqnConfig::default());
@@ -390,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_tuner_configs_load_with_a_joint_grid() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
         for (file, granularity) in [
             ("dqn-tuner.yaml", Granularity::PerScheduler),
             ("edgetuner.yaml", Granularity::Global),
