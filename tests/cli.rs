@@ -541,7 +541,24 @@ fn compare_runs_configurations_and_the_grid() {
         assert!(r["per_window"][0]["p99_ms"].as_f64().is_some(), "{r}");
     }
     assert!(results(&v)[1]["mitigation"]["reissued"].as_u64().unwrap() > 0);
-    assert!(results(&v)[2]["mitigation"]["discarded"].as_u64().is_some());
+    // A discarded query counts as rejected: never more discarded than rejected.
+    let count = |r: &Value, k: &str| r[k].as_u64().unwrap();
+    let li = &results(&v)[2];
+    assert!(
+        count(&li["mitigation"], "discarded") <= count(li, "rejected"),
+        "{li}"
+    );
+    // Discard at 0.05 of the tiny workload's 100 ms deadline drops what is predicted to answer
+    // after 5 ms: every query, since processing alone takes 10 ms. So every offered query is
+    // discarded on arrival and rejected, and none succeeds.
+    let a = tiny("compare", &["--configs", "closest+discard@0.05"]);
+    let v = json(&refs(&a));
+    let r = &results(&v)[0];
+    let offered = count(r, "offered");
+    assert!(offered > 0, "{r}");
+    assert_eq!(count(&r["mitigation"], "discarded"), offered, "{r}");
+    assert_eq!(count(r, "rejected"), offered, "{r}");
+    assert_eq!(count(r, "success"), 0, "{r}");
     let a = tiny(
         "compare",
         &["--grid", "--policies", "closest,cheaper", "--ratios", "0.8"],
@@ -565,7 +582,28 @@ fn capacity_scale_slows_the_workers() {
     };
     let (full, quarter) = (p50("1"), p50("0.25"));
     assert!((quarter - full - 30.0).abs() < 1.0, "{full} → {quarter}");
-    assert!(p50("perturb:0.5:3") > 0.0);
+    // `perturb:S` draws each cluster's multiple in [1 − S, 1 + S]. Spread 0 is the profile.
+    assert_eq!(p50("perturb:0:3"), full);
+    // Spread 0.5: every worker is between ×0.5 and ×1.5, so the 10 ms of processing take
+    // between 6.7 and 20 ms and p50 lies between the uniform ×1.5 and ×0.5 runs (about 3.3 ms
+    // below and 10 ms above the profile's); and a draw moves it off the profile's.
+    let (fast, slow) = (p50("1.5"), p50("0.5"));
+    assert!(
+        (full - fast - 10.0 / 3.0).abs() < 1.0,
+        "{full} → ×1.5 {fast}"
+    );
+    assert!((slow - full - 10.0).abs() < 1.0, "{full} → ×0.5 {slow}");
+    for seed in [3, 4] {
+        let p = p50(&format!("perturb:0.5:{seed}"));
+        assert!(
+            fast - 0.01 <= p && p <= slow + 0.01,
+            "seed {seed}: {fast} ≤ {p} ≤ {slow}"
+        );
+        assert!(
+            (p - full).abs() > 0.05,
+            "seed {seed}: {p} vs the profile's {full}"
+        );
+    }
 }
 
 #[test]

@@ -199,6 +199,71 @@ mod tests {
         assert_eq!(horizons(3, 20), vec![1, 2, 3]);
     }
 
+    /// A case small enough to work out by hand: one port asking 2 units of one resource of one
+    /// instance with 4; linear gain α = 1 and overhead β = 0.5, so a slot with a job earns
+    /// 0.5 · y and the best fixed allocation is y = 2 (the port's cap), worth 1 per job. Jobs
+    /// arrive in slots 1, 3 and 4 of 4; regret at t = 2 and t = 4.
+    ///
+    /// By hand: the best fixed allocation earns 1 (t = 2) and 3 (t = 4). DRF, FAIRNESS,
+    /// BINPACKING and SPREADING hand the job its whole request every time (1 per job: regret 0);
+    /// `oga` steps before allocating (η0 = 25: the first step already reaches the cap), so it
+    /// earns 1 per job too; `oga-oblivious` plays its starting point 0 in slot 1 and 2 from then
+    /// on: rewards 0, 0, 1, 1, so regret 1 − 0 = 1 at t = 2 and 3 − 2 = 1 at t = 4.
+    #[test]
+    fn regret_matches_a_case_worked_out_by_hand() {
+        use crate::alloc::{Gain, Problem, ProblemSpec, Utility};
+        let problem = Problem::new(&ProblemSpec {
+            requests: vec![vec![2.0]],
+            capacities: vec![vec![4.0]],
+            links: vec![(0, 0)],
+            gains: vec![vec![Gain::new(Utility::Linear, 1.0)]],
+            betas: vec![0.5],
+        })
+        .unwrap();
+        let inst = Instance {
+            problem,
+            arrivals: vec![vec![1.0], vec![0.0], vec![1.0], vec![1.0]],
+        };
+        let cfg = BenchConfig {
+            regret_points: 2,
+            hindsight_iterations: 200,
+            ..Default::default()
+        };
+        let res = run(&cfg, &inst);
+        let rewards: BTreeMap<&str, [f64; 4]> = [
+            ("oga", [1.0, 0.0, 1.0, 1.0]),
+            ("oga-oblivious", [0.0, 0.0, 1.0, 1.0]),
+            ("drf", [1.0, 0.0, 1.0, 1.0]),
+            ("fairness", [1.0, 0.0, 1.0, 1.0]),
+            ("binpacking", [1.0, 0.0, 1.0, 1.0]),
+            ("spreading", [1.0, 0.0, 1.0, 1.0]),
+        ]
+        .into();
+        assert_eq!(res.runs.len(), rewards.len());
+        for r in &res.runs {
+            assert_eq!(r.rewards, rewards[r.name], "{}", r.name);
+        }
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let want: [(usize, f64, f64); 2] = [(2, 1.0, 1.0), (4, 3.0, 1.0)];
+        assert_eq!(res.regret.len(), want.len());
+        for (pt, (t, best, oblivious)) in res.regret.iter().zip(want) {
+            assert_eq!(pt.t, t);
+            assert!(close(pt.best_fixed, best), "t = {t}: {}", pt.best_fixed);
+            assert_eq!(pt.regret.len(), rewards.len());
+            for (name, regret) in &pt.regret {
+                let want = if name == "oga-oblivious" {
+                    oblivious
+                } else {
+                    0.0
+                };
+                assert!(
+                    close(*regret, want),
+                    "t = {t}, {name}: {regret}, by hand {want}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn runs_are_complete_and_regret_uses_one_comparator() {
         let cfg = BenchConfig {

@@ -9,7 +9,7 @@
 //! It gives `compare` its per-class baseline (`continuum table`, chosen on training seeds, never
 //! the evaluation seed) and the trained agent its fallback.
 
-use crate::train::EpisodeSpec;
+use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
@@ -208,29 +208,36 @@ mod tests {
     use continuum_core::fixtures;
     use continuum_core::policy::by_name;
 
-    /// Two classes on the tiny topology: the table found scores at least as well as every
-    /// single policy and as every table one class-change away from it.
+    /// Two classes on the tiny topology and two policies, `closest` and `farthest`; the right
+    /// table is known by reasoning. The tight class (40 ms) is best served at the access site
+    /// `a0` (1 ms away; the central office is 20 ± 5 ms away, the cloud farther), the loose one
+    /// (400 ms, three times the streams) can be served anywhere and only crowds `a0` if sent
+    /// there. So: tight → `closest`, loose → `farthest`, a table no single policy gives. The
+    /// search must return that table, which must also be the best of all four tables scored one
+    /// by one here (not through the search), clearly above both single policies.
     #[test]
-    fn the_table_beats_single_policies_and_its_neighbours() {
+    fn the_search_finds_the_table_known_to_be_best() {
         let text = r#"
-lambda_per_min: 80
+lambda_per_min: 40
 jitter: {uniform_ms: 3}
 access_delay_ms: 2
 apps:
   - {name: tight, share: 1, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 40, min_accuracy: 0, duration_s: 30}
-  - {name: loose, share: 1, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 400, min_accuracy: 0, duration_s: 30}
+  - {name: loose, share: 3, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 400, min_accuracy: 0, duration_s: 30}
 "#;
         let sc = fixtures::scenario(fixtures::TOPOLOGY, text);
         let classes = StreamClasses::from_workload(
             &sc.workload,
             &continuum_core::observe::DemandBuckets::default(),
         );
-        let actions: Vec<Configuration> = ["closest", "farthest", "random-proportional-load"]
+        assert_eq!(classes.names(), ["tight".to_string(), "loose".to_string()]);
+        let names = ["closest", "farthest"];
+        let actions: Vec<Configuration> = names
             .iter()
             .map(|n| Configuration::plain(by_name(n).unwrap()))
             .collect();
         let episodes = [1, 2].map(|seed| EpisodeSpec {
-            lambda: continuum_core::workload::Lambda::Constant(80.0),
+            lambda: continuum_core::workload::Lambda::Constant(40.0),
             seed,
         });
         let search = TableSearch {
@@ -242,21 +249,26 @@ apps:
             objective: Objective::SuccessRatio,
         };
         let r = search.search();
-        assert!(r.table.1 >= r.best_single.1);
-        let mut all = Vec::new();
-        for a in 0..3 {
-            all.push(vec![a, a]);
-            for c in 0..2 {
-                let mut t = r.table.0.clone();
-                t[c] = a;
-                all.push(t);
-            }
+        // Every table [tight, loose], scored one at a time.
+        let all = [[0, 0], [0, 1], [1, 0], [1, 1]];
+        let scores: Vec<f64> = all
+            .iter()
+            .map(|t| search.evaluate(&[t.to_vec()])[0].total.0.success_ratio())
+            .collect();
+        let report: Vec<String> = all
+            .iter()
+            .zip(&scores)
+            .map(|(t, s)| format!("[{}, {}] {s:.4}", names[t[0]], names[t[1]]))
+            .collect();
+        // The reasoning, checked on the scan: [closest, farthest] beats the other three.
+        for i in [0, 2, 3] {
+            assert!(scores[1] > scores[i], "{report:?}");
         }
-        for (t, runs) in all.iter().zip(search.evaluate(&all)) {
-            assert!(runs.total.0.success_ratio() <= r.table.1 + 1e-12, "{t:?}");
-        }
-        // Re-scoring the table gives the figure the search reported.
-        let again = search.evaluate(std::slice::from_ref(&r.table.0));
-        assert_eq!(again[0].total.0.success_ratio(), r.table.1);
+        // The search returns it, with the score the scan gave it.
+        assert_eq!(r.table, (vec![0, 1], scores[1]), "{report:?}");
+        // The best single policy is the better uniform table, half a point below the table.
+        let single = if scores[3] > scores[0] { 1 } else { 0 };
+        assert_eq!(r.best_single, (single, scores[3 * single]), "{report:?}");
+        assert!(scores[1] > scores[3 * single] + 0.005, "{report:?}");
     }
 }

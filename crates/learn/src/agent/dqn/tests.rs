@@ -240,11 +240,33 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
     let q = agent.q_values().unwrap();
     assert_eq!(q, q_of(l.online(), &zeros, 2));
     assert_eq!((q.len(), q[0].len(), q[0][0].len()), (2, 3, 5));
-    let d = agent.decide().unwrap();
-    for (qs, ds) in q.iter().zip(&d) {
-        for (qc, &a) in qs.iter().zip(ds) {
-            assert_eq!(a, crate::agent::conservative_choice(qc, 1, 0.25));
-        }
+    // decide(), against choices worked out by hand. Zero states give zero hidden activations,
+    // so each head's Q-values are its output biases: set them to known values. The fallback
+    // (every table) is action 1 and the checkpoint's margin 0.25.
+    //   class a: 0, .1, .5, .2, .5  greedy 2 (first of the tie with 4), 0.4 above the fallback
+    //   class b: .3, .2, .1, .4, 0  greedy 3, 0.2 above the fallback
+    //   class c: 0, .9, .1, .3, .2  greedy is the fallback
+    let bias: [f32; 15] = [
+        0.0, 0.1, 0.5, 0.2, 0.5, 0.3, 0.2, 0.1, 0.4, 0.0, 0.0, 0.9, 0.1, 0.3, 0.2,
+    ];
+    {
+        let vars = l.online_vars().data().lock().unwrap();
+        let out_bias = vars.get("out.bias").expect("the heads' bias");
+        out_bias
+            .set(&Tensor::from_slice(&bias, 15, &Device::Cpu).unwrap())
+            .unwrap();
+    }
+    Checkpoint::save(&path, l.online_vars(), &meta).unwrap();
+    let ck = Checkpoint::load(&path).unwrap();
+    let mut agent = Agent::new(&ck, &path, &sc.topology, &sc.fleet, &names).unwrap();
+    let q = agent.q_values().unwrap();
+    let heads: Vec<Vec<f32>> = bias.chunks(5).map(<[f32]>::to_vec).collect();
+    assert_eq!(q, vec![heads.clone(), heads]);
+    assert_eq!(agent.margin(), 0.25);
+    for (margin, per_class) in [(0.25, [2, 1, 1]), (0.0, [2, 3, 1]), (1e9, [1, 1, 1])] {
+        agent.set_margin(margin);
+        let d = agent.decide().unwrap();
+        assert_eq!(d, vec![per_class.to_vec(); 2], "margin {margin}");
     }
     // Another topology (one cluster fewer) is refused with a clear message.
     let other = continuum_core::topology::Topology::from_source(
