@@ -1,24 +1,35 @@
 #!/usr/bin/env python3
 """Allocator-above-dispatch results: on each topology, under workloads/shifting-mix.yaml (one
 whole day of 600 s), every dispatch policy under every allocator (`static`: the topology
-file's deployment), on a held-out seed. Prints Markdown:
+file's deployment). Each allocator's dispatch policy is chosen on training seeds
+(--choose-seeds: the highest mean success ratio over them), the same way for every allocator,
+and evaluated on a seed that is not among them (--seed). Prints Markdown, in parts:
 
-  summary   per topology and allocator: the best dispatch policy's success ratio (its name)
-            and OGASched's reward per slot of that row; OGA's margin over the best other
-            allocator and over static (target: >= 0 and >= +3 pp on full-edge)
-  matrix    success ratio of every allocator x policy (docs)
-  ablation  full-edge, OGA under each policy's best: units x learning rate
+  summary      per topology and allocator: the success ratio on the evaluation seed of the
+               policy chosen on the training seeds (its name) and OGASched's reward per slot of
+               that row; OGA's margin over the best other allocator and over static (target:
+               >= 0 and >= +3 pp on full-edge)
+  matrix       success ratio of every allocator x policy on the evaluation seed
+  other-seeds  the same chosen policies on each of --other-seeds
+  ablation     with --ablation: full-edge, OGA under `least-impedance`: units x learning rate
 
-Usage: python3 scripts/allocation_results.py [--seed 101] [--duration 600] [--out out/alloc]
+Usage: python3 scripts/allocation_results.py [--seed 101] [--choose-seeds 1,2]
+       [--other-seeds 102,103] [--duration 600] [--out out/alloc]
        [--topologies full-edge,co-dc-cloud,dc-cloud] [--generated] [--ablation]
-It needs a release build (`cargo build --release`). `--generated` adds a topology that is not
-in the repository (`continuum topology generate`, written under --out). The compare JSON of
-every run goes under --out.
+       [--publish] [--from-json]
+It needs a release build (`cargo build --release`), except with --from-json. `--generated`
+adds a topology that is not in the repository (`continuum topology generate`, written under
+--out). The compare JSON of every run goes under --out. --publish records every part and the
+results under docs/generated/ and rewrites the docs' blocks that name this command
+(scripts/docgen.py); --from-json prints the parts again from those recorded results without
+running anything.
 """
 import argparse
 import pathlib
 import subprocess
+import sys
 
+import docgen
 from cells import run_json
 
 ALLOCATORS = ["static", "oga", "drf", "fairness", "binpacking", "spreading"]
@@ -28,28 +39,74 @@ GENERATE = ["topology", "generate", "--antennas", "24", "--antennas-per-co", "3"
             "--seed", "5"]
 
 p = argparse.ArgumentParser()
-p.add_argument("--seed", type=int, default=101)
+p.add_argument("--seed", type=int, default=101, help="the evaluation seed")
+p.add_argument("--choose-seeds", default="1,2",
+               help="the seeds each allocator's dispatch policy is chosen on")
+p.add_argument("--other-seeds", default="102,103",
+               help="more evaluation seeds (an empty value: none)")
 p.add_argument("--duration", type=float, default=600)
 p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
 p.add_argument("--generated", action="store_true")
 p.add_argument("--ablation", action="store_true")
 p.add_argument("--out", default="out/alloc")
 p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:])
 
+choose_seeds = [int(s) for s in a.choose_seeds.split(",") if s]
+other_seeds = [int(s) for s in a.other_seeds.split(",") if s]
+if a.seed in choose_seeds or set(other_seeds) & set(choose_seeds):
+    sys.exit("the evaluation seeds must differ from --choose-seeds")
 out = pathlib.Path(a.out)
-out.mkdir(parents=True, exist_ok=True)
-paths = [(t, f"topologies/{t}.yaml") for t in a.topologies.split(",") if t]
-if a.generated:
-    g = out / "isp-24.yaml"
-    subprocess.run([a.bin, *GENERATE, "--out", str(g)], check=True, capture_output=True)
-    paths.append(("isp-24 (generated)", str(g)))
 
 
-def compare(path, tag, extra):
+def compact(rows):
+    keep = []
+    for r in rows:
+        al = r.get("allocation") or {}
+        keep.append(dict(policy=r["policy"], success_ratio=r["success_ratio"],
+                         mean_reward=al.get("mean_reward"),
+                         replica_changes=al.get("replica_changes")))
+    return keep
+
+
+def compare(path, tag, seed, extra):
+    out.mkdir(parents=True, exist_ok=True)
     args = [a.bin, "compare", path, "--workload", "workloads/shifting-mix.yaml",
-            "--duration", str(a.duration), "--seed", str(a.seed), "--format", "json", *extra]
-    return run_json(args, out / f"{tag}.json")
+            "--duration", str(a.duration), "--seed", str(seed), "--format", "json", *extra]
+    rows = compact(run_json(args, out / f"{tag}-seed{seed}.json"))
+    print(f"ran {tag} seed {seed}", file=sys.stderr)
+    return rows
+
+
+def measure():
+    paths = [(t, f"topologies/{t}.yaml") for t in a.topologies.split(",") if t]
+    if a.generated:
+        out.mkdir(parents=True, exist_ok=True)
+        g = out / "isp-24.yaml"
+        subprocess.run([a.bin, *GENERATE, "--out", str(g)], check=True, capture_output=True)
+        paths.append(("isp-24 (generated)", str(g)))
+    res = {"topologies": []}
+    for name, path in paths:
+        tag = pathlib.Path(path).stem
+        runs = {}
+        for seed in choose_seeds + [a.seed] + other_seeds:
+            runs[str(seed)] = compare(path, tag, seed, ["--allocators", ",".join(ALLOCATORS)])
+        res["topologies"].append({"name": name, "runs": runs})
+    if a.ablation:
+        res["ablation"] = []
+        for units in ["natural", "replica", "instance"]:
+            for eta in [None, "25", "1"]:
+                extra = ["--policies", "least-impedance", "--allocators", "oga",
+                         "--alloc-units", units]
+                if eta:
+                    extra += ["--alloc-eta0", eta]
+                r = compare("topologies/full-edge.yaml", f"ablation-{units}-{eta or 'bound'}",
+                            a.seed, extra)[0]
+                res["ablation"].append(dict(units=units, eta=eta, **r))
+    return res
 
 
 def split(row):
@@ -61,55 +118,78 @@ def pct(x):
     return f"{100 * x:.2f}"
 
 
-summary = ["| topology | " + " | ".join(ALLOCATORS) + " | oga − best other | oga − static |",
-           "|---|" + "---|" * (len(ALLOCATORS) + 2)]
-matrices = []
-for name, path in paths:
-    tag = pathlib.Path(path).stem
-    rows = compare(path, tag, ["--allocators", ",".join(ALLOCATORS)])
-    best = {}
-    cells = {}
-    for r in rows:
-        pol, al = split(r)
-        cells[(pol, al)] = r
-        if al not in best or r["success_ratio"] > best[al]["success_ratio"]:
-            best[al] = r
-    line = f"| {name} |"
-    for al in ALLOCATORS:
-        r = best[al]
-        reward = r["allocation"]["mean_reward"]
-        rtxt = "" if reward is None else f", q {reward:.0f}"
-        line += f" {pct(r['success_ratio'])} ({split(r)[0]}{rtxt}) |"
-    oga = best["oga"]["success_ratio"]
-    other = max(best[al]["success_ratio"] for al in ALLOCATORS if al not in ("oga", "static"))
-    line += f" {100 * (oga - other):+.2f} pp | {100 * (oga - best['static']['success_ratio']):+.2f} pp |"
-    summary.append(line)
-    policies = sorted({pol for pol, _ in cells})
-    m = [f"**{name}** (success %, seed {a.seed})", "",
-         "| policy | " + " | ".join(ALLOCATORS) + " |", "|---|" + "---|" * len(ALLOCATORS)]
-    for pol in policies:
-        m.append(f"| {pol} | " + " | ".join(pct(cells[(pol, al)]["success_ratio"])
-                                           for al in ALLOCATORS) + " |")
-    matrices.append("\n".join(m))
+def table(rows):
+    return {split(r): r for r in rows}
 
-print("\n".join(summary))
-print()
-print("\n\n".join(matrices))
 
-if a.ablation:
-    print()
-    print(f"**Ablation** (full-edge, `least-impedance`, seed {a.seed}): OGA's model settings")
-    print()
-    print("| units | η0 | success % | reward/slot | replica changes |")
-    print("|---|---|---|---|---|")
-    for units in ["natural", "replica", "instance"]:
-        for eta in [None, "25", "1"]:
-            extra = ["--policies", "least-impedance", "--allocators", "oga",
-                     "--alloc-units", units]
-            if eta:
-                extra += ["--alloc-eta0", eta]
-            r = compare("topologies/full-edge.yaml", f"ablation-{units}-{eta or 'bound'}",
-                        extra)[0]
-            al = r["allocation"]
-            print(f"| {units} | {eta or 'regret bound'} | {pct(r['success_ratio'])} | "
-                  f"{al['mean_reward']:.1f} | {al['replica_changes']} |")
+def chosen(runs):
+    """Per allocator, the dispatch policy with the highest mean success over the training
+    seeds (ties: the first in name order)."""
+    cells = [table(runs[str(s)]) for s in choose_seeds]
+    policies = sorted({pol for pol, _ in cells[0]})
+    return {al: max(policies, key=lambda pol: (sum(c[(pol, al)]["success_ratio"] for c in cells),
+                                               [-ord(ch) for ch in pol]))
+            for al in ALLOCATORS}
+
+
+def render(res):
+    seeds = ",".join(map(str, choose_seeds))
+    summary = [f"Policy per allocator chosen on seeds {seeds} (highest mean success), success % "
+               f"on seed {a.seed}:", "",
+               "| topology | " + " | ".join(ALLOCATORS) + " | oga − best other | oga − static |",
+               "|---|" + "---|" * (len(ALLOCATORS) + 2)]
+    matrices, others = [], []
+    for t in res["topologies"]:
+        pick = chosen(t["runs"])
+        cells = table(t["runs"][str(a.seed)])
+        row = {al: cells[(pick[al], al)] for al in ALLOCATORS}
+        line = f"| {t['name']} |"
+        for al in ALLOCATORS:
+            reward = row[al]["mean_reward"]
+            rtxt = "" if reward is None else f", q {reward:.0f}"
+            line += f" {pct(row[al]['success_ratio'])} ({pick[al]}{rtxt}) |"
+        oga = row["oga"]["success_ratio"]
+        other = max(row[al]["success_ratio"] for al in ALLOCATORS if al not in ("oga", "static"))
+        line += (f" {100 * (oga - other):+.2f} pp | "
+                 f"{100 * (oga - row['static']['success_ratio']):+.2f} pp |")
+        summary.append(line)
+        policies = sorted({pol for pol, _ in cells})
+        m = [f"**{t['name']}** (success %, seed {a.seed})", "",
+             "| policy | " + " | ".join(ALLOCATORS) + " |", "|---|" + "---|" * len(ALLOCATORS)]
+        for pol in policies:
+            m.append(f"| {pol} | " + " | ".join(pct(cells[(pol, al)]["success_ratio"])
+                                               for al in ALLOCATORS) + " |")
+        matrices.append("\n".join(m))
+        for s in other_seeds:
+            c = table(t["runs"][str(s)])
+            others.append(f"| {t['name']}, {s} | " + " | ".join(
+                pct(c[(pick[al], al)]["success_ratio"]) for al in ALLOCATORS) + " |")
+    parts = {"summary": "\n".join(summary) + "\n", "matrix": "\n\n".join(matrices) + "\n"}
+    if other_seeds:
+        parts["other-seeds"] = "\n".join(
+            [f"Success % of the policy each allocator was given on seeds {seeds}:", "",
+             "| topology, seed | " + " | ".join(ALLOCATORS) + " |",
+             "|---|" + "---|" * len(ALLOCATORS)] + others) + "\n"
+    if "ablation" in res:
+        ab = [f"**Ablation** (full-edge, `least-impedance`, seed {a.seed}): OGA's model settings",
+              "", "| units | η0 | success % | reward/slot | replica changes |",
+              "|---|---|---|---|---|"]
+        for r in res["ablation"]:
+            ab.append(f"| {r['units']} | {r['eta'] or 'regret bound'} | "
+                      f"{pct(r['success_ratio'])} | {r['mean_reward']:.1f} | "
+                      f"{r['replica_changes']} |")
+        parts["ablation"] = "\n".join(ab) + "\n"
+    return parts
+
+
+if a.from_json:
+    res = docgen.load_results(CMD)
+    if res is None:
+        sys.exit(f"no recorded results of `{CMD}` ({docgen.results_path(CMD)}): run it without "
+                 "--from-json")
+else:
+    res = measure()
+parts = render(res)
+print("\n".join(parts.values()), end="")
+if a.publish:
+    docgen.publish(CMD, parts, res)

@@ -4,26 +4,46 @@
 
     python3 scripts/oga_results.py            # every table (a few minutes on 2 cores)
     python3 scripts/oga_results.py --quick    # only the per-utility table
+
+--publish records the output and the figures of every run under docs/generated/ and rewrites
+the docs' blocks that name this command (scripts/docgen.py); --from-json prints the tables
+again from those recorded figures without running anything.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import subprocess
 import sys
+
+import docgen
 
 BIN = "target/release/continuum"
 BASELINES = ["drf", "fairness", "binpacking", "spreading"]
 PAPER = {"drf": 11.33, "fairness": 7.75, "binpacking": 13.89, "spreading": 13.44}
 
 
+# The figures of every run, by its arguments: filled by the runs, or read back (--from-json).
+RUNS = {}
+FROM_JSON = False
+
+
 def bench(*args):
+    key = " ".join(map(str, args))
+    if FROM_JSON:
+        return RUNS[key]
     out = subprocess.run(
         [BIN, "oga-bench", "--format", "json", *map(str, args)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return json.loads(out)
+    r = json.loads(out)
+    RUNS[key] = {k: r[k] for k in ("allocators", "gains", "regret", "wall_s")}
+    RUNS[key]["allocators"] = [{"name": x["name"], "average_reward": x["average_reward"]}
+                               for x in r["allocators"]]
+    return RUNS[key]
 
 
 def avg(r, name):
@@ -145,15 +165,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the per-utility table")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--publish", action="store_true")
+    ap.add_argument("--from-json", action="store_true")
     a = ap.parse_args()
-    utilities(a.seed)
-    if a.quick:
-        return 0
-    seeds()
-    eta0()
-    contention()
-    long_run()
-    comparator()
+    cmd = docgen.command(__file__, sys.argv[1:])
+    global FROM_JSON
+    if a.from_json:
+        FROM_JSON = True
+        recorded = docgen.load_results(cmd)
+        if recorded is None:
+            sys.exit(f"no recorded figures of `{cmd}` ({docgen.results_path(cmd)}): run it "
+                     "without --from-json")
+        RUNS.update(recorded)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        utilities(a.seed)
+        if not a.quick:
+            seeds()
+            eta0()
+            contention()
+            long_run()
+            comparator()
+    print(text.getvalue(), end="")
+    if a.publish:
+        docgen.publish(cmd, {None: text.getvalue()}, RUNS)
     return 0
 
 

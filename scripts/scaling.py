@@ -7,9 +7,17 @@ sites and the cloud). Prints, per scope and N: simulated queries, queries/s per 
 per query relative to the smallest N, set-up time (loading the topology: deployment and reach
 lists) and peak RSS. Writes docs/scaling.md's table (stdout) and an SVG plot.
 
+With --before BIN (another build of continuum, e.g. of an earlier commit) every point is also
+run with BIN, interleaved run by run with --bin, and a second table (the part `before-after`)
+gives both binaries' ns per query and the change.
+
 Usage: python3 scripts/scaling.py [--sizes 16,64,256,1024,4096] [--duration 60]
        [--scopes all,40] [--max-all 1024] [--repeat 3] [--policy least-impedance] [--svg docs/scaling.svg]
-It needs a release build (`cargo build --release`) and GNU time (/usr/bin/time).
+       [--before BIN] [--publish] [--from-json]
+It needs a release build (`cargo build --release`) and GNU time (/usr/bin/time), except with
+--from-json. --publish records the tables and the measurements under docs/generated/ and
+rewrites the docs' blocks that name this command (scripts/docgen.py); --from-json prints the
+tables again from those recorded measurements without running anything.
 """
 import argparse
 import json
@@ -19,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import docgen
 
 p = argparse.ArgumentParser()
 p.add_argument("--sizes", default="16,64,256,1024,4096")
@@ -34,57 +44,101 @@ p.add_argument("--repeat", type=int, default=3,
                help="runs per point; the fastest is kept (a shared machine's noise only slows)")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--svg", default="docs/scaling.svg")
+p.add_argument("--before", help="a second binary, run interleaved with --bin")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
+# The measurements do not depend on where the plot goes: --svg is left out of the command.
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--svg"))
 
-tmp = pathlib.Path(tempfile.mkdtemp(prefix="continuum-scaling-"))
-series = {}
-for scope in a.scopes.split(","):
-    rows = []
-    for n in [int(x) for x in a.sizes.split(",")]:
-        if scope == "all" and n > a.max_all:
-            continue
-        topo = tmp / f"isp-{scope}-{n}.yaml"
-        gen = [a.bin, "topology", "generate", "--antennas", str(n), "--seed", "1", "--out",
-               str(topo)]
-        if scope != "all":
-            gen += ["--max-reach-ms", scope]
-        subprocess.run(gen, check=True, capture_output=True)
-        row = None
-        for _ in range(max(a.repeat, 1)):
-            t0 = time.monotonic()
-            r = subprocess.run(["/usr/bin/time", "-f", "%M", a.bin, "simulate", str(topo),
-                                "--lambda", str(a.lam), "--duration", str(a.duration), "--seed",
-                                str(a.seed), "--policy", a.policy, "--threads", "1", "--format",
-                                "json"], capture_output=True, text=True)
-            wall = time.monotonic() - t0
-            if r.returncode != 0:
-                sys.exit(f"N = {n}: {r.stderr}")
-            rss_mb = int(r.stderr.strip().splitlines()[-1]) / 1024
-            sim = json.loads(r.stdout)["sim"]
-            run = dict(n=n, queries=sim["queries"], qps=sim["queries_per_core_s"],
-                       ns_per_query=1e9 / sim["queries_per_core_s"],
-                       setup_s=wall - sim["wall_s"], rss_mb=rss_mb)
-            if row is None or run["ns_per_query"] < row["ns_per_query"]:
-                row = run
-        rows.append(row)
-        print(f"{scope} N {n}: {row['qps'] / 1e6:.2f} M queries/s, {row['ns_per_query']:.0f} "
-              f"ns/query, set-up {row['setup_s']:.2f} s, RSS {row['rss_mb']:.0f} MiB",
-              file=sys.stderr)
-    series[scope] = rows
+def simulate(binary, topo):
+    """One run: its row (queries, speed, set-up time, peak RSS)."""
+    t0 = time.monotonic()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "simulate", str(topo),
+                        "--lambda", str(a.lam), "--duration", str(a.duration), "--seed",
+                        str(a.seed), "--policy", a.policy, "--threads", "1", "--format",
+                        "json"], capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        sys.exit(f"{binary} {topo}: {r.stderr}")
+    rss_mb = int(r.stderr.strip().splitlines()[-1]) / 1024
+    sim = json.loads(r.stdout)["sim"]
+    return dict(queries=sim["queries"], qps=sim["queries_per_core_s"],
+                ns_per_query=1e9 / sim["queries_per_core_s"],
+                setup_s=wall - sim["wall_s"], rss_mb=rss_mb)
 
-print(f"One policy (`{a.policy}`), λ = {a.lam:g}, {a.duration:g} s simulated, seed {a.seed}, one "
-      f"thread, fastest of {a.repeat} runs per point; topologies from `continuum topology generate --antennas N --seed 1` "
-      f"[`--max-reach-ms M`].\n")
-print("| reach | antennas N | simulated queries | M queries/s per core | ns per query | vs "
-      "smallest N | set-up s | peak RSS MiB |")
-print("|---|---|---|---|---|---|---|---|")
+
+def measure():
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="continuum-scaling-"))
+    series, before = {}, {}
+    for scope in a.scopes.split(","):
+        rows, old = [], []
+        for n in [int(x) for x in a.sizes.split(",")]:
+            if scope == "all" and n > a.max_all:
+                continue
+            topo = tmp / f"isp-{scope}-{n}.yaml"
+            gen = [a.bin, "topology", "generate", "--antennas", str(n), "--seed", "1", "--out",
+                   str(topo)]
+            if scope != "all":
+                gen += ["--max-reach-ms", scope]
+            subprocess.run(gen, check=True, capture_output=True)
+            row = prev = None
+            for _ in range(max(a.repeat, 1)):
+                if a.before:
+                    run = simulate(a.before, topo)
+                    if prev is None or run["ns_per_query"] < prev["ns_per_query"]:
+                        prev = run
+                run = simulate(a.bin, topo)
+                if row is None or run["ns_per_query"] < row["ns_per_query"]:
+                    row = run
+            row["n"] = n
+            rows.append(row)
+            if prev is not None:
+                prev["n"] = n
+                old.append(prev)
+            print(f"{scope} N {n}: {row['qps'] / 1e6:.2f} M queries/s, {row['ns_per_query']:.0f} "
+                  f"ns/query, set-up {row['setup_s']:.2f} s, RSS {row['rss_mb']:.0f} MiB",
+                  file=sys.stderr)
+        series[scope] = rows
+        if old:
+            before[scope] = old
+    return {"series": series, "before": before}
+
+
+if a.from_json:
+    measured = docgen.load_results(CMD)
+    if measured is None:
+        sys.exit(f"no recorded measurements of `{CMD}` ({docgen.results_path(CMD)}): run it "
+                 "without --from-json")
+else:
+    measured = measure()
+series = measured["series"]
+text = []
+text.append(f"One policy (`{a.policy}`), λ = {a.lam:g}, {a.duration:g} s simulated, seed {a.seed}, one "
+            f"thread, fastest of {a.repeat} runs per point; topologies from `continuum topology generate --antennas N --seed 1` "
+            f"[`--max-reach-ms M`].\n")
+text.append("| reach | antennas N | simulated queries | M queries/s per core | ns per query | vs "
+            "smallest N | set-up s | peak RSS MiB |")
+text.append("|---|---|---|---|---|---|---|---|")
 for scope, rows in series.items():
     base = rows[0]["ns_per_query"]
     label = "every worker" if scope == "all" else f"≤ {scope} ms"
     for r in rows:
-        print(f"| {label} | {r['n']} | {r['queries']:,} | {r['qps'] / 1e6:.2f} | "
-              f"{r['ns_per_query']:.0f} | {100 * (r['ns_per_query'] / base - 1):+.0f} % | "
-              f"{r['setup_s']:.2f} | {r['rss_mb']:.0f} |")
+        text.append(f"| {label} | {r['n']} | {r['queries']:,} | {r['qps'] / 1e6:.2f} | "
+                    f"{r['ns_per_query']:.0f} | {100 * (r['ns_per_query'] / base - 1):+.0f} % | "
+                    f"{r['setup_s']:.2f} | {r['rss_mb']:.0f} |")
+parts = {None: "\n".join(text) + "\n"}
+if measured["before"]:
+    ba = [f"Before → after: the binary of --before and that of --bin interleaved run by run, "
+          f"fastest of {a.repeat} each; ns per simulated query.", "",
+          "| reach | antennas N | before | after | change |", "|---|---|---|---|---|"]
+    for scope, old in measured["before"].items():
+        label = "every worker" if scope == "all" else f"≤ {scope} ms"
+        for o, r in zip(old, series[scope]):
+            ba.append(f"| {label} | {r['n']} | {o['ns_per_query']:.0f} | {r['ns_per_query']:.0f} | "
+                      f"{100 * (r['ns_per_query'] / o['ns_per_query'] - 1):+.0f} % |")
+    parts["before-after"] = "\n".join(ba) + "\n"
+print("\n".join(parts.values()), end="")
 
 
 def svg(series, path):
@@ -128,4 +182,7 @@ def svg(series, path):
     pathlib.Path(path).write_text("\n".join(out))
 
 
-svg(series, a.svg)
+if not a.from_json:
+    svg(series, a.svg)
+if a.publish:
+    docgen.publish(CMD, parts, measured)
