@@ -201,7 +201,7 @@ async fn start_gateway(
     c: &HttpClient,
 ) -> (Child, String) {
     let port = free_tcp();
-    // publish_ms: SPEC §8 default Δ. assumption: a 10-minute idle timeout outlasts the bench,
+    // publish_ms: docs/model.md §8 default Δ. assumption: a 10-minute idle timeout outlasts the bench,
     // and the open rate, burst and in-flight limits are set so high that they never bind.
     let cfg = json!({"name": name, "topology": repo("benches/gateway-null.yaml"),
         "profiles": repo("benches/null-profile.yaml"), "scheduler": "ant-00",

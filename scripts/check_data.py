@@ -2,13 +2,13 @@
 """Sanity check of the hand-written data files (profiles, workload, topologies).
 
 Loads profiles/object-detection.yaml, workloads/default.yaml and the three reference topologies,
-applies the deployment rules of SPEC §2 (explicit replicas, then round-robin fill to saturation),
+applies the deployment rules of docs/model.md §2 (explicit replicas, then round-robin fill to saturation),
 and prints per topology:
   - the total resource vector (must be identical across the three topologies),
   - replicas per variant per layer,
   - serving capacity (qps of ref-size queries) per model family, per layer and in total,
   - the fraction of each app's streams that has at least one latency+accuracy feasible binding
-    (SPEC §5 rules 1, 3, 4; load ignored), Monte Carlo over the workload distributions;
+    (docs/model.md §5 rules 1, 3, 4; load ignored), Monte Carlo over the workload distributions;
 and, for the workload, the expected offered qps per antenna at λ = 60 and λ = 100.
 
 Usage: python3 scripts/check_data.py [--samples N] [--per-variant]   (from any directory)
@@ -279,9 +279,9 @@ def main():
         print(f"demand only YOLOv3 can serve at λ=60: {yolo_only:.0f} units; YOLOv3 capacity {sum(cap_fam['yolov3'].values()):.0f} "
               f"(ratio {sum(cap_fam['yolov3'].values()) / yolo_only:.2f})")
 
-        # ---- latency/accuracy feasibility (SPEC §5 rules 1, 3, 4), load ignored
+        # ---- latency/accuracy feasibility (docs/model.md §5 rules 1, 3, 4), load ignored
         # one representative scheduler per distinct reach table
-        print("\nfeasible fraction of streams per app (SPEC §5 latency + accuracy; load ignored): overall,")
+        print("\nfeasible fraction of streams per app (docs/model.md §5 latency + accuracy; load ignored): overall,")
         print("then per place (some variant there is feasible). 'own' = the scheduler's own antenna cluster,")
         print("'access' = a sibling antenna (via the CO):")
         classes = {}

@@ -3,7 +3,7 @@
 diurnal workload, on an evaluation seed never used in training or in choosing a table:
 
   dqn per-class   models/<topology>.dqn         (one head per application class)
-  dqn single      models/<topology>-single.dqn  (one action for all streams, SPEC §9 as written)
+  dqn single      models/<topology>-single.dqn  (one action for all streams, docs/model.md §9 as written)
   best single     the best of the eight static policies on this seed
   per-class table the best static per-class table, chosen by `continuum table` on other seeds
   oracle          the per-window oracle over the per-class agent's actions and classes

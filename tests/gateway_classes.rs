@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// App `ar` → closest, app `cam` → farthest; streams of other applications by demand bucket
-/// (SPEC §9's default buckets, 4 deadline ranges × 3 rate ranges): deadlines up to 100 ms are
+/// (docs/model.md §9's default buckets, 4 deadline ranges × 3 rate ranges): deadlines up to 100 ms are
 /// `ar`, longer ones `cam`.
 const TABLE: &str = "classes: {ar: closest, cam: farthest}\nclass_order: [ar, cam]\n\
                      bucket_map: [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";

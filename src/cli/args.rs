@@ -48,7 +48,7 @@ pub enum Command {
         /// compare several; their rows are then named `dqn:<file stem>`.
         #[arg(long)]
         agent: Vec<PathBuf>,
-        /// Add an `oracle` row: at every window, the best choice in hindsight (SPEC §10), over
+        /// Add an `oracle` row: at every window, the best choice in hindsight (docs/model.md §10), over
         /// the first agent's actions and classes (per-class: coordinate ascent), or the default
         /// actions and one class per application without an agent.
         #[arg(long)]

@@ -1,4 +1,4 @@
-//! When a query arriving at a worker would start its batch (SPEC §7), shared by the simulator's
+//! When a query arriving at a worker would start its batch (docs/model.md §7), shared by the simulator's
 //! queue bound and the live worker's admission so both follow one rule.
 //!
 //! A worker is R replicas serving one FIFO queue in batches of up to B. A query that finds `n`

@@ -8,7 +8,7 @@ use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::topology::Reach;
 
-/// The binding step of SPEC §5–6, shared by the simulator and the gateway: the feasible
+/// The binding step of docs/model.md §5–6, shared by the simulator and the gateway: the feasible
 /// candidates (left in `scratch`, reusable across calls), then `policy`'s pick among them.
 /// `Err` says how the workers fell short when none is feasible.
 #[allow(clippy::too_many_arguments)]

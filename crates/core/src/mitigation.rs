@@ -88,7 +88,7 @@ impl Mitigation {
 
     /// The latest predicted answer time a worker accepts for a query emitted at `t_emit_ms`
     /// and due at `due_ms`: r of the way to the deadline under `discard`, the deadline itself
-    /// otherwise (SPEC §7's default queue bound).
+    /// otherwise (docs/model.md §7's default queue bound).
     #[inline]
     pub fn answer_limit_ms(&self, t_emit_ms: f64, due_ms: f64) -> f64 {
         match self {
@@ -130,8 +130,8 @@ pub fn reissue_demand(stream: &Demand, remaining_ms: f64) -> Demand {
     }
 }
 
-/// The binding a late query is reissued to: among the feasible `candidates` (SPEC §5, for the
-/// copy's [`reissue_demand`]), the lowest expected delay e2e(v, n) (SPEC §6) on a worker other
+/// The binding a late query is reissued to: among the feasible `candidates` (docs/model.md §5, for the
+/// copy's [`reissue_demand`]), the lowest expected delay e2e(v, n) (docs/model.md §6) on a worker other
 /// than `own`; ties go to the lower load share, then the lower worker index. `None` when no
 /// other worker is feasible.
 pub fn reissue_target(candidates: &[Candidate], own: u32) -> Option<&Candidate> {

@@ -1,5 +1,5 @@
 //! Binding a stream: validating and rate-limiting opens, then the core's feasibility and the
-//! active policy of the stream's class over the published load view (SPEC §5–6, the
+//! active policy of the stream's class over the published load view (docs/model.md §5–6, the
 //! simulator's code); re-binding a stream whose worker went away.
 
 use super::error::ApiError;
@@ -168,7 +168,7 @@ impl GatewayState {
             .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_fps)
     }
 
-    /// What `stream` asks of a binding (SPEC §5); 503 when its task is no longer served.
+    /// What `stream` asks of a binding (docs/model.md §5); 503 when its task is no longer served.
     fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
         let r = &stream.req;
         let task = snap.plan.task(&r.task).ok_or_else(|| {
@@ -189,7 +189,7 @@ impl GatewayState {
         })
     }
 
-    /// Binds `stream` with its class's active policy over snapshot `snap` (SPEC §5–6, the
+    /// Binds `stream` with its class's active policy over snapshot `snap` (docs/model.md §5–6, the
     /// simulator's code); 503 naming the constraint no candidate met.
     pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
         let r = &stream.req;

@@ -79,7 +79,7 @@ pub struct GatewayConfig {
     /// chosen every window (the classes are the checkpoint's).
     #[serde(default)]
     pub agent: Option<PathBuf>,
-    /// Meta-policy window T, ms (SPEC §9 default: 5 s).
+    /// Meta-policy window T, ms (docs/model.md §9 default: 5 s).
     #[serde(default = "default_window_ms")]
     pub window_ms: u64,
     /// Token required by `PUT /v1/policy` and `POST /v1/reload` (`Authorization: Bearer …`);
@@ -87,7 +87,7 @@ pub struct GatewayConfig {
     /// unless `http.listen` is a loopback address.
     #[serde(default)]
     pub admin_token: Option<String>,
-    /// Load view publication period Δ, ms (SPEC §8 default staleness: 100 ms).
+    /// Load view publication period Δ, ms (docs/model.md §8 default staleness: 100 ms).
     #[serde(default = "default_publish_ms")]
     pub publish_ms: u64,
     /// Streams with no query for this long are closed, ms. assumption: 30 s, several times the

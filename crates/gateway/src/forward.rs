@@ -232,7 +232,7 @@ impl GatewayState {
     }
 
     /// One injected one-way network delay: max(0, N(d, σ)) from the stream's own random
-    /// stream (SPEC §7).
+    /// stream (docs/model.md §7).
     pub(super) fn net_sample(&self, stream: &Stream, b: &Binding) -> f64 {
         let mut rng = stream.rng.lock().expect("stream rng lock");
         match Normal::new(b.d_ms, b.sigma_ms) {

@@ -2,7 +2,7 @@
 //! configuration (a policy, or a per-class table), the meta-policy's choice for the window, or
 //! an operator's pin; and, when the meta-policy's actions are configurations with
 //! mitigations, the mitigation it chose for each class. Streams are classed with the core's
-//! rule ([`StreamClasses`]): the application a client names, else its SPEC §9 demand bucket.
+//! rule ([`StreamClasses`]): the application a client names, else its docs/model.md §9 demand bucket.
 
 use arc_swap::ArcSwap;
 use continuum_core::mitigation::{Configuration, Mitigation};

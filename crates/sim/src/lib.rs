@@ -1,4 +1,4 @@
-//! The discrete-event simulator (SPEC §7–8, §10): virtual time drives the sans-IO core.
+//! The discrete-event simulator (docs/model.md §7–8, §10): virtual time drives the sans-IO core.
 //! Every query is simulated (uplink with jitter, worker queue, batching, processing, downlink);
 //! loads are published every Δ ms; the state is cloneable so a run can be forked.
 
@@ -141,7 +141,7 @@ fn chain_hint(chain: u32) -> u32 {
 /// What the simulator keeps of a bound stream past its last emission.
 #[derive(Debug, Clone, Copy)]
 struct StreamFacts {
-    /// Frame rate ρ_i, qps (a reissued copy's binding must carry it, SPEC §5).
+    /// Frame rate ρ_i, qps (a reissued copy's binding must carry it, docs/model.md §5).
     rate_qps: f32,
     /// Min accuracy A^i.
     min_accuracy: f32,

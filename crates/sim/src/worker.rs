@@ -162,7 +162,7 @@ impl WorkerState {
     /// Estimated time at which a query arriving now would finish, given the queue and the
     /// batches in progress, when one batch takes `batch_ms` (used by [`QueueBound::Deadline`]):
     /// the finish of the batch that will hold it, on the replica that will take that batch
-    /// (SPEC §7, [`continuum_core::admission::batch_start`]). `scratch` is reused across calls.
+    /// (docs/model.md §7, [`continuum_core::admission::batch_start`]). `scratch` is reused across calls.
     pub fn estimated_finish(
         &self,
         now: f64,
@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(w.estimated_finish(10.0, 4, 5.0, &mut scratch), 22.0);
     }
 
-    /// SPEC §7: the estimate follows the replica that will take the query's batch. Replica 0
+    /// docs/model.md §7: the estimate follows the replica that will take the query's batch. Replica 0
     /// frees at 12, replica 1 at 20; one query of batch size 1 waits. The waiting query goes to
     /// replica 0 at 12, so ours goes to replica 1 at 20 and finishes at 30 — not at 22, which
     /// starting from the earliest free replica would predict.

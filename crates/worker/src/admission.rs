@@ -1,4 +1,4 @@
-//! Admission (SPEC §7): a query whose deadline cannot be met given the work already queued is
+//! Admission (docs/model.md §7): a query whose deadline cannot be met given the work already queued is
 //! refused at once with a `rejected` status, never queued to miss its deadline silently.
 //!
 //! The worker estimates when a new query of `items` items would be answered: the rest of the
@@ -41,7 +41,7 @@ impl QueueState {
     }
 
     /// Estimated time from now until a new query of `items` items is answered: the batch that
-    /// holds its last item starts when SPEC §7's rule says ([`continuum_core::admission::batch_start`],
+    /// holds its last item starts when docs/model.md §7's rule says ([`continuum_core::admission::batch_start`],
     /// here with the worker's one replica, free once the running batch ends) and takes the
     /// time of its size, plus the batching wait when that batch would not be full.
     pub fn estimate(&self, items: usize) -> Duration {

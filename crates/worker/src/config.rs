@@ -31,7 +31,7 @@ pub struct WorkerConfig {
     /// The QUIC endpoint.
     #[serde(default)]
     pub quic: QuicConfig,
-    /// Load report period Δ, ms (SPEC §8 default staleness: 100 ms).
+    /// Load report period Δ, ms (docs/model.md §8 default staleness: 100 ms).
     #[serde(default = "default_report_ms")]
     pub load_report_ms: u64,
     /// Sliding window over which incoming qps, throughput and open streams are measured, ms

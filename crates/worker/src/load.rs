@@ -1,4 +1,4 @@
-//! Load measurement per variant (SPEC §8): incoming qps, throughput and open streams over a
+//! Load measurement per variant (docs/model.md §8): incoming qps, throughput and open streams over a
 //! sliding window, and the load report the worker pushes to gateways every Δ ms.
 
 pub use continuum_wire::load_report::{LoadReport, VariantLoad};

@@ -10,7 +10,7 @@
 //!   the [`Units`] of the run (default [`Units::Natural`]: cores, GPUs, GB, as OGASched counts
 //!   them).
 //! - **Links**: (l, r) when some variant on r can serve a's *representative stream* (the mean of
-//!   every distribution of the class) from s: same task, accuracy ≥ its floor, and SPEC §5's
+//!   every distribution of the class) from s: same task, accuracy ≥ its floor, and docs/model.md §5's
 //!   latency bound within its deadline. The link's variant is the one with the most throughput
 //!   per dominant share of the cluster ([`link_variant`]).
 //! - **Requests**: a link needs the replicas of its variant that carry the port's observed

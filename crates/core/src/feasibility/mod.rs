@@ -1,4 +1,4 @@
-//! Which (variant, cluster) bindings can serve a stream (SPEC §5), as a list of candidates
+//! Which (variant, cluster) bindings can serve a stream (docs/model.md §5), as a list of candidates
 //! with the figures the dispatch policies rank them by.
 
 mod fleet;

@@ -1,4 +1,4 @@
-//! What a scheduler sees of the workers (SPEC §8): a published snapshot of each worker's
+//! What a scheduler sees of the workers (docs/model.md §8): a published snapshot of each worker's
 //! measured load, stream count and throughput, and the sliding-window meter that measures them.
 //! The simulator publishes it every Δ ms of virtual time; the gateway fills it from reports.
 

@@ -1,4 +1,4 @@
-//! Outcome counters per window × scheduler × app and end-to-end latency histograms (SPEC §7):
+//! Outcome counters per window × scheduler × app and end-to-end latency histograms (docs/model.md §7):
 //! every offered query ends as exactly one of success, failure or rejected.
 
 mod log_hist;

@@ -1,4 +1,4 @@
-//! What schedulers observe over a window (the inputs of SPEC §9): each worker's load view
+//! What schedulers observe over a window (the inputs of docs/model.md §9): each worker's load view
 //! averaged over the window, and each scheduler's incoming queries counted by demand bucket
 //! (max-delay range × rate range). Sans-IO: the simulator feeds it in virtual time, the gateway
 //! from live traffic, and the agent's state encoder reads it.

@@ -1,15 +1,15 @@
 //! Stream classes for per-class dispatch: a scheduler may use a different policy for each class
-//! of stream. The rule, in SPEC terms:
+//! of stream. The rule, in the terms of docs/model.md:
 //!
-//! - A stream's class is its **application class** (SPEC §4) when it names one of the classes.
+//! - A stream's class is its **application class** (docs/model.md §4) when it names one of the classes.
 //! - Otherwise (an application the classes do not know, or an anonymous client at the gateway)
-//!   its class is the one its **SPEC §9 demand bucket** (max-delay range × rate range) maps to.
+//!   its class is the one its **docs/model.md §9 demand bucket** (max-delay range × rate range) maps to.
 //!   The bucket map comes from the workload the classes were made from: each bucket goes to the
 //!   class that offers the most queries in it; a bucket no class reaches goes to the class of the
 //!   nearest reached bucket (by deadline range first, then rate range).
 //!
 //! The single-class grouping (every stream in one class, `all`) is the per-scheduler action of
-//! SPEC §9.
+//! docs/model.md §9.
 
 use crate::observe::DemandBuckets;
 use crate::rng::{Purpose, stream_rng};

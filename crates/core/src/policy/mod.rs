@@ -1,4 +1,4 @@
-//! Dispatch policies (SPEC §6): each picks one binding among the feasible candidates.
+//! Dispatch policies (docs/model.md §6): each picks one binding among the feasible candidates.
 //! A policy is a value implementing [`Policy`]; adding one means adding its file and one line in
 //! [`REGISTRY`]. Streams may be grouped into classes ([`StreamClasses`]) with one policy each
 //! ([`PolicyTable`]).

@@ -1,5 +1,5 @@
 //! `random-proportional-load`: at random, with probability ∝ C_v / L_vn(t); an idle worker
-//! weighs as much as the largest finite weight among the others (SPEC §6), not infinitely.
+//! weighs as much as the largest finite weight among the others (docs/model.md §6), not infinitely.
 
 use super::{Policy, pick_weighted};
 use crate::feasibility::Candidate;

@@ -1,4 +1,4 @@
-//! Shared ranking helpers: arg-min / arg-max with the deterministic tie-break of SPEC §6
+//! Shared ranking helpers: arg-min / arg-max with the deterministic tie-break of docs/model.md §6
 //! (lower load, then lower cluster index, then lower variant index), and weighted draws.
 
 use crate::feasibility::Candidate;

@@ -8,7 +8,7 @@
 //! classes:                         # application class → policy
 //!   ar-overlay: random-proportional-load
 //!   cognitive-assistance: least-impedance
-//! bucket_map: [0, 0, 0, 1, 1, …]   # optional: class index per SPEC §9 demand bucket, for
+//! bucket_map: [0, 0, 0, 1, 1, …]   # optional: class index per docs/model.md §9 demand bucket, for
 //!                                  # streams of applications the table does not name
 //! ```
 
@@ -59,7 +59,7 @@ pub struct TableFile {
     /// Class index (in `class_order`) per demand bucket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket_map: Option<Vec<u16>>,
-    /// Demand buckets of `bucket_map` (default: SPEC §9's default buckets).
+    /// Demand buckets of `bucket_map` (default: docs/model.md §9's default buckets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buckets: Option<DemandBuckets>,
 }

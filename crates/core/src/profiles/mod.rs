@@ -1,4 +1,4 @@
-//! Tasks, models and model variants (SPEC §3): what can run, how fast, how accurately, at what
+//! Tasks, models and model variants (docs/model.md §3): what can run, how fast, how accurately, at what
 //! resource cost. Loaded from `profiles/*.yaml`.
 
 mod schema;
@@ -30,7 +30,7 @@ pub struct Model {
     pub accuracy: f64,
 }
 
-/// One way to run a model (SPEC §3): runtime, device, batch size, delay, capacity, resources.
+/// One way to run a model (docs/model.md §3): runtime, device, batch size, delay, capacity, resources.
 #[derive(Debug, Clone)]
 pub struct Variant {
     /// Variant name (unique across the profile).

@@ -17,7 +17,7 @@ pub fn take(free: &mut BTreeMap<String, f64>, need: &BTreeMap<String, f64>) {
     }
 }
 
-/// The fill rule of SPEC §2: keep adding one replica of each listed variant, round-robin, while
+/// The fill rule of docs/model.md §2: keep adding one replica of each listed variant, round-robin, while
 /// the free capacity still covers its resource vector. Returns replicas per listed variant.
 /// `free` is left with what remains. Variants that need nothing are skipped (they would fill
 /// forever).

@@ -1,4 +1,4 @@
-//! The edge-cloud topology (SPEC §2): clusters in a tree of links, the workers deployed on
+//! The edge-cloud topology (docs/model.md §2): clusters in a tree of links, the workers deployed on
 //! them, and for every scheduler the one-way delay d_n^s and jitter σ_n^s to every worker.
 
 mod deploy;

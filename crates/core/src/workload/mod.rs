@@ -1,4 +1,4 @@
-//! The workload (SPEC §4): Poisson client arrivals per scheduler with a time-varying rate λ,
+//! The workload (docs/model.md §4): Poisson client arrivals per scheduler with a time-varying rate λ,
 //! and application classes whose streams have random rate, frame size, bandwidth, deadline,
 //! accuracy floor and duration.
 
@@ -77,7 +77,7 @@ pub struct StreamParams {
 }
 
 impl StreamParams {
-    /// What the stream asks of a binding (SPEC §5's inputs).
+    /// What the stream asks of a binding (docs/model.md §5's inputs).
     pub fn demand(&self) -> crate::feasibility::Demand {
         crate::feasibility::Demand {
             task: self.task,

@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// Idle timeout of a worker connection: silence for this long means the worker is dead or
-/// stalled. assumption: 2 s, 20 load-report periods at the SPEC §8 default of 100 ms.
+/// stalled. assumption: 2 s, 20 load-report periods at the docs/model.md §8 default of 100 ms.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// First and longest wait between reconnection attempts. assumption: 100 ms doubling to 2 s.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(2));

@@ -31,7 +31,7 @@ pub enum RewardSpec {
 pub struct DqnConfig {
     /// Configurations the agent chooses among: a policy name, or `policy+mitigation`
     /// (`least-impedance+reissue@0.8`; a joint action over a grid of policies and
-    /// mitigations). Default: SPEC §6's seven policies but `random`, `farthest` and `cheaper`
+    /// mitigations). Default: docs/model.md §6's seven policies but `random`, `farthest` and `cheaper`
     /// (the last two pick the slowest feasible binding by construction), no mitigation.
     pub actions: Vec<String>,
     /// What a decision is scored by: counterfactual values, the fallback tables' search and the
@@ -42,7 +42,7 @@ pub struct DqnConfig {
     /// per class for every scheduler (`global`: EdgeTuner's granularity, the schedulers'
     /// choices decided by majority).
     pub granularity: Granularity,
-    /// Window T, s (SPEC §9 default 5 s).
+    /// Window T, s (docs/model.md §9 default 5 s).
     pub window_s: f64,
     /// Windows stacked along time in the state, k.
     pub history: usize,
@@ -101,7 +101,7 @@ pub struct DqnConfig {
     /// counted before the reward is final.
     pub reward_windows: usize,
     /// How streams are grouped for actions: one head per application class (`per_app`) or one
-    /// action for all streams (`single`, SPEC §9 as written).
+    /// action for all streams (`single`, docs/model.md §9 as written).
     pub classes: ClassMode,
     /// How an action earns its learning value.
     pub credit: Credit,
@@ -151,7 +151,7 @@ pub enum ClassMode {
     /// One head per application class of the training workload (streams of unknown
     /// applications by demand bucket).
     PerApp,
-    /// One action for every stream (SPEC §9's per-scheduler action).
+    /// One action for every stream (docs/model.md §9's per-scheduler action).
     Single,
 }
 
@@ -194,7 +194,7 @@ pub enum LambdaProfile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardScope {
-    /// The scheduler's own queries in the window (SPEC §9's default).
+    /// The scheduler's own queries in the window (docs/model.md §9's default).
     Scheduler,
     /// Every scheduler's queries in the window: each agent is credited with the outcome of the
     /// whole system, which its bindings share with the others through common workers.
@@ -207,7 +207,7 @@ pub enum RewardScope {
 impl Default for DqnConfig {
     fn default() -> Self {
         Self {
-            // SPEC §6's seven but the two that seek the slowest binding (`farthest`,
+            // docs/model.md §6's seven but the two that seek the slowest binding (`farthest`,
             // `cheaper`): every action costs a counterfactual fork per class and window.
             actions: continuum_core::policy::names()
                 .into_iter()

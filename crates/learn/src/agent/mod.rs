@@ -1,4 +1,4 @@
-//! The DQN meta-policy (SPEC §9): the state encoder (sans-IO, shared with the gateway), the
+//! The DQN meta-policy (docs/model.md §9): the state encoder (sans-IO, shared with the gateway), the
 //! branching Q-network (one head per stream class), Double-DQN learning, the replay buffer, the
 //! exploration schedule, checkpoints, and the trained agent that picks a dispatch policy per
 //! scheduler and class per window.

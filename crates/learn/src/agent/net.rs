@@ -1,7 +1,7 @@
-//! The Q-network (SPEC §9): a 1-D convolution over the time axis (features as channels), then
+//! The Q-network (docs/model.md §9): a 1-D convolution over the time axis (features as channels), then
 //! two dense layers — the trunk every class shares — then one head per stream class with one
 //! Q-value per action (action branching, Tavakoli et al. 2018: each class's policy is a branch
-//! of its own). With one class it is SPEC §9's network. Built with candle; weights are
+//! of its own). With one class it is docs/model.md §9's network. Built with candle; weights are
 //! initialised from a seeded stream so training is reproducible.
 
 use candle_core::{DType, Device, Module, Result, Tensor};

@@ -1,4 +1,4 @@
-//! The agent's state (SPEC §9), encoded from window observations with no I/O, so the simulator
+//! The agent's state (docs/model.md §9), encoded from window observations with no I/O, so the simulator
 //! and the gateway encode identically: per worker (ordered by e2e distance from the scheduler)
 //! the window means of |I_w|, R_w and L_w / C_w, then the scheduler's incoming queries by
 //! demand bucket, for each of the last k windows.

@@ -1,7 +1,7 @@
 //! Running a meta-policy over the simulator: the trained DQN agent, which picks a
 //! configuration (dispatch policy and mitigation) per scheduler and stream class at every
 //! window boundary; the per-window oracle
-//! (SPEC §10), which forks the run at every boundary and keeps the best choice in hindsight;
+//! (docs/model.md §10), which forks the run at every boundary and keeps the best choice in hindsight;
 //! and the search for the best static per-class table ([`table_search`]).
 
 mod oracle;

@@ -1,4 +1,4 @@
-//! The per-window oracle (SPEC §10): at every window boundary it forks the run, tries choices
+//! The per-window oracle (docs/model.md §10): at every window boundary it forks the run, tries choices
 //! for the window from the same state, and keeps the one whose window scored best (by an
 //! [`Objective`]: the success ratio, or success traded against the tail). Candidates are
 //! configurations (a policy, and a mitigation when the set has them). With one

@@ -1,4 +1,4 @@
-//! Training the meta-policy (SPEC §9): episodes of the simulation, collected in parallel, teach
+//! Training the meta-policy (docs/model.md §9): episodes of the simulation, collected in parallel, teach
 //! one branching network shared by every scheduler (one head per stream class); then the
 //! fallback table and the deviation margin are chosen on validation episodes
 //! ([`select`]). Reproducible for a given seed and thread count: environments and forks run in

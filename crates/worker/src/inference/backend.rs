@@ -3,8 +3,8 @@
 //! `ort` is built with `load-dynamic`: nothing is downloaded at build time. At start-up the
 //! process tries real ONNX Runtime (a `libonnxruntime.so` ≥ 1.24, from `ORT_DYLIB_PATH`, from a
 //! pip-installed `onnxruntime` package, or from the loader path); if none loads, it installs the
-//! pure-Rust tract backend (`ort-tract`) behind the same `ort` API. See
-//! `../shared/notes/onnx-runtime.md` for what was verified offline.
+//! pure-Rust tract backend (`ort-tract`) behind the same `ort` API. `docs/worker.md` says how
+//! to install ONNX Runtime without a download at build time (`pip install onnxruntime`).
 
 use super::InferenceError;
 use serde::{Deserialize, Serialize};

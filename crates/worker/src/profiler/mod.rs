@@ -1,7 +1,7 @@
 //! `continuum profile --models models/ --out profiles/local.yaml`: measures the processing delay
 //! D_v and capacity C_v of every model of a models directory at every batch size of its
 //! manifest, on this machine and backend, and writes a profile file the simulator accepts
-//! (SPEC §3) — the step ASET took with its prototype.
+//! (docs/model.md §3) — the step ASET took with its prototype.
 //!
 //! Method per variant (model × batch B): load with one intra-op thread, run `warmup` batches,
 //! then time single batches until both `reps` runs and `min_time` have passed; D_v is the
