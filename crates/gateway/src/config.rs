@@ -101,7 +101,7 @@ pub struct GatewayConfig {
     /// assumption: 1024, several seconds of queue at the capacities profiled here.
     #[serde(default = "default_max_in_flight")]
     pub max_in_flight_per_worker: usize,
-    /// Most open streams. assumption: 100 000 (memory per stream is measured in the README).
+    /// Most open streams. assumption: 100 000 (memory per stream is measured in docs/performance.md).
     #[serde(default = "default_max_streams")]
     pub max_streams: usize,
     /// Stream opens allowed per second (token bucket refill); over it opens get 429.

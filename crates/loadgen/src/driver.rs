@@ -30,7 +30,7 @@ type HttpClient = Client<HttpConnector, Full<Bytes>>;
 const OUTCOME_HEADER: &str = "x-continuum-outcome";
 
 /// State shared by every task of a run.
-struct Ctx {
+struct RunState {
     client: HttpClient,
     base: String,
     opts: LoadOptions,
@@ -46,7 +46,7 @@ struct Ctx {
     stop: watch::Receiver<bool>,
 }
 
-impl Ctx {
+impl RunState {
     fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
         self.rec.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -176,7 +176,7 @@ pub async fn run_until(
         ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
     let names: Vec<String> = opts.workload.apps.iter().map(|a| a.name.clone()).collect();
     let (tx, rx) = watch::channel(false);
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(RunState {
         client,
         base: opts.gateway.clone(),
         opts: opts.clone(),
@@ -212,7 +212,7 @@ pub async fn run_until(
     Ok(report)
 }
 
-async fn progress_lines(ctx: Arc<Ctx>, period: Duration) {
+async fn progress_lines(ctx: Arc<RunState>, period: Duration) {
     let mut tick = tokio::time::interval_at(ctx.start + period, period);
     loop {
         tick.tick().await;
@@ -249,7 +249,7 @@ fn join_result(r: Result<(), tokio::task::JoinError>) {
     }
 }
 
-async fn drive(ctx: Arc<Ctx>, arrivals: Vec<Arrival>) {
+async fn drive(ctx: Arc<RunState>, arrivals: Vec<Arrival>) {
     let mut stop = ctx.stop.clone();
     let mut streams = JoinSet::new();
     for c in arrivals {
@@ -283,7 +283,7 @@ fn refusal_reason(a: &Answer) -> String {
 }
 
 /// One client's stream: open, emit at its times, close.
-async fn stream(ctx: Arc<Ctx>, c: Arrival) {
+async fn stream(ctx: Arc<RunState>, c: Arrival) {
     let p = c.params;
     let o = &ctx.opts;
     let jitter = o.workload.jitter;
@@ -437,7 +437,7 @@ struct Judge {
 }
 
 /// One query: send, read the whole answer, judge it.
-async fn query(ctx: Arc<Ctx>, uri: Uri, body: InferBody, judge: Judge) {
+async fn query(ctx: Arc<RunState>, uri: Uri, body: InferBody, judge: Judge) {
     let mut r = Request::builder()
         .method(Method::POST)
         .uri(uri)
@@ -452,7 +452,7 @@ async fn query(ctx: Arc<Ctx>, uri: Uri, body: InferBody, judge: Judge) {
 }
 
 /// One query over QUIC: the frame's head and tensor bytes on a new stream of the connection.
-async fn quic_query(ctx: Arc<Ctx>, head: Bytes, data: Bytes, judge: Judge) {
+async fn quic_query(ctx: Arc<RunState>, head: Bytes, data: Bytes, judge: Judge) {
     let (client, _) = ctx.quic.as_ref().expect("a QUIC connection");
     let sent = Instant::now();
     let a = quic::send(client, head, data, ctx.opts.timeout).await;
@@ -460,7 +460,7 @@ async fn quic_query(ctx: Arc<Ctx>, head: Bytes, data: Bytes, judge: Judge) {
 }
 
 /// Counts one query's answer and judges its latency.
-fn record(ctx: &Ctx, a: &Answer, latency: Duration, j: Judge) {
+fn record(ctx: &RunState, a: &Answer, latency: Duration, j: Judge) {
     let latency_ms = latency.as_secs_f64() * 1000.0;
     let (status, outcome) = match a {
         Answer::Response {

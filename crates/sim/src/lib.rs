@@ -6,10 +6,10 @@
 
 mod bind;
 mod capacity;
-mod deploy;
 mod engine;
 mod hedge;
 mod queue;
+mod redeploy;
 
 mod slab;
 mod stream;
@@ -585,8 +585,8 @@ impl Simulation {
 }
 
 #[cfg(test)]
-mod deploy_tests;
-#[cfg(test)]
 mod mitigation_tests;
+#[cfg(test)]
+mod redeploy_tests;
 #[cfg(test)]
 mod tests;

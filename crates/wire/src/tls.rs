@@ -19,7 +19,7 @@ pub const MAX_CONCURRENT_STREAMS: u32 = 1024;
 /// (loopback's 64 KiB MTU, jumbo-frame links); elsewhere discovery stops at the path's MTU.
 /// Per-packet work (encryption set-up, headers, acknowledgements, a share of a system call)
 /// dominated the QUIC hop: at quinn's 1 452-byte packets ≈ 100 µs of CPU per 48 KB query on
-/// each side, 35–45 µs at 4 000–6 500 bytes (README, "Performance"); at this ceiling a 48 KB
+/// each side, 35–45 µs at 4 000–6 500 bytes (docs/performance.md); at this ceiling a 48 KB
 /// query is one packet. GSO batches are kept within the kernel's 64 KiB by
 /// [`crate::udp::CappedSegments`]. 65 000 leaves room under IPv4's 65 507-byte UDP payload.
 pub const MAX_UDP_PAYLOAD: u16 = 65_000;

@@ -4,19 +4,19 @@
 //! the serve loop, endpoints) are [`continuum_wire`]'s, which the gateway shares.
 //!
 //! Each variant has its own FIFO queue and batching thread ([`variant`]); admission refuses
-//! what cannot meet its deadline ([`admission`]); load is measured per variant ([`load`]),
+//! what cannot meet its deadline ([`queue_state`], with the core's batch-start rule); load is measured per variant ([`load`]),
 //! pushed to subscribed gateways over QUIC every Δ ms and exposed on `/metrics` ([`metrics`]).
 //! Shutdown stops taking queries, answers those in flight, then closes.
 
 #![warn(missing_docs)]
 
-pub mod admission;
 pub mod config;
 pub mod http;
 pub mod inference;
 pub mod load;
 pub mod metrics;
 pub mod profiler;
+pub mod queue_state;
 pub mod quic;
 pub mod variant;
 

@@ -2,10 +2,10 @@
 //! the model on up to B items at a time (dynamic batching: a batch runs when it holds B items or
 //! when its first query has waited `max_queue_delay`, whichever comes first).
 
-use super::admission::QueueState;
 use super::config::VariantConfig;
 use super::load::{Meter, VariantLoad};
 use super::metrics::{Metrics, ModelLabel};
+use super::queue_state::QueueState;
 use crate::inference::Model;
 pub use continuum_wire::query::{Answer, InferRequest, QueryError};
 use continuum_wire::tensor::Tensor;

@@ -2,7 +2,7 @@
 //! counterfactual forks) and of the validation, in simulated queries, estimated from the
 //! workload's expected load at the middle of the λ range. The estimate is deterministic, so a
 //! budget gives the same episode count on every machine (wall time then scales with the
-//! machine's speed; README figures are for the 2-core development machine).
+//! machine's speed; docs/performance.md figures are for a 2-core x86-64 VM).
 
 use crate::agent::{Credit, DqnConfig};
 use continuum_sim::Scenario;
