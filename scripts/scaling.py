@@ -17,7 +17,8 @@ Usage: python3 scripts/scaling.py [--sizes 16,64,256,1024,4096] [--duration 60]
 It needs a release build (`cargo build --release`) and GNU time (/usr/bin/time), except with
 --from-json. --publish records the tables and the measurements under docs/generated/ and
 rewrites the docs' blocks that name this command (scripts/docgen.py); --from-json prints the
-tables again from those recorded measurements without running anything.
+tables again from those recorded measurements without running anything (and, given --svg,
+draws the plot from them).
 """
 import argparse
 import json
@@ -43,7 +44,8 @@ p.add_argument("--max-all", type=int, default=1024,
 p.add_argument("--repeat", type=int, default=3,
                help="runs per point; the fastest is kept (a shared machine's noise only slows)")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--svg", default="docs/scaling.svg")
+p.add_argument("--svg", help="where the plot goes (default docs/scaling.svg; with --from-json, "
+               "only when given)")
 p.add_argument("--before", help="a second binary, run interleaved with --bin")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
@@ -141,48 +143,100 @@ if measured["before"]:
 print("\n".join(parts.values()), end="")
 
 
+# The look of continuum's Rust figures (crates/plot): font, sizes in px, colours, margin.
+FONT = "sans-serif"
+TITLE_PX, AXIS_PX, TICK_PX, LEGEND_PX = 17.7, 13.7, 12.1, 12.1
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
+MARGIN = 0.06
+
+
+def zoomed(values):
+    """The range an axis shows: the values' span widened by MARGIN on both sides."""
+    lo, hi = min(values), max(values)
+    if hi - lo <= 1e-9 * max(abs(hi), 1):
+        d = 0.05 * abs(hi) if hi else 0.5
+        return lo - d, hi + d
+    return lo - MARGIN * (hi - lo), hi + MARGIN * (hi - lo)
+
+
+def ticks(lo, hi, most=7):
+    """Round tick values (1, 2 or 5 × 10^k apart, at most `most`) in [lo, hi], and the decimals
+    their step needs."""
+    span = hi - lo
+    for step in (m * 10 ** e for e in range(math.floor(math.log10(span)) - 2,
+                                            math.floor(math.log10(span)) + 2)
+                 for m in (1, 2, 5)):
+        first = math.ceil(lo / step - 1e-9)
+        last = math.floor(hi / step + 1e-9)
+        if last - first + 1 <= most:
+            return [k * step for k in range(first, last + 1)], max(0, math.ceil(-math.log10(step) - 1e-6))
+    return [lo, hi], 2
+
+
 def svg(series, path):
-    """Two panels, log2(N) on x: ns per query and peak RSS; one line per routing scope."""
-    w, h, m = 360, 240, 50
-    colours = ["#1f77b4", "#d62728", "#2ca02c"]
+    """Two panels, log2(N) on x: ns per query and peak RSS; one line per routing scope, each
+    point marked; y zoomed to the data with round ticks; the legend under the panels."""
+    w, h = 500, 360            # one panel
+    left, right, top, bottom = 78, 24, 44, 62   # its margins around the plot area
     ns = sorted({r["n"] for rows in series.values() for r in rows})
     lo, hi = math.log2(ns[0]), math.log2(ns[-1])
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w}" height="{h + 20}" '
-           'font-family="sans-serif" font-size="11">']
-    for k, (key, title) in enumerate([("ns_per_query", "ns per simulated query"),
-                                      ("rss_mb", "peak RSS, MiB")]):
+    legend_h = 28
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w}" height="{h + legend_h}" '
+           f'font-family="{FONT}">',
+           f'<rect width="{2 * w}" height="{h + legend_h}" fill="white"/>']
+    for k, (key, title, desc) in enumerate([
+            ("ns_per_query", "Cost per simulated query", "ns per simulated query (ns)"),
+            ("rss_mb", "Peak memory", "peak RSS (MiB)")]):
         x0 = k * w
-        ymax = max(r[key] for rows in series.values() for r in rows) * 1.1 or 1
+        y_lo, y_hi = zoomed([r[key] for rows in series.values() for r in rows])
+        y_ticks, dec = ticks(y_lo, y_hi)
+        pl, pr, pt, pb = x0 + left, x0 + w - right, top, h - bottom
 
         def px(n):
-            return x0 + m + (math.log2(n) - lo) / max(hi - lo, 1) * (w - 2 * m)
+            return pl + (math.log2(n) - lo) / max(hi - lo, 1) * (pr - pl)
 
         def py(y):
-            return h - m + 10 - y / ymax * (h - 2 * m)
-        out.append(f'<text x="{x0 + w / 2}" y="18" text-anchor="middle">{title}</text>')
-        out.append(f'<line x1="{x0 + m}" y1="{h - m + 10}" x2="{x0 + w - m}" y2="{h - m + 10}" '
-                   'stroke="black"/>')
-        out.append(f'<line x1="{x0 + m}" y1="{h - m + 10}" x2="{x0 + m}" y2="{m - 10}" '
+            return pb - (y - y_lo) / (y_hi - y_lo) * (pb - pt)
+        out.append(f'<text x="{(pl + pr) / 2}" y="24" text-anchor="middle" '
+                   f'font-size="{TITLE_PX}">{title}</text>')
+        for y in y_ticks:
+            out.append(f'<line x1="{pl}" y1="{py(y):.1f}" x2="{pr}" y2="{py(y):.1f}" '
+                       'stroke="black" stroke-opacity="0.1"/>')
+            out.append(f'<line x1="{pl - 5}" y1="{py(y):.1f}" x2="{pl}" y2="{py(y):.1f}" '
+                       'stroke="black"/>')
+            out.append(f'<text x="{pl - 8}" y="{py(y):.1f}" dy="0.35em" text-anchor="end" '
+                       f'font-size="{TICK_PX}">{y:.{dec}f}</text>')
+        out.append(f'<polyline points="{pl},{pt} {pl},{pb} {pr},{pb}" fill="none" '
                    'stroke="black"/>')
         for n in ns:
-            out.append(f'<text x="{px(n):.1f}" y="{h - m + 24}" text-anchor="middle">{n}</text>')
-        for c, (scope, rows) in zip(colours, series.items()):
+            out.append(f'<line x1="{px(n):.1f}" y1="{pb}" x2="{px(n):.1f}" y2="{pb + 5}" '
+                       'stroke="black"/>')
+            out.append(f'<text x="{px(n):.1f}" y="{pb + 8}" dy="0.8em" text-anchor="middle" '
+                       f'font-size="{TICK_PX}">{n}</text>')
+        out.append(f'<text x="{(pl + pr) / 2}" y="{h - 14}" text-anchor="middle" '
+                   f'font-size="{AXIS_PX}">antennas N (log scale)</text>')
+        out.append(f'<text transform="translate({x0 + 18},{(pt + pb) / 2}) rotate(-90)" '
+                   f'text-anchor="middle" font-size="{AXIS_PX}">{desc}</text>')
+        for c, rows in zip(PALETTE, series.values()):
             pts = " ".join(f"{px(r['n']):.1f},{py(r[key]):.1f}" for r in rows)
-            out.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"/>')
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="3"/>')
             for r in rows:
-                out.append(f'<circle cx="{px(r["n"]):.1f}" cy="{py(r[key]):.1f}" r="3" '
+                out.append(f'<circle cx="{px(r["n"]):.1f}" cy="{py(r[key]):.1f}" r="5" '
                            f'fill="{c}"/>')
-                out.append(f'<text x="{px(r["n"]) + 4:.1f}" y="{py(r[key]) - 5:.1f}">'
-                           f'{r[key]:.0f}</text>')
-        out.append(f'<text x="{x0 + w / 2}" y="{h - 6}" text-anchor="middle">antennas N</text>')
-    for i, (c, scope) in enumerate(zip(colours, series)):
-        label = "every worker reachable" if scope == "all" else f"max_reach_ms {scope}"
-        out.append(f'<text x="{m + i * 220}" y="{h + 14}" fill="{c}">— {label}</text>')
+    x = left
+    for c, scope in zip(PALETTE, series):
+        label = "every worker reachable" if scope == "all" else f"regional: max_reach_ms {scope}"
+        y = h + legend_h / 2 - 6
+        out.append(f'<line x1="{x}" y1="{y}" x2="{x + 26}" y2="{y}" stroke="{c}" '
+                   'stroke-width="3"/>')
+        out.append(f'<text x="{x + 34}" y="{y}" dy="0.35em" font-size="{LEGEND_PX}" '
+                   f'font-weight="bold">{label}</text>')
+        x += 34 + 8 * len(label) + 40
     out.append("</svg>")
-    pathlib.Path(path).write_text("\n".join(out))
+    pathlib.Path(path).write_text("\n".join(out) + "\n")
 
 
-if not a.from_json:
-    svg(series, a.svg)
+if not a.from_json or a.svg:
+    svg(series, a.svg or "docs/scaling.svg")
 if a.publish:
     docgen.publish(CMD, parts, measured)

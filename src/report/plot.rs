@@ -1,12 +1,70 @@
 //! SVG plots of a report: success ratio and p99 latency over time (one line per policy) and
-//! success ratio per application class (grouped bars, one per policy).
+//! success ratio per application class (one marker per policy).
+//!
+//! Every plot is about the same comparison: the learned rows (`dqn`, `dqn:<stem>`), the best
+//! static policy of the report and the oracle are bold and listed first; the other rows are
+//! faint grey context.
 
 use super::Report;
-use plotters::prelude::*;
+use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::Path;
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw plot: {e}")
+/// Whether the row `policy` is a learned agent's.
+fn is_learned(policy: &str) -> bool {
+    policy == "dqn" || policy.starts_with("dqn:")
+}
+
+/// The rows of a report, given as (policy, overall success ratio), in legend order with
+/// their emphasis and legend name: the learned rows, the best static row (highest success
+/// ratio of the rest but the oracle; the first on a tie), the oracle, then the others, faint,
+/// in the report's order.
+fn rows(policies: &[(&str, f64)]) -> Vec<(usize, Emphasis, String)> {
+    let best_static = policies
+        .iter()
+        .enumerate()
+        .filter(|(_, (p, _))| !is_learned(p) && *p != "oracle")
+        .fold(None::<(usize, f64)>, |best, (i, &(_, s))| match best {
+            Some((_, b)) if b >= s => best,
+            _ => Some((i, s)),
+        })
+        .map(|(i, _)| i);
+    let mut out: Vec<(usize, Emphasis, String)> = Vec::with_capacity(policies.len());
+    let mut push = |i: usize, e: Emphasis, name: String| {
+        if !out.iter().any(|o| o.0 == i) {
+            out.push((i, e, name));
+        }
+    };
+    for (i, (p, _)) in policies.iter().enumerate() {
+        if is_learned(p) {
+            push(i, Emphasis::Bold, format!("{p} (learned)"));
+        }
+    }
+    if let Some(i) = best_static {
+        push(
+            i,
+            Emphasis::Bold,
+            format!("{} (best static)", policies[i].0),
+        );
+    }
+    for (i, (p, _)) in policies.iter().enumerate() {
+        if *p == "oracle" {
+            push(i, Emphasis::Bold, p.to_string());
+        }
+    }
+    for (i, (p, _)) in policies.iter().enumerate() {
+        push(i, Emphasis::Faint, p.to_string());
+    }
+    out
+}
+
+/// [`rows`] of the report `r`.
+fn report_rows(r: &Report) -> Vec<(usize, Emphasis, String)> {
+    let policies: Vec<(&str, f64)> = r
+        .results
+        .iter()
+        .map(|p| (p.policy.as_str(), p.success_ratio))
+        .collect();
+    rows(&policies)
 }
 
 /// Writes `success_over_time.svg`-style plot of every policy's per-window success ratio.
@@ -18,10 +76,9 @@ pub fn plot_success_over_time(r: &Report, path: &Path) -> Result<(), String> {
     plot_over_time(
         r,
         path,
-        &title,
-        "success ratio",
+        title,
+        Axis::new("success ratio of the window (%)", Format::Percent),
         |w| w.success_ratio,
-        Some(1.0),
     )
 }
 
@@ -31,136 +88,114 @@ pub fn plot_p99_over_time(r: &Report, path: &Path) -> Result<(), String> {
         "p99 latency of answered queries over time: {} (λ = {})",
         r.topology, r.lambda_profile
     );
-    plot_over_time(r, path, &title, "p99 latency (ms)", |w| w.p99_ms, None)
+    plot_over_time(
+        r,
+        path,
+        title,
+        Axis::new("p99 latency of the window (ms)", Format::Number),
+        |w| w.p99_ms,
+    )
 }
 
-/// One line per policy of `value` per window; the y axis from 0 to `y_max` (default: the
-/// largest value, with room above).
+/// One line per policy of `value` per window against the window's start.
 fn plot_over_time(
     r: &Report,
     path: &Path,
-    title: &str,
-    y_desc: &str,
+    title: String,
+    y: Axis,
     value: impl Fn(&super::WindowPoint) -> f64,
-    y_max: Option<f64>,
 ) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let t_max = r
-        .results
-        .iter()
-        .flat_map(|p| p.per_window.last())
-        .map(|w| w.t_s)
-        .fold(0.0, f64::max)
-        .max(1.0);
-    let y_max = y_max.unwrap_or_else(|| {
-        let top = r
-            .results
-            .iter()
-            .flat_map(|p| p.per_window.iter().map(&value))
-            .fold(0.0, f64::max);
-        (top * 1.1).max(1.0)
-    });
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.0..t_max, 0.0..y_max)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc(y_desc)
-        .draw()
-        .map_err(err)?;
-    for (i, p) in r.results.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(
-                p.per_window.iter().map(|w| (w.t_s, value(w))),
-                color.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label(p.policy.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+    let series = report_rows(r)
+        .into_iter()
+        .map(|(i, emphasis, name)| {
+            let pts = r.results[i]
+                .per_window
+                .iter()
+                .map(|w| (w.t_s, value(w)))
+                .collect();
+            Series::new(name, pts, emphasis)
+        })
+        .collect();
+    continuum_plot::line_chart(
+        path,
+        &Figure {
+            title,
+            x: Axis::new("time since start (s)", Format::Number),
+            panels: vec![Panel { y, series }],
+        },
+    )
 }
 
-/// Writes a grouped bar chart: for each app, one bar per policy with its success ratio.
+/// Writes a chart of each policy's success ratio per app: one column per app, one marker per
+/// policy in it.
 pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1200, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    // Bars on the left, the legend in a panel of its own on the right (bars reach 1.0).
-    let (area, side) = root.split_horizontally(960);
-    let apps: Vec<String> = r
+    let categories: Vec<String> = r
         .results
         .first()
         .map(|p| p.per_app.iter().map(|a| a.app.clone()).collect())
         .unwrap_or_default();
-    let n = apps.len().max(1) as f64;
-    let labels = apps.clone();
-    let mut chart = ChartBuilder::on(&area)
-        .caption(
-            format!(
-                "Success ratio per application: {} (λ = {})",
-                r.topology, r.lambda_profile
-            ),
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.0..n, 0.0..1.0)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(apps.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            // Label only the centre of each group.
-            let i = x.floor() as usize;
-            if (x.fract() - 0.5).abs() < 1e-6 {
-                labels.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
+    let series = report_rows(r)
+        .into_iter()
+        .map(|(i, emphasis, name)| {
+            let pts = r.results[i]
+                .per_app
+                .iter()
+                .filter_map(|a| {
+                    let c = categories.iter().position(|c| *c == a.app)?;
+                    Some((c as f64, a.success_ratio))
+                })
+                .collect();
+            Series::new(name, pts, emphasis)
         })
-        .y_desc("success ratio")
-        .draw()
-        .map_err(err)?;
-    let k = r.results.len().max(1) as f64;
-    let width = 0.8 / k;
-    for (j, p) in r.results.iter().enumerate() {
-        let color = Palette99::pick(j).to_rgba();
-        chart
-            .draw_series(p.per_app.iter().enumerate().map(|(i, a)| {
-                let x0 = i as f64 + 0.1 + j as f64 * width;
-                Rectangle::new(
-                    [(x0, 0.0), (x0 + width * 0.9, a.success_ratio)],
-                    color.filled(),
-                )
-            }))
-            .map_err(err)?;
-        let y = 60 + 24 * j as i32;
-        side.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
-            .map_err(err)?;
-        side.draw(&Text::new(
-            p.policy.clone(),
-            (30, y - 7),
-            ("sans-serif", 14),
-        ))
-        .map_err(err)?;
+        .collect();
+    let figure = Figure {
+        title: format!(
+            "Success ratio per application: {} (λ = {})",
+            r.topology, r.lambda_profile
+        ),
+        x: Axis::new("application", Format::Number),
+        panels: vec![Panel {
+            y: Axis::new("success ratio (%)", Format::Percent),
+            series,
+        }],
+    };
+    continuum_plot::category_chart(path, &figure, &categories)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learned_best_static_and_oracle_are_bold_and_first() {
+        let policies = [
+            ("random", 0.5),
+            ("least-impedance", 0.91),
+            ("oracle", 0.99),
+            ("dqn:a", 0.93),
+            ("greedy", 0.95),
+            ("dqn", 0.94),
+        ];
+        let got: Vec<(usize, Emphasis, String)> = rows(&policies);
+        let bold: Vec<&str> = got
+            .iter()
+            .filter(|r| r.1 == Emphasis::Bold)
+            .map(|r| r.2.as_str())
+            .collect();
+        assert_eq!(
+            bold,
+            [
+                "dqn:a (learned)",
+                "dqn (learned)",
+                "greedy (best static)",
+                "oracle"
+            ]
+        );
+        let faint: Vec<usize> = got
+            .iter()
+            .filter(|r| r.1 == Emphasis::Faint)
+            .map(|r| r.0)
+            .collect();
+        assert_eq!(faint, [0, 1]);
     }
-    root.present().map_err(err)
 }

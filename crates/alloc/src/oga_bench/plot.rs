@@ -2,122 +2,94 @@
 
 use super::output::running_average;
 use super::run::BenchResult;
-use plotters::prelude::*;
+use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::Path;
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw plot: {e}")
-}
-
-/// The y range covering `values` with a 5 % margin (a unit range around a constant).
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    let m = ((hi - lo) * 0.05).max(1e-9 * hi.abs().max(1.0));
-    if hi - lo < 1e-12 {
-        (lo - 0.5, hi + 0.5)
-    } else {
-        (lo - m, hi + m)
-    }
-}
-
-/// Draws `lines` (name, points) into `path` with the given caption and axis labels.
-fn lines(
-    path: &Path,
-    caption: &str,
-    y_desc: &str,
-    series: &[(&str, Vec<(f64, f64)>)],
-) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let t_max = series
+/// Each run's index in `res` in legend order with its emphasis and legend name: OGASched's
+/// two allocators (`oga`, `oga-oblivious`) and the best heuristic (highest average reward;
+/// the first on a tie) bold, the other heuristics faint.
+fn rows(res: &BenchResult) -> Vec<(usize, Emphasis, String)> {
+    let is_oga = |name: &str| name == "oga" || name == "oga-oblivious";
+    let best = res
+        .runs
         .iter()
-        .flat_map(|s| s.1.last())
-        .map(|p| p.0)
-        .fold(1.0, f64::max);
-    let (lo, hi) = span(series.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
-    // Headroom above the data for the legend, so that it never hides a line.
-    let hi = hi + 0.3 * (hi - lo);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..t_max, lo..hi)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time slot t")
-        .y_desc(y_desc)
-        .draw()
-        .map_err(err)?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(name.to_string())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        .enumerate()
+        .filter(|(_, r)| !is_oga(r.name))
+        .fold(None::<(usize, f64)>, |best, (i, r)| match best {
+            Some((_, b)) if b >= r.average() => best,
+            _ => Some((i, r.average())),
+        })
+        .map(|(i, _)| i);
+    let mut out: Vec<(usize, Emphasis, String)> = res
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| is_oga(r.name))
+        .map(|(i, r)| (i, Emphasis::Bold, r.name.to_string()))
+        .collect();
+    if let Some(i) = best {
+        let name = format!("{} (best heuristic)", res.runs[i].name);
+        out.push((i, Emphasis::Bold, name));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+    for (i, r) in res.runs.iter().enumerate() {
+        if !out.iter().any(|o| o.0 == i) {
+            out.push((i, Emphasis::Faint, r.name.to_string()));
+        }
+    }
+    out
+}
+
+/// Draws one line per run, `points` of each, into `path`.
+fn lines(
+    res: &BenchResult,
+    path: &Path,
+    title: String,
+    y: Axis,
+    points: impl Fn(&super::run::AllocatorRun) -> Vec<(f64, f64)>,
+) -> Result<(), String> {
+    let series = rows(res)
+        .into_iter()
+        .map(|(i, emphasis, name)| Series::new(name, points(&res.runs[i]), emphasis))
+        .collect();
+    continuum_plot::line_chart(
+        path,
+        &Figure {
+            title,
+            x: Axis::new("time slot t", Format::Number),
+            panels: vec![Panel { y, series }],
+        },
+    )
 }
 
 /// Writes the average reward (1/t) Σ_{s ≤ t} q(s) of every allocator over time.
 pub fn plot_average_reward(res: &BenchResult, caption: &str, path: &Path) -> Result<(), String> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = res
-        .runs
-        .iter()
-        .map(|r| {
-            let avg = running_average(&r.rewards);
-            let pts = avg
+    lines(
+        res,
+        path,
+        format!("Average reward over time: {caption}"),
+        Axis::new("average reward (per slot)", Format::Number),
+        |r| {
+            running_average(&r.rewards)
                 .iter()
                 .enumerate()
                 .map(|(i, v)| ((i + 1) as f64, *v))
-                .collect();
-            (r.name, pts)
-        })
-        .collect();
-    lines(
-        path,
-        &format!("Average reward over time: {caption}"),
-        "average reward per slot",
-        &series,
+                .collect()
+        },
     )
 }
 
 /// Writes regret(t) / t of every allocator at the measured horizons.
 pub fn plot_regret(res: &BenchResult, caption: &str, path: &Path) -> Result<(), String> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = res
-        .runs
-        .iter()
-        .map(|r| {
-            let pts = res
-                .regret
+    lines(
+        res,
+        path,
+        format!("Regret / t against the best fixed allocation in hindsight: {caption}"),
+        Axis::new("regret(t) / t (reward per slot)", Format::Number),
+        |r| {
+            res.regret
                 .iter()
                 .map(|p| (p.t as f64, p.regret[r.name] / p.t as f64))
-                .collect();
-            (r.name, pts)
-        })
-        .collect();
-    lines(
-        path,
-        &format!("Regret / t against the best fixed allocation in hindsight: {caption}"),
-        "regret(t) / t",
-        &series,
+                .collect()
+        },
     )
 }
