@@ -1,7 +1,6 @@
 //! Unit tests of the HTTP upstream: reading Triton's and continuum's metrics, load rates, status mapping, addresses.
 
 use super::*;
-use continuum_wire::prom::*;
 
 /// Triton-style output: HELP and TYPE lines, `model`/`version` labels, two versions of one
 /// model, failures split by `reason`, GPU metrics without a `model` label, six-decimal
