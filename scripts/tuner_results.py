@@ -130,6 +130,10 @@ def render():
                 for label, name in (("tuner", f"dqn:{topology}-tuner"),
                                     ("edgetuner", f"dqn:{topology}-edgetuner")):
                     r = by_name.get(name)
+                    if r is None and label == "tuner":
+                        # With one --agent (a topology without an EdgeTuner checkpoint),
+                        # compare names the row plain `dqn`.
+                        r = by_name.get("dqn")
                     if r is None:
                         continue
                     mean = sum(r["p99"] / s["p99"] - 1 for s in statics) / len(statics)
