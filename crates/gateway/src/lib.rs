@@ -10,7 +10,8 @@
 //! - [`state`]: shared state; [`policies`]: the active policy of each stream class;
 //!   [`binding`]: binding streams; [`forward`]: forwarding queries;
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
-//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the HTTP front end; [`oip`]: the OIP core
+//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the client HTTP front end (data plane); [`admin`]: the
+//!   operator's routes; [`respond`]: answers both share; [`oip`]: the OIP core
 //!   the HTTP and gRPC front ends share; [`quic_api`]: the QUIC front end;
 //! - [`observer`]: the meta-policy's window observer, lock-free for queries; [`metrics`]:
 //!   Prometheus; [`ctx`]: what handlers and tasks share, reload;
@@ -19,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod api;
 pub mod binding;
 pub mod config;
@@ -35,6 +37,7 @@ pub mod plan;
 pub mod policies;
 pub mod quic_api;
 pub mod relay;
+pub mod respond;
 pub mod server;
 pub mod state;
 pub mod streams;
