@@ -17,3 +17,14 @@ def run_json(args, path):
     text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     path.write_text(text)
     return json.loads(text)["results"]
+
+
+def summary_rows(rows):
+    """Each row of a compare report as {policy, success_ratio, p99} (the tail and tuner tables)."""
+    return [dict(policy=r["policy"], success_ratio=r["success_ratio"],
+                 p99=r["latency_ms"]["p99"]) for r in rows]
+
+
+def cell_key(scale, topology, load):
+    """The key of one (capacity scale, topology, load) cell in recorded results."""
+    return f"{scale}|{topology}|{load}"

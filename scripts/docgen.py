@@ -159,3 +159,12 @@ def load_results(cmd):
     """The results a command saved when it was last published, or None."""
     p = results_path(cmd)
     return json.loads(p.read_text()) if p.exists() else None
+
+
+def recorded_or_exit(cmd):
+    """The recorded results of `cmd` (for --from-json), or exit naming the file to produce."""
+    results = load_results(cmd)
+    if results is None:
+        sys.exit(f"no recorded results of `{cmd}` ({results_path(cmd)}): run it without "
+                 "--from-json")
+    return results

@@ -34,7 +34,7 @@ import pathlib
 import sys
 
 import docgen
-from cells import load_args, run_json
+from cells import cell_key, load_args, run_json, summary_rows
 
 # How far below the best success ratio (percentage points) a static configuration may be and
 # still count as "as successful" when looking for the shortest tail.
@@ -73,19 +73,14 @@ def compare(topology, load, scale, agents):
         args += ["--agent", str(ag)]
     args += load_args(load, a.duration, a.diurnal_duration)
     rows = run_json(args, out / f"{topology}-{load}-cap{scale}.json")
-    return [dict(policy=r["policy"], success_ratio=r["success_ratio"],
-                 p99=r["latency_ms"]["p99"]) for r in rows]
+    return summary_rows(rows)
 
 
-def key(scale, topology, load):
-    return f"{scale}|{topology}|{load}"
+key = cell_key
 
 
 if a.from_json:
-    results = docgen.load_results(CMD)
-    if results is None:
-        sys.exit(f"no recorded results of `{CMD}` ({docgen.results_path(CMD)}): run it without "
-                 "--from-json")
+    results = docgen.recorded_or_exit(CMD)
 else:
     results = {"cells": {}}
     for scale in a.capacity_scales.split(","):
