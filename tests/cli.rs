@@ -1,10 +1,10 @@
 //! End-to-end tests of the `continuum` binary: `compare`, `simulate`, the output files,
 //! determinism, and the error messages for bad input (`error: file:line:col: field: message`).
 
-use serde_json::Value;
-use std::process::{Command, Output};
+mod cli_support;
 
-const FIX: &str = "tests/fixtures";
+use cli_support::*;
+use serde_json::Value;
 
 const POLICIES: [&str; 8] = [
     "closest",
@@ -16,116 +16,6 @@ const POLICIES: [&str; 8] = [
     "least-impedance",
     "random",
 ];
-
-/// The binary, run from the crate root so that the default `--profiles` / `--workload`
-/// paths resolve.
-fn continuum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_continuum"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs and requires success; returns the standard output.
-fn ok(args: &[&str]) -> String {
-    let o = continuum(args);
-    assert!(
-        o.status.success(),
-        "`continuum {}` failed ({}):\n{}",
-        args.join(" "),
-        o.status,
-        stderr(&o)
-    );
-    stdout(&o)
-}
-
-/// Runs with `--format json` and returns the parsed report.
-fn json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let text = ok(&a);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
-}
-
-fn fixture(name: &str) -> String {
-    format!("{FIX}/{name}")
-}
-
-/// Runs and requires a clean failure (exit 1, `error: …` on stderr, no panic); returns stderr.
-fn fails(args: &[&str]) -> String {
-    let o = continuum(args);
-    let err = stderr(&o);
-    assert!(
-        !o.status.success(),
-        "`continuum {}` must fail, but succeeded:\n{}",
-        args.join(" "),
-        stdout(&o)
-    );
-    assert_eq!(o.status.code(), Some(1), "exit status: {}\n{err}", o.status);
-    assert!(!err.contains("panicked"), "panicked:\n{err}");
-    assert!(err.contains("error: "), "no `error: ` line:\n{err}");
-    err
-}
-
-/// A broken topology (loaded with the tiny profiles and workload): the error names
-/// `file:line:col` followed by everything in `expect`.
-fn bad_topology(file: &str, place: &str, expect: &[&str]) {
-    let topo = fixture(file);
-    let (p, w) = (fixture("tiny-profiles.yaml"), fixture("tiny-workload.yaml"));
-    let err = fails(&[
-        "simulate",
-        &topo,
-        "--profiles",
-        &p,
-        "--workload",
-        &w,
-        "--duration",
-        "5",
-    ]);
-    assert_place(&err, file, place, expect);
-}
-
-fn assert_place(err: &str, file: &str, place: &str, expect: &[&str]) {
-    let prefix = format!("{file}:{place}");
-    assert!(err.contains(&prefix), "expected `{prefix}` in:\n{err}");
-    for e in expect {
-        assert!(err.contains(e), "expected `{e}` in:\n{err}");
-    }
-}
-
-fn results(v: &Value) -> &Vec<Value> {
-    v["results"].as_array().expect("results is an array")
-}
-
-/// Arguments for a run on the tiny fixtures, `--duration 20` unless `extra` sets one.
-fn tiny(cmd: &str, extra: &[&str]) -> Vec<String> {
-    let mut a = vec![
-        cmd.to_string(),
-        fixture("tiny-topology.yaml"),
-        "--profiles".into(),
-        fixture("tiny-profiles.yaml"),
-        "--workload".into(),
-        fixture("tiny-workload.yaml"),
-    ];
-    if !extra.contains(&"--duration") {
-        a.extend(["--duration".into(), "20".into()]);
-    }
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
-}
-
-fn refs(a: &[String]) -> Vec<&str> {
-    a.iter().map(String::as_str).collect()
-}
 
 // ---- compare ---------------------------------------------------------------------------------
 
@@ -506,67 +396,7 @@ fn missing_topology_file_is_named() {
     assert!(err.contains(m), "{err}");
 }
 
-// ---- tail-latency mitigation -----------------------------------------------------------------
-
-#[test]
-fn compare_runs_configurations_and_the_grid() {
-    let a = tiny(
-        "compare",
-        &[
-            "--policies",
-            "closest",
-            "--configs",
-            "closest+reissue@0.1,least-impedance+discard@0.9",
-        ],
-    );
-    let v = json(&refs(&a));
-    let names: Vec<&str> = results(&v)
-        .iter()
-        .map(|r| r["policy"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "closest",
-            "closest+reissue@0.1",
-            "least-impedance+discard@0.9"
-        ]
-    );
-    // The plain row equals `closest` run alone: a mitigation touches only its own row.
-    let alone = json(&refs(&tiny("compare", &["--policies", "closest"])));
-    assert_eq!(results(&v)[0], results(&alone)[0]);
-    for r in results(&v) {
-        assert!(r["latency_ms"]["p99"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["stream_tail_ms"]["p99"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["per_window"][0]["p99_ms"].as_f64().is_some(), "{r}");
-    }
-    assert!(results(&v)[1]["mitigation"]["reissued"].as_u64().unwrap() > 0);
-    // A discarded query counts as rejected: never more discarded than rejected.
-    let count = |r: &Value, k: &str| r[k].as_u64().unwrap();
-    let li = &results(&v)[2];
-    assert!(
-        count(&li["mitigation"], "discarded") <= count(li, "rejected"),
-        "{li}"
-    );
-    // Discard at 0.05 of the tiny workload's 100 ms deadline drops what is predicted to answer
-    // after 5 ms: every query, since processing alone takes 10 ms. So every offered query is
-    // discarded on arrival and rejected, and none succeeds.
-    let a = tiny("compare", &["--configs", "closest+discard@0.05"]);
-    let v = json(&refs(&a));
-    let r = &results(&v)[0];
-    let offered = count(r, "offered");
-    assert!(offered > 0, "{r}");
-    assert_eq!(count(&r["mitigation"], "discarded"), offered, "{r}");
-    assert_eq!(count(r, "rejected"), offered, "{r}");
-    assert_eq!(count(r, "success"), 0, "{r}");
-    let a = tiny(
-        "compare",
-        &["--grid", "--policies", "closest,cheaper", "--ratios", "0.8"],
-    );
-    let v = json(&refs(&a));
-    assert_eq!(results(&v).len(), 2 * 3);
-    assert_eq!(results(&v)[2]["policy"], "closest+discard@0.8");
-}
+// ---- capacity scale and loadgen options ------------------------------------------------------
 
 #[test]
 fn capacity_scale_slows_the_workers() {
@@ -603,25 +433,6 @@ fn capacity_scale_slows_the_workers() {
             (p - full).abs() > 0.05,
             "seed {seed}: {p} vs the profile's {full}"
         );
-    }
-}
-
-#[test]
-fn bad_configurations_are_refused() {
-    for (args, word) in [
-        (
-            vec!["--configs", "closest+restart@0.8"],
-            "unknown kind `restart`",
-        ),
-        (vec!["--configs", "closest+reissue@1.5"], "(0, 1]"),
-        (vec!["--configs", "nearest+none"], "nearest"),
-        (vec!["--grid", "--ratios", "0.8,2"], "--ratios"),
-        (vec!["--capacity-scale", "-1"], "--capacity-scale"),
-        (vec!["--capacity-scale", "perturb:x"], "perturb"),
-    ] {
-        let a = tiny("compare", &args);
-        let err = fails(&refs(&a));
-        assert!(err.contains(word), "{args:?}: {err}");
     }
 }
 

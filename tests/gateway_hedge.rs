@@ -117,6 +117,13 @@ async fn a_late_query_is_hedged_to_another_worker_and_the_first_answer_wins() {
     let (st, v) = put_policy(a, json!({"mitigation": "reissue@2"})).await;
     assert_eq!(st, 400);
     assert!(v["error"].as_str().unwrap().contains("(0, 1]"), "{v}");
+    // The per-job kinds are the simulator's only.
+    for m in ["restart@0.8", "tdp@0.8"] {
+        let (st, v) = put_policy(a, json!({"mitigation": m})).await;
+        assert_eq!(st, 400);
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains(m) && e.contains("simulator-only"), "{v}");
+    }
     let (st, v) = put_policy(a, json!({"mitigation": null})).await;
     assert_eq!(st, 200);
     assert_eq!(

@@ -13,6 +13,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// One value per process, parsed once: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate one dispatch policy on a topology and print its success ratio over time.
@@ -33,17 +35,22 @@ pub enum Command {
         #[arg(long)]
         policies: Option<String>,
         /// Comma-separated configurations: a policy and a tail-latency mitigation, `none`,
-        /// `reissue@<r>` or `discard@<r>` with r in (0, 1] (e.g.
-        /// `least-impedance+reissue@0.8,closest+none`); added after `--policies`.
+        /// `reissue@<r>` or `discard@<r>` (r a share of the deadline), or `restart@<r>` or
+        /// `tdp@<r>` (r a share of a job's tasks), r in (0, 1] (e.g.
+        /// `least-impedance+reissue@0.8,closest+restart@0.8`); added after `--policies`.
         #[arg(long)]
         configs: Option<String>,
         /// Compare every policy (or those of `--policies`) under every mitigation: none, and
-        /// reissue and discard at each ratio of `--ratios`.
+        /// each kind of `--kinds` at each ratio of `--ratios`.
         #[arg(long, conflicts_with = "configs")]
         grid: bool,
         /// Comma-separated ratios r of the grid (default: 0.70, 0.72, …, 0.90).
         #[arg(long, requires = "grid")]
         ratios: Option<String>,
+        /// Comma-separated mitigation kinds of the grid, in order: `reissue`, `discard`,
+        /// `restart`, `tdp` (default: `reissue,discard`).
+        #[arg(long, requires = "grid")]
+        kinds: Option<String>,
         /// Add a `dqn` row: a meta-policy checkpoint written by `continuum train`. Repeat it to
         /// compare several; their rows are then named `dqn:<file stem>`.
         #[arg(long)]

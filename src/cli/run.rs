@@ -5,7 +5,7 @@ use super::args::{Cli, Command, Format, RunArgs};
 use super::runner::Runner;
 use crate::report::{self, PolicyResult, Report, SimSummary};
 use anyhow::{Context, Result, bail};
-use continuum_core::mitigation::Configuration;
+use continuum_core::mitigation::{Configuration, MitigationKind};
 use continuum_core::policy::{self, StreamClasses};
 use continuum_sim::{CapacityScale, QueueBound, Scenario, SimConfig};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -22,6 +22,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             configs,
             grid,
             ratios,
+            kinds,
             run,
             agent,
             oracle,
@@ -31,7 +32,9 @@ pub fn execute(cli: &Cli) -> Result<()> {
             alloc_eta0,
         } => {
             let mut runners = match (policies, configs, grid) {
-                (_, _, true) => grid_rows(policies.as_deref(), ratios.as_deref())?,
+                (_, _, true) => {
+                    grid_rows(policies.as_deref(), ratios.as_deref(), kinds.as_deref())?
+                }
                 (None, None, false) => policy::REGISTRY
                     .iter()
                     .map(|&p| Runner::Static(Configuration::plain(p)))
@@ -190,9 +193,14 @@ fn parse_rows(list: &str) -> Result<Vec<Runner>> {
     Ok(rows)
 }
 
-/// The rows of `--grid`: every policy of `policies` (default: all) × none, and reissue and
-/// discard at every ratio of `ratios` (default: EdgeTuner's 0.70, 0.72, …, 0.90).
-fn grid_rows(policies: Option<&str>, ratios: Option<&str>) -> Result<Vec<Runner>> {
+/// The rows of `--grid`: every policy of `policies` (default: all) × none, and each mitigation
+/// kind of `kinds` (default: reissue and discard) at every ratio of `ratios` (default:
+/// EdgeTuner's 0.70, 0.72, …, 0.90).
+fn grid_rows(
+    policies: Option<&str>,
+    ratios: Option<&str>,
+    kinds: Option<&str>,
+) -> Result<Vec<Runner>> {
     let policies = match policies {
         Some(p) => policy::parse_list(p).map_err(anyhow::Error::msg)?,
         None => policy::REGISTRY.to_vec(),
@@ -209,7 +217,22 @@ fn grid_rows(policies: Option<&str>, ratios: Option<&str>) -> Result<Vec<Runner>
             .collect::<Result<Vec<_>>>()?,
         None => continuum_core::mitigation::grid_ratios(),
     };
-    Ok(Configuration::grid(&policies, &ratios)
+    let kinds = match kinds {
+        Some(k) => {
+            let kinds = k
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|x| MitigationKind::parse(x).map_err(|e| anyhow::anyhow!("--kinds: {e}")))
+                .collect::<Result<Vec<_>>>()?;
+            if kinds.is_empty() {
+                bail!("--kinds: expected at least one of `reissue`, `discard`, `restart`, `tdp`");
+            }
+            kinds
+        }
+        None => vec![MitigationKind::Reissue, MitigationKind::Discard],
+    };
+    Ok(Configuration::grid_of(&policies, &ratios, &kinds)
         .into_iter()
         .map(Runner::Static)
         .collect())

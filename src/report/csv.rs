@@ -1,5 +1,6 @@
 //! CSV output: one row per policy overall, per app, and per window, written with the `csv`
-//! crate (names holding commas, quotes or newlines are quoted).
+//! crate (names holding commas, quotes or newlines are quoted). The `degraded` count (`tdp`
+//! only) comes last, so the columns before it keep their places.
 
 use super::Report;
 
@@ -25,6 +26,7 @@ pub fn to_csv(r: &Report) -> String {
         "success_ratio",
         "p95_ms",
         "p99_ms",
+        "degraded",
     ]
     .map(String::from));
     let blank = String::new;
@@ -41,6 +43,7 @@ pub fn to_csv(r: &Report) -> String {
             format!("{:.6}", p.success_ratio),
             p.latency_ms.p95.to_string(),
             p.latency_ms.p99.to_string(),
+            p.degraded.to_string(),
         ]);
         for a in &p.per_app {
             row(&[
@@ -55,6 +58,7 @@ pub fn to_csv(r: &Report) -> String {
                 format!("{:.6}", a.success_ratio),
                 a.latency_ms.p95.to_string(),
                 a.latency_ms.p99.to_string(),
+                a.degraded.to_string(),
             ]);
         }
         for x in &p.per_window {
@@ -70,6 +74,7 @@ pub fn to_csv(r: &Report) -> String {
                 format!("{:.6}", x.success_ratio),
                 blank(),
                 x.p99_ms.to_string(),
+                blank(),
             ]);
         }
     }

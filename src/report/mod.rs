@@ -37,6 +37,8 @@ pub struct AppResult {
     pub failure: u64,
     /// Never processed.
     pub rejected: u64,
+    /// Degraded by `tdp` (neither success, failure nor rejected).
+    pub degraded: u64,
     /// success / offered.
     pub success_ratio: f64,
     /// End-to-end latency of its answered queries.
@@ -50,9 +52,40 @@ pub struct WindowPoint {
     pub t_s: f64,
     /// success / offered in the window.
     pub success_ratio: f64,
+    /// Queries emitted in the window (so a reader can leave out the warm-up windows and weigh
+    /// the rest).
+    pub offered: u64,
+    /// Of them, answered in time.
+    pub success: u64,
     /// 99th percentile latency of the window's answered queries (by emission), ms, to two
     /// significant digits; 0 when none was answered.
     pub p99_ms: f64,
+}
+
+/// The per-job tail, ms: over jobs, each one's slowest answered task.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct JobTail {
+    /// Mean over jobs (EdgeTuner's figure).
+    pub mean: f64,
+    /// Median over jobs (within 1.6 %).
+    pub p50: f64,
+    /// 95th percentile over jobs (within 1.6 %).
+    pub p95: f64,
+    /// 99th percentile over jobs (within 1.6 %).
+    pub p99: f64,
+}
+
+/// Jobs of a run: a job is the queries one stream emits in one window (docs/model.md §12).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct JobsReport {
+    /// Jobs (those of streams that found no binding included).
+    pub jobs: u64,
+    /// Jobs complete on time: every task not degraded answered within its deadline.
+    pub on_time: u64,
+    /// on_time / jobs.
+    pub on_time_ratio: f64,
+    /// Jobs whose `restart` or `tdp` trigger fired.
+    pub triggered: u64,
 }
 
 /// One policy's run.
@@ -68,13 +101,20 @@ pub struct PolicyResult {
     pub failure: u64,
     /// Never processed.
     pub rejected: u64,
+    /// Degraded by `tdp`: offered, neither success, failure nor rejected (offered = success +
+    /// failure + rejected + degraded).
+    pub degraded: u64,
     /// success / offered.
     pub success_ratio: f64,
     /// End-to-end latency of answered queries.
     pub latency_ms: Latency,
-    /// Per stream, its slowest answered query (EdgeTuner's job tail: a stream is a job, its
-    /// queries its tasks); the percentiles are over streams.
+    /// Per stream, its slowest answered query; the percentiles are over streams.
     pub stream_tail_ms: Latency,
+    /// EdgeTuner's job tail: per job (a stream's queries in one window), its slowest answered
+    /// task; the mean and percentiles are over jobs with an answer.
+    pub job_tail_ms: JobTail,
+    /// How many jobs there were and how many completed on time.
+    pub jobs: JobsReport,
     /// What tail-latency mitigation did.
     pub mitigation: MitigationCounts,
     /// Per application class.
@@ -150,20 +190,27 @@ impl PolicyResult {
             })
             .collect();
         let per_window = (0..m.windows())
-            .map(|w| WindowPoint {
-                t_s: w as f64 * m.window_ms() / 1000.0,
-                success_ratio: m.sum(|x, _, _| x == w).success_ratio(),
-                p99_ms: m.window_latency_quantile_ms(w, 0.99),
+            .map(|w| {
+                let c = m.sum(|x, _, _| x == w);
+                WindowPoint {
+                    t_s: w as f64 * m.window_ms() / 1000.0,
+                    success_ratio: c.success_ratio(),
+                    offered: c.offered,
+                    success: c.success,
+                    p99_ms: m.window_latency_quantile_ms(w, 0.99),
+                }
             })
             .collect();
         let mut tails = sim.stream_tails_ms();
         tails.sort_unstable_by(f64::total_cmp);
+        let jobs = sim.jobs();
         Self {
             policy: policy.to_string(),
             offered: total.offered,
             success: total.success,
             failure: total.failure,
             rejected: total.rejected,
+            degraded: total.degraded,
             success_ratio: total.success_ratio(),
             latency_ms: Latency {
                 p50: m.latency_quantile_ms(0.50),
@@ -174,6 +221,18 @@ impl PolicyResult {
                 p50: sorted_quantile(&tails, 0.50),
                 p95: sorted_quantile(&tails, 0.95),
                 p99: sorted_quantile(&tails, 0.99),
+            },
+            job_tail_ms: JobTail {
+                mean: jobs.mean_tail_ms(),
+                p50: jobs.tail_quantile_ms(0.50),
+                p95: jobs.tail_quantile_ms(0.95),
+                p99: jobs.tail_quantile_ms(0.99),
+            },
+            jobs: JobsReport {
+                jobs: jobs.jobs,
+                on_time: jobs.on_time,
+                on_time_ratio: jobs.on_time_ratio(),
+                triggered: m.mitigation.jobs_triggered,
             },
             mitigation: m.mitigation,
             per_app,
@@ -191,6 +250,7 @@ fn app_result(name: &str, c: &Counts) -> AppResult {
         success: c.success,
         failure: c.failure,
         rejected: c.rejected,
+        degraded: c.degraded,
         success_ratio: c.success_ratio(),
         latency_ms: Latency {
             p50: 0.0,

@@ -3,7 +3,8 @@
 use super::Report;
 use std::fmt::Write;
 
-/// One row per policy: success ratio overall and per app, outcome shares, latency percentiles.
+/// One row per policy: success ratio overall and per app, outcome shares (degraded too when a
+/// row has some), latency percentiles.
 pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -16,11 +17,16 @@ pub fn to_table(r: &Report) -> String {
         .first()
         .map(|p| p.per_app.iter().map(|a| a.app.as_str()).collect())
         .unwrap_or_default();
+    let degrades = r.results.iter().any(|p| p.degraded > 0);
     let _ = write!(
         s,
-        "{:<28} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "policy", "success", "failure", "reject", "p50 ms", "p95 ms", "p99 ms"
+        "{:<28} {:>8} {:>8} {:>8}",
+        "policy", "success", "failure", "reject"
     );
+    if degrades {
+        let _ = write!(s, " {:>8}", "degraded");
+    }
+    let _ = write!(s, " {:>8} {:>8} {:>8}", "p50 ms", "p95 ms", "p99 ms");
     for a in &apps {
         let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
     }
@@ -35,14 +41,19 @@ pub fn to_table(r: &Report) -> String {
         };
         let _ = write!(
             s,
-            "{:<28} {:>7.2}% {:>7.2}% {:>7.2}% {:>8.1} {:>8.1} {:>8.1}",
+            "{:<28} {:>7.2}% {:>7.2}% {:>7.2}%",
             p.policy,
             100.0 * p.success_ratio,
             pct(p.failure),
             pct(p.rejected),
-            p.latency_ms.p50,
-            p.latency_ms.p95,
-            p.latency_ms.p99
+        );
+        if degrades {
+            let _ = write!(s, " {:>7.2}%", pct(p.degraded));
+        }
+        let _ = write!(
+            s,
+            " {:>8.1} {:>8.1} {:>8.1}",
+            p.latency_ms.p50, p.latency_ms.p95, p.latency_ms.p99
         );
         for (a, name) in p.per_app.iter().zip(&apps) {
             let _ = write!(
@@ -93,28 +104,56 @@ pub fn to_table(r: &Report) -> String {
 }
 
 /// The tail block, shown when some row mitigates: the p99 per app, the streams' tail (p99 over
-/// streams of each one's slowest answer), and what mitigation did.
+/// streams of each one's slowest answer), the jobs' tail (EdgeTuner's: the mean over jobs of
+/// each one's slowest answer), and what mitigation did — with the per-job kinds' counters when
+/// a row uses one.
 fn tails(r: &Report, apps: &[&str]) -> String {
+    let per_job = r.results.iter().any(|p| {
+        let m = &p.mitigation;
+        m.jobs_triggered + m.restarted + m.restart_no_target + m.degraded > 0
+    });
     let mut s = format!("{:<28}", "p99 ms of answered queries");
     for a in apps {
         let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
     }
-    let _ = writeln!(
+    let _ = write!(
         s,
-        " {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "stream", "reissued", "won", "cancel", "wasted", "discard"
+        " {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "stream", "job mean", "reissued", "won", "cancel", "wasted", "discard"
     );
+    if per_job {
+        let _ = write!(
+            s,
+            " {:>9} {:>9} {:>9} {:>9}",
+            "triggered", "restarted", "r.won", "degraded"
+        );
+    }
+    s.push('\n');
     for p in &r.results {
         let _ = write!(s, "{:<28}", p.policy);
         for (a, name) in p.per_app.iter().zip(apps) {
             let _ = write!(s, " {:>w$.1}", a.latency_ms.p99, w = name.len().max(8));
         }
         let m = &p.mitigation;
-        let _ = writeln!(
+        let _ = write!(
             s,
-            " {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            p.stream_tail_ms.p99, m.reissued, m.reissue_won, m.cancelled, m.wasted, m.discarded
+            " {:>9.1} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            p.stream_tail_ms.p99,
+            p.job_tail_ms.mean,
+            m.reissued,
+            m.reissue_won,
+            m.cancelled,
+            m.wasted,
+            m.discarded
         );
+        if per_job {
+            let _ = write!(
+                s,
+                " {:>9} {:>9} {:>9} {:>9}",
+                m.jobs_triggered, m.restarted, m.restart_won, m.degraded
+            );
+        }
+        s.push('\n');
     }
     s
 }

@@ -1,16 +1,27 @@
 //! Tail-latency mitigation (sans-IO): what to do with a query that is running late, applied
 //! alike by the simulator and the gateway. A *configuration* is a dispatch policy plus one
-//! mitigation and its ratio r (EdgeTuner's scheduler configuration):
+//! mitigation and its ratio r (EdgeTuner's scheduler configuration). Two families:
+//!
+//! Per query, r a share of the query's deadline (simulator and gateway):
 //!
 //! - `none`: a query runs its course;
-//! - `reissue@r` (EdgeTuner's task restart, a hedged request in "The Tail at Scale", Dean &
-//!   Barroso 2013): a query not answered by r × its deadline is sent again to the feasible
-//!   binding with the lowest expected delay other than its own; the first answer wins and the
-//!   other copy is cancelled if it still waits in a queue (its work, if it ran, is waste);
-//! - `discard@r` (EdgeTuner's task discard): a query whose predicted answer comes later than
-//!   r × its deadline is dropped at the worker — on arrival or when it would start — and
-//!   answered at once as rejected, so the client learns early and the capacity goes to queries
-//!   that can still make it.
+//! - `reissue@r` (a hedged request, "The Tail at Scale", Dean & Barroso 2013): a query not
+//!   answered by r × its deadline is sent again to the feasible binding with the lowest
+//!   expected delay other than its own; the first answer wins and the other copy is cancelled
+//!   if it still waits in a queue (its work, if it ran, is waste);
+//! - `discard@r`: a query whose predicted answer comes later than r × its deadline is dropped
+//!   at the worker — on arrival or when it would start — and answered at once as rejected, so
+//!   the client learns early and the capacity goes to queries that can still make it.
+//!
+//! Per job, r a share of the job's tasks (EdgeTuner's Res_r and TDP_r; simulator only): a *job*
+//! is the queries one stream emits in one metrics window, its *tasks* (docs/model.md §12);
+//! it is *triggered* once ⌈r · n_j⌉ of its n_j tasks are done ([`job_triggered`]):
+//!
+//! - `restart@r`: the job's tasks still unanswered then, and its later ones, each get a copy
+//!   sent to the feasible binding with the lowest expected delay other than its own (the
+//!   machinery of `reissue`);
+//! - `tdp@r`: the job's tasks still unanswered then are discarded and its later ones not
+//!   sent; each counts as *degraded* — the job completes without them.
 
 use crate::feasibility::{Candidate, Demand};
 use crate::policy::Policy;
@@ -36,43 +47,118 @@ pub enum Mitigation {
         /// r, in (0, 1].
         ratio: f64,
     },
+    /// EdgeTuner's task restart: once `ratio` of a job's tasks are done, send a copy of each
+    /// of its unanswered and later tasks to a faster binding (simulator only).
+    Restart {
+        /// r, in (0, 1]: a share of the job's tasks.
+        ratio: f64,
+    },
+    /// EdgeTuner's task discard (TDP): once `ratio` of a job's tasks are done, its unanswered
+    /// and later tasks are discarded and count as degraded (simulator only).
+    Tdp {
+        /// r, in (0, 1]: a share of the job's tasks.
+        ratio: f64,
+    },
 }
 
+/// The kind of a mitigation with a ratio, as `--kinds` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MitigationKind {
+    /// `reissue@r`.
+    Reissue,
+    /// `discard@r`.
+    Discard,
+    /// `restart@r`.
+    Restart,
+    /// `tdp@r`.
+    Tdp,
+}
+
+impl MitigationKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Self; 4] = [Self::Reissue, Self::Discard, Self::Restart, Self::Tdp];
+
+    /// Its name (`reissue`, `discard`, `restart`, `tdp`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reissue => "reissue",
+            Self::Discard => "discard",
+            Self::Restart => "restart",
+            Self::Tdp => "tdp",
+        }
+    }
+
+    /// The kind named `s`; the error lists the kinds.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown mitigation kind `{}`; expected one of `reissue`, `discard`, `restart`, `tdp`",
+                    s.trim()
+                )
+            })
+    }
+
+    /// This kind at ratio `ratio`.
+    pub fn with_ratio(self, ratio: f64) -> Mitigation {
+        match self {
+            Self::Reissue => Mitigation::Reissue { ratio },
+            Self::Discard => Mitigation::Discard { ratio },
+            Self::Restart => Mitigation::Restart { ratio },
+            Self::Tdp => Mitigation::Tdp { ratio },
+        }
+    }
+}
+
+/// What the expected forms are, for error messages.
+const EXPECTED: &str = "expected `none`, `reissue@<r>`, `discard@<r>`, `restart@<r>` or `tdp@<r>`";
+
 impl Mitigation {
-    /// Parses `none`, `reissue@r` or `discard@r` (r in (0, 1]); the error says what was
-    /// expected.
+    /// Parses `none`, `reissue@r`, `discard@r`, `restart@r` or `tdp@r` (r in (0, 1]); the
+    /// error says what was expected.
     pub fn parse(s: &str) -> Result<Self, String> {
         let s = s.trim();
         if s == "none" {
             return Ok(Self::None);
         }
-        let (kind, r) = s.split_once('@').ok_or_else(|| {
-            format!("mitigation `{s}`: expected `none`, `reissue@<r>` or `discard@<r>`")
-        })?;
+        let (kind, r) = s
+            .split_once('@')
+            .ok_or_else(|| format!("mitigation `{s}`: {EXPECTED}"))?;
+        let kind = MitigationKind::parse(kind).map_err(|e| format!("mitigation `{s}`: {e}"))?;
         let ratio: f64 = r
             .trim()
             .parse()
             .map_err(|_| format!("mitigation `{s}`: r must be a number, got `{r}`"))?;
         if !(ratio > 0.0 && ratio <= 1.0) {
+            let share = match kind {
+                MitigationKind::Reissue | MitigationKind::Discard => "a share of the deadline",
+                MitigationKind::Restart | MitigationKind::Tdp => "a share of the job's tasks",
+            };
             return Err(format!(
-                "mitigation `{s}`: r must be in (0, 1] (a share of the deadline), got {ratio}"
+                "mitigation `{s}`: r must be in (0, 1] ({share}), got {ratio}"
             ));
         }
-        match kind.trim() {
-            "reissue" => Ok(Self::Reissue { ratio }),
-            "discard" => Ok(Self::Discard { ratio }),
-            k => Err(format!(
-                "mitigation `{s}`: unknown kind `{k}`; expected `none`, `reissue` or `discard`"
-            )),
-        }
+        Ok(kind.with_ratio(ratio))
     }
 
     /// Its name as [`Self::parse`] reads it (`reissue@0.8`).
     pub fn name(&self) -> String {
-        match self {
-            Self::None => "none".into(),
-            Self::Reissue { ratio } => format!("reissue@{}", fmt_ratio(*ratio)),
-            Self::Discard { ratio } => format!("discard@{}", fmt_ratio(*ratio)),
+        match self.kind_ratio() {
+            None => "none".into(),
+            Some((k, r)) => format!("{}@{}", k.name(), fmt_ratio(r)),
+        }
+    }
+
+    /// Its kind and ratio; `None` for `none`.
+    pub fn kind_ratio(&self) -> Option<(MitigationKind, f64)> {
+        match *self {
+            Self::None => None,
+            Self::Reissue { ratio } => Some((MitigationKind::Reissue, ratio)),
+            Self::Discard { ratio } => Some((MitigationKind::Discard, ratio)),
+            Self::Restart { ratio } => Some((MitigationKind::Restart, ratio)),
+            Self::Tdp { ratio } => Some((MitigationKind::Tdp, ratio)),
         }
     }
 
@@ -108,6 +194,32 @@ impl Mitigation {
     pub fn discards(&self) -> bool {
         matches!(self, Self::Discard { .. })
     }
+
+    /// The share of a job's tasks that triggers it, for the per-job kinds (`restart`, `tdp`).
+    #[inline]
+    pub fn job_ratio(&self) -> Option<f64> {
+        match self {
+            Self::Restart { ratio } | Self::Tdp { ratio } => Some(*ratio),
+            _ => None,
+        }
+    }
+
+    /// Whether only the simulator applies it: the per-job kinds, which need a stream's whole
+    /// window of queries in view (a gateway forwards one query at a time).
+    #[inline]
+    pub fn simulator_only(&self) -> bool {
+        self.job_ratio().is_some()
+    }
+}
+
+/// Whether a job of `tasks` tasks, `done` of them done (answered or dropped), has reached the
+/// trigger of a per-job mitigation at ratio `ratio`: done ≥ ⌈r · n⌉ (at least one task). The
+/// product is rounded down by 1e-9 first, so that 0.7 × 10 (7.000000000000001 in binary) asks
+/// for 7 tasks, not 8; ratios are given to two decimals, far coarser than that.
+#[inline]
+pub fn job_triggered(done: u32, tasks: u32, ratio: f64) -> bool {
+    let need = (ratio * f64::from(tasks) - 1e-9).ceil().max(1.0);
+    f64::from(done) >= need
 }
 
 /// Two decimals at most, no trailing zeros: 0.8, 0.72, 1.
@@ -203,9 +315,24 @@ impl Configuration {
 
     /// Every policy × every mitigation of `ratios` (none, then reissue and discard at each).
     pub fn grid(policies: &[&'static dyn Policy], ratios: &[f64]) -> Vec<Self> {
+        Self::grid_of(
+            policies,
+            ratios,
+            &[MitigationKind::Reissue, MitigationKind::Discard],
+        )
+    }
+
+    /// Every policy × every mitigation: none, then each of `kinds` at every ratio of `ratios`
+    /// (kind by kind, in the order given).
+    pub fn grid_of(
+        policies: &[&'static dyn Policy],
+        ratios: &[f64],
+        kinds: &[MitigationKind],
+    ) -> Vec<Self> {
         let mut mitigations = vec![Mitigation::None];
-        mitigations.extend(ratios.iter().map(|&ratio| Mitigation::Reissue { ratio }));
-        mitigations.extend(ratios.iter().map(|&ratio| Mitigation::Discard { ratio }));
+        for k in kinds {
+            mitigations.extend(ratios.iter().map(|&ratio| k.with_ratio(ratio)));
+        }
         policies
             .iter()
             .flat_map(|&policy| {
@@ -223,9 +350,24 @@ mod tests {
 
     #[test]
     fn parses_and_names_round_trip() {
-        for s in ["none", "reissue@0.8", "discard@0.72", "reissue@1"] {
+        for s in [
+            "none",
+            "reissue@0.8",
+            "discard@0.72",
+            "reissue@1",
+            "restart@0.8",
+            "tdp@0.74",
+            "tdp@1",
+        ] {
             assert_eq!(Mitigation::parse(s).unwrap().name(), s);
         }
+        assert_eq!(
+            Mitigation::parse(" restart @ 0.80 ").unwrap(),
+            Mitigation::Restart { ratio: 0.8 }
+        );
+        let c = Configuration::parse("closest+tdp@0.9").unwrap();
+        assert_eq!(c.mitigation, Mitigation::Tdp { ratio: 0.9 });
+        assert_eq!(c.name(), "closest+tdp@0.9");
         let c = Configuration::parse("least-impedance+reissue@0.80").unwrap();
         assert_eq!(c.name(), "least-impedance+reissue@0.8");
         assert_eq!(
@@ -242,10 +384,20 @@ mod tests {
             ("reissue@x", "must be a number"),
             ("discard@1.5", "in (0, 1]"),
             ("discard@0", "in (0, 1]"),
-            ("restart@0.8", "unknown kind `restart`"),
+            ("restrat@0.8", "unknown mitigation kind `restrat`"),
+            ("restart@0", "a share of the job's tasks"),
+            ("tdp@1.01", "in (0, 1]"),
+            ("tdp", "`tdp@<r>`"),
         ] {
             let e = Mitigation::parse(s).unwrap_err();
             assert!(e.contains(want), "{s}: {e}");
+        }
+        // Every error that names the kinds names all five forms.
+        for s in ["reissue", "foo@0.5"] {
+            let e = Mitigation::parse(s).unwrap_err();
+            for k in ["reissue", "discard", "restart", "tdp"] {
+                assert!(e.contains(k), "{s}: {e}");
+            }
         }
         let e = Configuration::parse("nearest+none").unwrap_err();
         assert!(e.contains("unknown policy `nearest`"), "{e}");
@@ -260,9 +412,41 @@ mod tests {
         assert_eq!(d.reissue_at_ms(100.0, 150.0), None);
         assert_eq!(d.answer_limit_ms(100.0, 150.0), 135.0);
         assert!(d.discards() && !m.discards());
+        for j in [
+            Mitigation::Restart { ratio: 0.8 },
+            Mitigation::Tdp { ratio: 0.8 },
+        ] {
+            assert_eq!(j.reissue_at_ms(100.0, 150.0), None);
+            assert_eq!(j.answer_limit_ms(100.0, 150.0), 150.0);
+            assert!(!j.reissues() && !j.discards() && j.simulator_only());
+            assert_eq!(j.job_ratio(), Some(0.8));
+        }
+        assert!(!m.simulator_only() && !d.simulator_only() && !Mitigation::None.simulator_only());
         let g = grid_ratios();
         assert_eq!(g.len(), 11);
         assert!((g[10] - 0.9).abs() < 1e-12 && (g[1] - 0.72).abs() < 1e-12);
+    }
+
+    /// A job of 10 tasks at r = 0.7 is triggered by its 7th done task (0.7 × 10 is
+    /// 7.000000000000001 in binary, whose ceiling would ask for 8); at r = 0.75, ⌈7.5⌉ = 8;
+    /// a job of one task, by that task; r = 1, by the last task.
+    #[test]
+    fn a_job_triggers_at_the_ceiling_of_its_share() {
+        assert!(!job_triggered(6, 10, 0.7));
+        assert!(job_triggered(7, 10, 0.7));
+        assert!(!job_triggered(7, 10, 0.75));
+        assert!(job_triggered(8, 10, 0.75));
+        assert!(!job_triggered(0, 1, 0.1));
+        assert!(job_triggered(1, 1, 0.1));
+        assert!(!job_triggered(9, 10, 1.0));
+        assert!(job_triggered(10, 10, 1.0));
+        for r in grid_ratios() {
+            for n in 1..200u32 {
+                let need = (1..=n).find(|&d| job_triggered(d, n, r)).unwrap();
+                let exact = (r * 100.0).round() as u32 * n;
+                assert_eq!(need, exact.div_ceil(100).max(1), "r {r} n {n}");
+            }
+        }
     }
 
     fn cand(worker: u32, e2e_ms: f64, load_qps: f64) -> Candidate {
@@ -310,5 +494,26 @@ mod tests {
         assert_eq!(g[0].name(), "closest");
         assert_eq!(g[2].name(), "closest+reissue@0.9");
         assert_eq!(g[9].name(), "least-impedance+discard@0.9");
+        let all = Configuration::grid_of(&p[..1], &[0.8], &MitigationKind::ALL);
+        let names: Vec<_> = all.iter().map(Configuration::name).collect();
+        assert_eq!(
+            names,
+            [
+                "closest",
+                "closest+reissue@0.8",
+                "closest+discard@0.8",
+                "closest+restart@0.8",
+                "closest+tdp@0.8"
+            ]
+        );
+        assert_eq!(
+            MitigationKind::parse("tdp").unwrap().with_ratio(0.7),
+            Mitigation::Tdp { ratio: 0.7 }
+        );
+        assert!(
+            MitigationKind::parse("none")
+                .unwrap_err()
+                .contains("`restart`")
+        );
     }
 }

@@ -9,12 +9,12 @@
 //!
 //! The full description of each route is in [`super::api`]'s table.
 
+use super::config::live_mitigation;
 use super::ctx::Ctx;
 use super::error::ApiError;
 use super::policies::ClassPolicy;
 use super::respond::{err, read_body};
 use bytes::Bytes;
-use continuum_core::mitigation::Mitigation;
 use continuum_wire::http::{Resp, json_resp};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -160,12 +160,12 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
             return err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "expected {{\"policy\": <name or null>, \"class\": <name, optional>, \"mitigation\": <none | reissue@r | discard@r | null, optional>}}: {e}"
+                    "expected {{\"policy\": <name or null>, \"class\": <name, optional>, \"mitigation\": <none | reissue@r | discard@r | null, optional; restart@r and tdp@r are simulator-only>}}: {e}"
                 ),
             ));
         }
     };
-    let mitigation = match put.mitigation.as_deref().map(Mitigation::parse) {
+    let mitigation = match put.mitigation.as_deref().map(live_mitigation) {
         Some(Err(e)) => return err(ApiError::new(StatusCode::BAD_REQUEST, e)),
         Some(Ok(m)) => Some(m),
         None => None,

@@ -67,7 +67,9 @@ pub struct GatewayConfig {
     pub policy: String,
     /// Tail-latency mitigation ([`continuum_core::mitigation`]): `none`; `reissue@<r>`, a query not
     /// answered by r × its deadline is hedged to a second worker and the first answer wins;
-    /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline.
+    /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline. Both are
+    /// timed from the query's emission ([`crate::relay::query_times`]). The per-job kinds
+    /// (`restart@<r>`, `tdp@<r>`) are simulator-only and refused.
     #[serde(default = "default_mitigation")]
     pub mitigation: String,
     /// A static per-class policy table (YAML, as written by `continuum table`): streams are
@@ -297,8 +299,31 @@ const ENV_KEYS: &[&str] = &[
     "log_format",
 ];
 
+/// A mitigation the gateway can apply, from its name: `none`, `reissue@<r>` or `discard@<r>`.
+/// The per-job kinds (`restart@<r>`, `tdp@<r>`) are refused: they act on a stream's whole
+/// window of queries, which only the simulator holds.
+pub fn live_mitigation(s: &str) -> Result<continuum_core::mitigation::Mitigation, String> {
+    let m = continuum_core::mitigation::Mitigation::parse(s)?;
+    refuse_simulator_only(&m)?;
+    Ok(m)
+}
+
+/// Refuses the simulator-only mitigations (`restart@<r>`, `tdp@<r>`) with a message that says
+/// so.
+pub fn refuse_simulator_only(m: &continuum_core::mitigation::Mitigation) -> Result<(), String> {
+    if m.simulator_only() {
+        return Err(format!(
+            "mitigation `{}` is simulator-only (a per-job kind, acting on a stream's whole \
+             window of queries); the gateway applies `none`, `reissue@<r>` or `discard@<r>`",
+            m.name()
+        ));
+    }
+    Ok(())
+}
+
 impl GatewayConfig {
-    /// The configured mitigation (checked by [`Self::validate`]; `none` if it does not parse).
+    /// The configured mitigation (checked by [`Self::validate`], with [`live_mitigation`];
+    /// `none` if it does not parse).
     pub fn mitigation(&self) -> continuum_core::mitigation::Mitigation {
         continuum_core::mitigation::Mitigation::parse(&self.mitigation).unwrap_or_default()
     }
@@ -414,8 +439,7 @@ impl GatewayConfig {
                 continuum_core::policy::names().join(", ")
             ));
         }
-        continuum_core::mitigation::Mitigation::parse(&self.mitigation)
-            .map_err(|e| format!("mitigation: {e}"))?;
+        live_mitigation(&self.mitigation).map_err(|e| format!("mitigation: {e}"))?;
         if let (Some(t), Some(a)) = (&self.policy_table, &self.agent) {
             return Err(format!(
                 "policy_table: `{}` cannot be used with agent `{}`: the checkpoint defines the \
@@ -474,6 +498,14 @@ mod tests {
         c.mitigation = "hedge@0.9".into();
         let e = c.validate().unwrap_err();
         assert!(e.starts_with("mitigation:") && e.contains("hedge"), "{e}");
+        for m in ["restart@0.8", "tdp@0.7"] {
+            c.mitigation = m.into();
+            let e = c.validate().unwrap_err();
+            assert!(
+                e.starts_with("mitigation:") && e.contains(m) && e.contains("simulator-only"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::error::ApiError;
 use super::plan::TaskSpec;
-use super::relay::{Outgoing, Relayed, Wire, sleep_ms};
+use super::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
 use super::state::{GatewayState, res};
 use super::streams::{Binding, Stream};
 use super::upstream::{Link, UpstreamError};
@@ -111,11 +111,14 @@ impl GatewayState {
         } else {
             0.0
         };
-        // Under `discard@r` the worker's admission gets r × the deadline, so it drops what
-        // cannot answer by then (counted as rejected, and as discarded).
+        // Timed from the query's emission (its declared uplink before the receipt at `t0`):
+        // under `discard@r` the worker's admission gets emission + r × the deadline, so it
+        // drops what cannot answer by then (counted as rejected, and as discarded); under
+        // `reissue@r` the hedge fires at emission + r × the deadline.
         let mitigation = self.mitigation_for(&b.class);
-        let limit_ms = mitigation.answer_limit_ms(0.0, stream.req.max_delay_ms);
-        let budget_ms = limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
+        let age_ms = age_at_receipt_ms(inject, stream.access_ms, stream.req.tx_ms.unwrap_or(0.0));
+        let times = query_times(&mitigation, stream.req.max_delay_ms, age_ms);
+        let budget_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
         let task = snap.plan.task(&stream.req.task);
         // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
@@ -136,9 +139,9 @@ impl GatewayState {
             wire,
         };
         let t_up = Instant::now();
-        let (result, hedge) = match mitigation.reissue_at_ms(0.0, stream.req.max_delay_ms) {
-            Some(at_ms) => {
-                self.hedged(&snap, &out, &b, t0, at_ms, down_ms, deadline_us)
+        let (result, hedge) = match times.reissue_at_ms {
+            Some(_) => {
+                self.hedged(&snap, &out, &b, t0, times, down_ms, deadline_us)
                     .await
             }
             None => (self.call(&out, &b, deadline_us).await, None),

@@ -1,10 +1,11 @@
 //! The worker call of one query, and its hedge under `reissue@r` ([`continuum_core::mitigation`]): when
-//! the bound worker has not answered by r × the query's deadline, a copy goes to the binding
-//! the core picks ([`GatewayState::hedge_binding`]); the first answer wins and the other call is
-//! dropped — its QUIC stream is stopped, its HTTP request abandoned.
+//! the bound worker has not answered by emission + r × the query's deadline
+//! ([`crate::relay::query_times`]), a copy goes to the binding the core picks
+//! ([`GatewayState::hedge_binding`]); the first answer wins and the other call is dropped — its
+//! QUIC stream is stopped, its HTTP request abandoned.
 
 use super::live::Snapshot;
-use super::relay::{Outgoing, Wire, sleep_ms};
+use super::relay::{Outgoing, QueryTimes, Wire, sleep_ms};
 use super::state::GatewayState;
 use super::streams::Binding;
 use super::upstream::{Link, UpstreamError};
@@ -99,9 +100,10 @@ impl GatewayState {
         }
     }
 
-    /// Calls the worker of `b` and, if it has not answered `at_ms` after `t0`, a second worker
-    /// too; the first success wins (a failure waits for the other call). Returns the result
-    /// and, when the copy's call gave it, the copy's binding.
+    /// Calls the worker of `b` and, if it has not answered by `times.reissue_at_ms` after the
+    /// receipt `t0`, a second worker too, with the time left before `times.due_ms`; the first
+    /// success wins (a failure waits for the other call). Returns the result and, when the
+    /// copy's call gave it, the copy's binding.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn hedged(
         &self,
@@ -109,10 +111,13 @@ impl GatewayState {
         q: &Outgoing<'_>,
         b: &Binding,
         t0: Instant,
-        at_ms: f64,
+        times: QueryTimes,
         down_ms: f64,
         deadline_us: u32,
     ) -> (Result<Answered, UpstreamError>, Option<Binding>) {
+        let Some(at_ms) = times.reissue_at_ms else {
+            return (self.call(q, b, deadline_us).await, None);
+        };
         let primary = self.call(q, b, deadline_us);
         tokio::pin!(primary);
         let at = t0 + Duration::from_secs_f64(at_ms.max(0.0) / 1e3);
@@ -120,7 +125,7 @@ impl GatewayState {
             r = &mut primary => return (r, None),
             _ = tokio::time::sleep_until(at.into()) => {}
         }
-        let remaining_ms = q.stream.req.max_delay_ms - t0.elapsed().as_secs_f64() * 1e3;
+        let remaining_ms = times.due_ms - t0.elapsed().as_secs_f64() * 1e3;
         let Some(b2) = self.hedge_binding(snap, q.stream, b, remaining_ms) else {
             self.metrics.mitigation("reissue_no_target");
             return (primary.await, None);

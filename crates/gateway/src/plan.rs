@@ -170,6 +170,10 @@ fn load_agent(
 ) -> Result<(Agent, continuum_learn::agent::DqnConfig)> {
     let ck = Checkpoint::load(path).with_context(|| format!("agent: {}", path.display()))?;
     let agent = Agent::new(&ck, path, topology, fleet, &profiles.variant_names())?;
+    for a in agent.actions() {
+        super::config::refuse_simulator_only(&a.mitigation)
+            .map_err(|e| anyhow!("agent: {}: action `{}`: {e}", path.display(), a.name()))?;
+    }
     Ok((agent, ck.meta.config))
 }
 

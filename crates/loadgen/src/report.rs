@@ -50,7 +50,9 @@ impl QueryCounts {
         match o {
             Outcome::Success => self.success += n,
             Outcome::Failure => self.failure += n,
-            Outcome::Rejected => self.rejected += n,
+            // A live query is never degraded (the gateway has no `tdp`, a simulator-only
+            // mitigation); were one counted so, it was not answered.
+            Outcome::Rejected | Outcome::Degraded => self.rejected += n,
         }
         self.success_ratio = if self.offered == 0 {
             0.0

@@ -6,7 +6,7 @@
 
 use continuum_core::metrics::Counts;
 
-/// `[offered, success, failure, rejected]` per (opening window, scheduler, app).
+/// `[offered, success, failure, rejected, degraded]` per (opening window, scheduler, app).
 #[derive(Debug, Clone)]
 pub struct BindCounts {
     schedulers: usize,
@@ -14,7 +14,7 @@ pub struct BindCounts {
     windows: usize,
     window_ms: f64,
     /// Empty until [`Self::enable`].
-    cells: Vec<[u64; 4]>,
+    cells: Vec<[u64; 5]>,
 }
 
 impl BindCounts {
@@ -34,7 +34,7 @@ impl BindCounts {
     /// Starts counting (from zero), if not counting yet.
     pub fn enable(&mut self) {
         if self.cells.is_empty() {
-            self.cells = vec![[0; 4]; self.windows * self.schedulers * self.apps];
+            self.cells = vec![[0; 5]; self.windows * self.schedulers * self.apps];
         }
     }
 
@@ -67,6 +67,7 @@ impl BindCounts {
             success: c[1],
             failure: c[2],
             rejected: c[3],
+            degraded: c[4],
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The event handlers: client arrivals and binding, query emission, arrival at a worker
 //! (admission, queueing), batch completion (downlink, outcome), and load publication.
 
+use super::hedge::JOB;
+use super::jobs::NO_JOB;
 use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::{QueueBound, Waiting};
@@ -95,6 +97,10 @@ impl Simulation {
             bucket: 0,
             bind_window: self.by_bind.window_of(now),
             serial: 0,
+            job: NO_JOB,
+            job_end_ms: f64::NEG_INFINITY,
+            job_emitted: 0,
+            job_mitigated: false,
         };
         if let Some(o) = &self.observer {
             stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
@@ -112,7 +118,14 @@ impl Simulation {
                     p.rate_qps,
                 );
             }
+            // Its jobs: one per window it emits in, every task rejected.
+            let mut window = None;
             while let Some(t) = stream.next_emission(jitter) {
+                let w = self.jobs.window_of(t);
+                if window != Some(w) {
+                    window = Some(w);
+                    self.jobs.unbound(1);
+                }
                 self.stats.queries += 1;
                 self.metrics.rejected_unbound(t, stream.sched, stream.app);
                 let (w, s, a) = (stream.bind_window, stream.sched, stream.app);
@@ -160,33 +173,41 @@ impl Simulation {
             return;
         }
         let jitter = self.sc.workload.jitter;
+        let job = self.job_of_emission(id);
+        if self.streams.get(id).job_mitigated && self.job_drops_emission(job) {
+            self.emit_degraded(id, job);
+            return;
+        }
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
         let up = st.uplink_ms();
+        let t_arrive = t + up;
         let mut q = Query {
             chain: NO_STREAM,
             t_emit: t,
             deadline: t + st.max_delay_ms,
-            t_arrive: t + up,
             size_kb: st.size_kb as f32,
             access_ms: st.access_ms as f32,
             d_ms: st.d_ms as f32,
             sigma_ms: st.sigma_ms as f32,
             worker: st.worker,
             stream: st.serial,
+            job,
             twin: NO_QUERY,
             sched: st.sched,
             app: st.app,
             bind_window: st.bind_window,
             refs: 1,
-            flags: 0,
+            flags: if st.job_mitigated { JOB } else { 0 },
         };
         let bucket = st.bucket;
+        let (mitigated, emitted) = (st.job_mitigated, st.job_emitted);
         let next = st.next_emission(jitter);
+        let last = next.is_none();
         match next {
             Some(tn) => {
                 st.pending_ms = tn;
-                if tn >= q.t_arrive {
+                if tn >= t_arrive {
                     q.chain = id;
                 } else {
                     self.events.push(tn, Kind::Emit, id, 0);
@@ -202,9 +223,51 @@ impl Simulation {
         self.by_bind.count(q.bind_window, q.sched, q.app, 0);
         let qid = self.queries.insert(q);
         self.events
-            .push(q.t_arrive, Kind::Arrive, qid, super::chain_hint(q.chain));
+            .push(t_arrive, Kind::Arrive, qid, super::chain_hint(q.chain));
         if self.any_reissue && self.mitigation_of(&q).reissues() {
             self.arm_reissue(qid);
+        }
+        if mitigated {
+            self.job_task_sent(job, qid);
+        }
+        if last {
+            self.close_job(job, emitted);
+        }
+    }
+
+    /// The pending emission of stream `id` belongs to job `job`, whose `tdp` has fired: it is
+    /// offered and degraded at once, not sent; the next emission is scheduled.
+    #[inline(never)]
+    fn emit_degraded(&mut self, id: u32, job: u32) {
+        let jitter = self.sc.workload.jitter;
+        let st = self.streams.get_mut(id);
+        let t = st.pending_ms;
+        let (sched, app, window, bucket) = (st.sched, st.app, st.bind_window, st.bucket);
+        let emitted = st.job_emitted;
+        let last = match st.next_emission(jitter) {
+            Some(tn) => {
+                st.pending_ms = tn;
+                self.events.push(tn, Kind::Emit, id, 0);
+                false
+            }
+            None => {
+                self.streams.remove(id);
+                true
+            }
+        };
+        self.stats.queries += 1;
+        if let Some(o) = &mut self.observer {
+            o.incoming_query(usize::from(sched), usize::from(bucket));
+        }
+        self.metrics.offered(t, sched, app);
+        self.metrics.outcome(t, sched, app, Outcome::Degraded, None);
+        self.metrics.mitigation.degraded += 1;
+        self.by_bind.count(window, sched, app, 0);
+        self.by_bind
+            .count(window, sched, app, Outcome::Degraded as usize);
+        self.job_unsent(job, true, Outcome::Degraded);
+        if last {
+            self.close_job(job, emitted);
         }
     }
 
@@ -258,7 +321,7 @@ impl Simulation {
         if drop {
             if q.refs == 1 && q.flags == 0 {
                 // No mitigation in play: rejected.
-                self.count_outcome(&q, Outcome::Rejected, None);
+                self.count_outcome(&q, qid, Outcome::Rejected, None);
                 self.queries.remove(qid);
             } else {
                 self.unanswered(qid);
@@ -268,7 +331,7 @@ impl Simulation {
         w.queue.push_back(Waiting {
             qid,
             size_kb: q.size_kb,
-            t_arrive: q.t_arrive,
+            t_arrive: now,
         });
         if let Some(s) = w.idle.pop() {
             self.start_batch(q.worker as usize, s as usize);
@@ -316,7 +379,7 @@ impl Simulation {
         let info = self.sc.fleet.workers[w];
         let slow = self.slowdown[w];
         while batch.len() < info.batch as usize {
-            let Some(Waiting { qid, .. }) = self.workers[w].queue.pop_front() else {
+            let Some(Waiting { qid, t_arrive, .. }) = self.workers[w].queue.pop_front() else {
                 break;
             };
             let q = *self.queries.get(qid);
@@ -331,7 +394,7 @@ impl Simulation {
                 continue;
             }
             *max_kb = max_kb.max(f64::from(q.size_kb));
-            self.metrics.queue_wait(now - q.t_arrive);
+            self.metrics.queue_wait(now - t_arrive);
             batch.push(qid);
         }
     }
@@ -352,7 +415,7 @@ impl Simulation {
                 } else {
                     Outcome::Failure
                 };
-                self.count_outcome(&q, outcome, Some(answered - q.t_emit));
+                self.count_outcome(&q, qid, outcome, Some(answered - q.t_emit));
                 self.queries.remove(qid);
             } else if self.is_hedged(qid) {
                 // Two copies live: the answers race to the client.

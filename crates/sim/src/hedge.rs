@@ -2,8 +2,8 @@
 //! query's one outcome, reissuing a late query as a second copy, cancelling the loser, and
 //! freeing records.
 //!
-//! A query has one record, its *original*, and under `reissue` possibly a second, its *copy*
-//! (`twin` links them both ways). The outcome belongs to the query, so it is counted once, on
+//! A query has one record, its *original*, and under `reissue` or `restart` possibly a second,
+//! its *copy* (`twin` links them both ways). The outcome belongs to the query, so it is counted once, on
 //! the original (`SETTLED`): the first answer settles it; it is rejected when every record
 //! ended unanswered. A record is freed when nothing refers to it any more (`refs`): its own
 //! passage through network, queue, batch and answer; a pending reissue time; a live copy.
@@ -30,6 +30,14 @@ pub(super) const COPY: u8 = 1;
 pub(super) const SETTLED: u8 = 2;
 /// The original's own passage has ended (answered, dropped or cancelled).
 pub(super) const DONE: u8 = 4;
+/// The record is a copy sent by `restart` (not `reissue`).
+pub(super) const RESTART: u8 = 8;
+/// The query was degraded by `tdp` (on originals only): its records still about are dropped
+/// when they arrive or answer, without counting as cancelled or wasted.
+pub(super) const DEGRADED: u8 = 16;
+/// The record is a task of a job under a per-job mitigation (`restart`, `tdp`): its outcome
+/// counts in its job at once, and it takes the paths of mitigated queries ([`super::jobs`]).
+pub(super) const JOB: u8 = 32;
 
 impl Simulation {
     /// The original of record `qid` (itself unless a copy).
@@ -59,20 +67,28 @@ impl Simulation {
         debug_assert!(q.flags & (SETTLED | COPY) == 0);
         q.flags |= SETTLED;
         let q = *q;
-        self.count_outcome(&q, outcome, latency_ms);
+        self.count_outcome(&q, orig, outcome, latency_ms);
     }
 
-    /// Records the one outcome of query `q` (an original): the run's metrics, the counts by
-    /// binding window, its stream's tail.
+    /// Records the one outcome of query `q` (an original, record `qid`): the run's metrics,
+    /// the counts by binding window, its stream's tail, its job.
     #[inline]
-    pub(super) fn count_outcome(&mut self, q: &Query, outcome: Outcome, latency_ms: Option<f64>) {
+    pub(super) fn count_outcome(
+        &mut self,
+        q: &Query,
+        qid: u32,
+        outcome: Outcome,
+        latency_ms: Option<f64>,
+    ) {
         self.metrics
             .outcome(q.t_emit, q.sched, q.app, outcome, latency_ms);
         self.by_bind
             .count(q.bind_window, q.sched, q.app, outcome as usize);
-        if let Some(l) = latency_ms {
-            self.tails.push(q.stream, l as f32, &mut self.facts);
+        let l = latency_ms.map(|l| l as f32);
+        if let Some(l) = l {
+            self.tails.push(q.stream, l, &mut self.facts);
         }
+        self.job_task_settled(q, qid, outcome, l);
     }
 
     /// Record `qid` answered the client at time `at`: settles its query unless the other copy
@@ -81,7 +97,9 @@ impl Simulation {
     pub(super) fn answered(&mut self, qid: u32, at: f64) {
         let orig = self.original_of(qid);
         if self.is_settled(qid) {
-            self.metrics.mitigation.wasted += 1;
+            if self.queries.get(orig).flags & DEGRADED == 0 {
+                self.metrics.mitigation.wasted += 1;
+            }
         } else {
             let q = *self.queries.get(qid);
             let outcome = if at <= q.deadline {
@@ -91,7 +109,11 @@ impl Simulation {
             };
             self.settle(orig, outcome, Some(at - q.t_emit));
             let other = if q.flags & COPY != 0 {
-                self.metrics.mitigation.reissue_won += 1;
+                if q.flags & RESTART != 0 {
+                    self.metrics.mitigation.restart_won += 1;
+                } else {
+                    self.metrics.mitigation.reissue_won += 1;
+                }
                 orig
             } else {
                 q.twin
@@ -123,19 +145,31 @@ impl Simulation {
     /// answered first. (Elsewhere — on its way, or in a batch — it runs on; only hedged
     /// queries get here, so the search costs nothing to the rest.)
     fn cancel_if_queued(&mut self, qid: u32) {
-        let w = self.queries.get(qid).worker as usize;
-        let queue = &mut self.workers[w].queue;
-        if let Some(at) = queue.iter().position(|x| x.qid == qid) {
-            queue.remove(at);
+        if self.drop_if_queued(qid) {
             self.metrics.mitigation.cancelled += 1;
-            self.end_passage(qid);
         }
     }
 
-    /// A record reached its worker after its query was settled: it is not queued.
+    /// Removes record `qid` from its worker's queue, ending its passage, if it waits there;
+    /// whether it did.
+    pub(super) fn drop_if_queued(&mut self, qid: u32) -> bool {
+        let w = self.queries.get(qid).worker as usize;
+        let queue = &mut self.workers[w].queue;
+        let Some(at) = queue.iter().position(|x| x.qid == qid) else {
+            return false;
+        };
+        queue.remove(at);
+        self.end_passage(qid);
+        true
+    }
+
+    /// A record reached its worker after its query was settled: it is not queued (a cancelled
+    /// copy, unless its query was degraded).
     #[inline(never)]
     pub(super) fn cancel_arriving(&mut self, qid: u32) {
-        self.metrics.mitigation.cancelled += 1;
+        if self.queries.get(self.original_of(qid)).flags & DEGRADED == 0 {
+            self.metrics.mitigation.cancelled += 1;
+        }
         self.end_passage(qid);
     }
 
@@ -182,12 +216,14 @@ impl Simulation {
         let now = self.now;
         let q = *self.queries.get(qid);
         if q.flags & (SETTLED | DONE) == 0 {
-            self.reissue(qid, &q, now);
+            self.send_copy(qid, &q, now, false);
         }
         self.release(qid);
     }
 
-    fn reissue(&mut self, qid: u32, q: &Query, now: f64) {
+    /// Sends a copy of original `qid` (`q`) at `now` to the feasible binding with the lowest
+    /// expected delay other than its own: a reissue, or under `restart` a restart.
+    pub(super) fn send_copy(&mut self, qid: u32, q: &Query, now: f64, restart: bool) {
         let sc = self.sc.clone();
         let facts = self.facts[q.stream as usize];
         let own = &sc.fleet.workers[q.worker as usize];
@@ -205,7 +241,11 @@ impl Simulation {
         let demand = reissue_demand(&stream, q.deadline - now);
         feasible(&demand, reach, &sc.fleet, &self.view, &mut self.scratch);
         let Some(target) = reissue_target(&self.scratch, q.worker) else {
-            self.metrics.mitigation.reissue_no_target += 1;
+            if restart {
+                self.metrics.mitigation.restart_no_target += 1;
+            } else {
+                self.metrics.mitigation.reissue_no_target += 1;
+            }
             return;
         };
         let r = reach
@@ -216,20 +256,23 @@ impl Simulation {
         let up = net_delay(rng, r.d_ms, r.sigma_ms);
         let copy = Query {
             chain: NO_STREAM,
-            t_arrive: now + up,
             d_ms: r.d_ms as f32,
             sigma_ms: r.sigma_ms as f32,
             worker: target.worker,
             twin: qid,
             refs: 1,
-            flags: COPY,
+            flags: if restart { COPY | RESTART } else { COPY },
             ..*q
         };
         let cid = self.queries.insert(copy);
         let orig = self.queries.get_mut(qid);
         orig.twin = cid;
         orig.refs += 1;
-        self.metrics.mitigation.reissued += 1;
-        self.events.push(copy.t_arrive, Kind::Arrive, cid, 0);
+        if restart {
+            self.metrics.mitigation.restarted += 1;
+        } else {
+            self.metrics.mitigation.reissued += 1;
+        }
+        self.events.push(now + up, Kind::Arrive, cid, 0);
     }
 }

@@ -8,6 +8,7 @@ mod bind;
 mod capacity;
 mod engine;
 mod hedge;
+mod jobs;
 mod queue;
 mod redeploy;
 
@@ -18,6 +19,7 @@ mod worker;
 
 pub use capacity::CapacityScale;
 pub use continuum_core::scenario::Scenario;
+pub use jobs::JobStats;
 pub use worker::QueueBound;
 
 use bind::BindCounts;
@@ -28,6 +30,7 @@ use continuum_core::mitigation::{Configuration, Mitigation};
 use continuum_core::observe::{DemandBuckets, WindowObservation, WindowObserver};
 use continuum_core::policy::{Policy, PolicyTable, StreamClasses};
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use jobs::Jobs;
 use queue::{EventQueue, Kind};
 use slab::Slab;
 use std::sync::Arc;
@@ -101,7 +104,8 @@ struct SchedState {
 }
 
 /// An in-flight query (64 bytes, one cache line); copies what it needs so its stream may end
-/// first. Under `reissue` a query may have a second record, its copy (see [`hedge`]).
+/// first. Under `reissue` or `restart` a query may have a second record, its copy (see
+/// [`hedge`]). Its arrival time at the worker is its arrival event's time.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(64))]
 struct Query {
@@ -109,7 +113,6 @@ struct Query {
     chain: u32,
     t_emit: f64,
     deadline: f64,
-    t_arrive: f64,
     size_kb: f32,
     access_ms: f32,
     d_ms: f32,
@@ -117,6 +120,8 @@ struct Query {
     worker: u32,
     /// Serial of its stream (index in `Simulation::facts`).
     stream: u32,
+    /// Its job: its stream's queries of its window of emission ([`jobs`]).
+    job: u32,
     /// An original: its live copy, or `NO_QUERY`; a copy: its original.
     twin: u32,
     sched: u16,
@@ -125,7 +130,7 @@ struct Query {
     /// What still refers to the record: its own passage (network, queue, batch, answer), a
     /// pending reissue time, a live copy. It is freed at zero.
     refs: u8,
-    /// `hedge::COPY`, `SETTLED`, `DONE`.
+    /// `hedge::COPY`, `SETTLED`, `DONE`, `RESTART`, `DEGRADED`, `JOB`.
     flags: u8,
 }
 
@@ -225,6 +230,8 @@ pub struct Simulation {
     facts: Vec<StreamFacts>,
     /// Answers not yet folded into the streams' tails.
     tails: TailLog,
+    /// Jobs in progress and the totals of finished ones.
+    jobs: Jobs,
     /// Actual processing time over profiled, per worker.
     slowdown: Arc<[f64]>,
     /// The mitigation of the queries of class `c` at scheduler `s`, at `s * classes + c`
@@ -284,6 +291,7 @@ impl Simulation {
             deep_prefetch: rate >= DEEP_PREFETCH_EVENTS_PER_MS,
             facts: Vec::new(),
             tails: TailLog::default(),
+            jobs: Jobs::new(cfg.window_s * 1000.0),
             sc,
             cfg,
             horizon_ms,
@@ -356,7 +364,8 @@ impl Simulation {
     /// every class (queries already emitted keep theirs for reissue; the discard rule is the
     /// current one of the query's scheduler and class). A tuner switches it between windows. A
     /// stream's next emission may already have been processed, up to one frame period ahead
-    /// (see `engine::emit`): that query keeps the previous mitigation's reissue.
+    /// (see `engine::emit`): that query keeps the previous mitigation's reissue. A job keeps
+    /// the per-job mitigation (or none) it started with, until its window ends.
     pub fn set_mitigation(&mut self, s: usize, m: Mitigation) {
         let n = self.classes.len();
         self.mitigations[s * n..(s + 1) * n].fill(m);
@@ -457,6 +466,7 @@ impl Simulation {
             self.stats.events += 1;
             self.dispatch(e);
         }
+        self.jobs.fold();
         self.now = self.now.max(t_ms.min(self.horizon_ms));
     }
 
@@ -571,19 +581,12 @@ impl Simulation {
     pub fn in_flight(&self) -> usize {
         self.queries.live()
     }
-
-    /// Each bound stream's slowest answered query, ms (EdgeTuner's job tail: a stream is a job
-    /// and its queries its tasks); streams with no answered query are left out.
-    pub fn stream_tails_ms(&self) -> Vec<f64> {
-        self.tails
-            .tails(&self.facts)
-            .into_iter()
-            .filter(|t| *t > 0.0)
-            .map(f64::from)
-            .collect()
-    }
 }
 
+#[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
+mod job_tests;
 #[cfg(test)]
 mod mitigation_tests;
 #[cfg(test)]

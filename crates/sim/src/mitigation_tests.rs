@@ -10,7 +10,7 @@ use continuum_core::workload::StreamParams;
 
 /// An antenna a0 and, 1 ms above it, a central office co, each with one `small-b1` (batch 1,
 /// 10 ms per query by its profile).
-const TWO_LEVELS: &str = r#"
+pub(super) const TWO_LEVELS: &str = r#"
 clusters:
   - {id: co, layer: central-office, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}
   - {id: a0, layer: access, parent: co, link: {mean_ms: 1}, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}
@@ -18,7 +18,12 @@ clusters:
 
 /// One periodic stream at `rate_qps` from a0's scheduler, deadline 150 ms, access delay 2 ms,
 /// for `seconds`; a0's worker really `slow` times slower than its profile.
-fn one_stream(mitigation: Mitigation, bound: QueueBound, slow: f64, rate_qps: f64) -> Simulation {
+pub(super) fn one_stream(
+    mitigation: Mitigation,
+    bound: QueueBound,
+    slow: f64,
+    rate_qps: f64,
+) -> Simulation {
     let mut sim = one_stream_opened(mitigation, bound, slow, rate_qps);
     sim.finish();
     assert_eq!(sim.in_flight(), 0, "records left in flight");
@@ -28,7 +33,7 @@ fn one_stream(mitigation: Mitigation, bound: QueueBound, slow: f64, rate_qps: f6
 }
 
 /// [`one_stream`]'s run with its stream opened, before any event.
-fn one_stream_opened(
+pub(super) fn one_stream_opened(
     mitigation: Mitigation,
     bound: QueueBound,
     slow: f64,
@@ -53,7 +58,7 @@ fn one_stream_opened(
 }
 
 /// Makes a0's worker really `slow` times slower than its profile.
-fn slow_a0(sim: &mut Simulation, slow: f64) {
+pub(super) fn slow_a0(sim: &mut Simulation, slow: f64) {
     let topology = &sim.sc.topology;
     let a0 = topology
         .workers
@@ -66,7 +71,12 @@ fn slow_a0(sim: &mut Simulation, slow: f64) {
 }
 
 /// A 10 KB-per-frame stream of workload app `app` at `rate_qps`, access delay 2 ms.
-fn stream_params(app: u16, rate_qps: f64, max_delay_ms: f64, seconds: f64) -> StreamParams {
+pub(super) fn stream_params(
+    app: u16,
+    rate_qps: f64,
+    max_delay_ms: f64,
+    seconds: f64,
+) -> StreamParams {
     StreamParams {
         app,
         task: 0,

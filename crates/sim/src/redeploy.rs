@@ -176,16 +176,22 @@ impl Simulation {
     /// offered and rejected at once, and the next emission scheduled.
     pub(super) fn emit_unbound(&mut self, id: u32) {
         let jitter = self.sc.workload.jitter;
+        let job = self.job_of_emission(id);
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
         let (sched, app, window, bucket) = (st.sched, st.app, st.bind_window, st.bucket);
-        match st.next_emission(jitter) {
+        let (mitigated, emitted) = (st.job_mitigated, st.job_emitted);
+        let last = match st.next_emission(jitter) {
             Some(tn) => {
                 st.pending_ms = tn;
                 self.events.push(tn, Kind::Emit, id, 0);
+                false
             }
-            None => self.streams.remove(id),
-        }
+            None => {
+                self.streams.remove(id);
+                true
+            }
+        };
         self.stats.queries += 1;
         if let Some(o) = &mut self.observer {
             o.incoming_query(usize::from(sched), usize::from(bucket));
@@ -198,5 +204,9 @@ impl Simulation {
             app,
             continuum_core::metrics::Outcome::Rejected as usize,
         );
+        self.job_unsent(job, mitigated, continuum_core::metrics::Outcome::Rejected);
+        if last {
+            self.close_job(job, emitted);
+        }
     }
 }

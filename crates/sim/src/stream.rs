@@ -41,6 +41,15 @@ pub struct Stream {
     pub bind_window: u16,
     /// Serial among bound streams (index of its facts in the simulation).
     pub serial: u32,
+    /// Its current job (slot among the simulation's jobs; `jobs::NO_JOB` before its first
+    /// emission).
+    pub job: u32,
+    /// When the window of its current job ends, ms (−∞ before its first emission).
+    pub job_end_ms: f64,
+    /// Queries emitted into its current job so far.
+    pub job_emitted: u32,
+    /// Whether its current job is under a per-job mitigation (`restart`, `tdp`).
+    pub job_mitigated: bool,
 }
 
 impl Stream {

@@ -1,11 +1,11 @@
-//! Each bound stream's slowest answer (EdgeTuner's job tail), updated in batches: an answer
+//! Each bound stream's slowest answer (the stream tail), updated in batches: an answer
 //! appends (stream, latency) to a log, and the log is folded into the streams' facts every
 //! [`BATCH`] answers. Folding many independent updates in one tight loop lets the processor
 //! overlap their memory accesses, where one update per answer, amid the answer's other work,
 //! waits on memory whenever the streams outgrow the caches. A maximum does not depend on the
 //! order of its terms, so the tails are exactly those of updating at once.
 
-use super::StreamFacts;
+use super::{Simulation, StreamFacts};
 
 /// Answers logged before they are folded in.
 const BATCH: usize = 1024;
@@ -42,5 +42,19 @@ impl TailLog {
             *x = x.max(ms);
         }
         t
+    }
+}
+
+impl Simulation {
+    /// Each bound stream's slowest answered query, ms; streams with no answered query are left
+    /// out. (The per-job tail, a job being a stream's queries in one window, is in
+    /// [`Self::jobs`].)
+    pub fn stream_tails_ms(&self) -> Vec<f64> {
+        self.tails
+            .tails(&self.facts)
+            .into_iter()
+            .filter(|t| *t > 0.0)
+            .map(f64::from)
+            .collect()
     }
 }

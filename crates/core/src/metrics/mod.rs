@@ -1,5 +1,6 @@
 //! Outcome counters per window × scheduler × app and end-to-end latency histograms (docs/model.md §7):
-//! every offered query ends as exactly one of success, failure or rejected.
+//! every offered query ends as exactly one of success, failure, rejected or degraded (the last
+//! only under the simulator's `tdp` mitigation, docs/model.md §12).
 
 mod log_hist;
 mod objective;
@@ -19,9 +20,12 @@ pub enum Outcome {
     Failure = 2,
     /// Never processed.
     Rejected = 3,
+    /// Discarded by `tdp`: its job completed without it (neither a success nor a failure).
+    Degraded = 4,
 }
 
-/// Offered / success / failure / rejected counts.
+/// Offered / success / failure / rejected / degraded counts: offered = success + failure +
+/// rejected + degraded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Queries offered.
@@ -32,6 +36,9 @@ pub struct Counts {
     pub failure: u64,
     /// Never processed.
     pub rejected: u64,
+    /// Discarded by `tdp` once their job had enough tasks done (0 under every other
+    /// mitigation).
+    pub degraded: u64,
 }
 
 impl Counts {
@@ -50,11 +57,12 @@ impl Counts {
         self.success += o.success;
         self.failure += o.failure;
         self.rejected += o.rejected;
+        self.degraded += o.degraded;
     }
 
     /// Whether every offered query has exactly one outcome.
     pub fn conserved(&self) -> bool {
-        self.offered == self.success + self.failure + self.rejected
+        self.offered == self.success + self.failure + self.rejected + self.degraded
     }
 }
 
@@ -89,6 +97,17 @@ pub struct MitigationCounts {
     pub wasted: u64,
     /// Queries dropped by `discard` that the deadline bound alone would have kept.
     pub discarded: u64,
+    /// Jobs (a stream's queries in one window) whose `restart` or `tdp` trigger fired.
+    pub jobs_triggered: u64,
+    /// Copies sent by `restart` (a task unanswered when its job triggered, or emitted after).
+    pub restarted: u64,
+    /// Restarted tasks whose copy answered first.
+    pub restart_won: u64,
+    /// Tasks `restart` left alone because no other binding was feasible.
+    pub restart_no_target: u64,
+    /// Tasks `tdp` discarded (unanswered when their job triggered) or did not send (emitted
+    /// after): the degraded outcome.
+    pub degraded: u64,
 }
 
 /// The recorder a run fills in. Queries are attributed to the window of their emission.
@@ -100,6 +119,9 @@ pub struct Metrics {
     apps: usize,
     /// `[offered, success, failure, rejected]` at `(window * schedulers + scheduler) * apps + app`.
     cells: Vec<[u64; 4]>,
+    /// Degraded queries, indexed like `cells`; empty until the first one (only `tdp` has
+    /// them, and the hot counters stay four to a cell).
+    degraded: Vec<u64>,
     /// Latency of answered queries, µs.
     latency_us: Histogram<u64>,
     /// Latency of answered queries per app (quantiles within 1.6 %).
@@ -122,6 +144,7 @@ impl Metrics {
             schedulers,
             apps,
             cells: vec![[0; 4]; windows * schedulers * apps],
+            degraded: Vec::new(),
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
                 .expect("valid histogram bounds"),
             app_latency: vec![LogHistogram::default(); apps],
@@ -182,14 +205,27 @@ impl Metrics {
         latency_ms: Option<f64>,
     ) {
         let w = self.window_of(t_emit_ms);
-        self.cells[(w * self.schedulers + sched as usize) * self.apps + app as usize]
-            [outcome as usize] += 1;
+        let i = (w * self.schedulers + sched as usize) * self.apps + app as usize;
+        if outcome == Outcome::Degraded {
+            self.degrade(i);
+            return;
+        }
+        self.cells[i][outcome as usize] += 1;
         if let Some(l) = latency_ms {
             let us = round_non_negative(l * 1000.0).clamp(1, MAX_LATENCY_US);
             self.latency_us.record(us).expect("clamped into range");
             self.app_latency[usize::from(app)].record(l);
             self.window_latency[w].record(l);
         }
+    }
+
+    /// One more degraded query in cell `i`.
+    #[inline(never)]
+    fn degrade(&mut self, i: usize) {
+        if self.degraded.is_empty() {
+            self.degraded = vec![0; self.cells.len()];
+        }
+        self.degraded[i] += 1;
     }
 
     /// A query waited `ms` in a worker queue before its batch started.
@@ -211,12 +247,14 @@ impl Metrics {
 
     /// Counts of one (window, scheduler, app) cell.
     pub fn get(&self, window: usize, sched: usize, app: usize) -> Counts {
-        let c = self.cells[(window * self.schedulers + sched) * self.apps + app];
+        let i = (window * self.schedulers + sched) * self.apps + app;
+        let c = self.cells[i];
         Counts {
             offered: c[0],
             success: c[1],
             failure: c[2],
             rejected: c[3],
+            degraded: self.degraded.get(i).copied().unwrap_or(0),
         }
     }
 
@@ -278,7 +316,35 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests {
-    use super::round_non_negative;
+    use super::{Metrics, Outcome, round_non_negative};
+
+    /// A degraded query is offered, counted apart from success, failure and rejected, and
+    /// records no latency; the success ratio keeps its meaning (success / offered).
+    #[test]
+    fn degraded_is_an_outcome_of_its_own() {
+        let mut m = Metrics::new(10_000.0, 5_000.0, 1, 2);
+        for (t, app, o, l) in [
+            (100.0, 0, Outcome::Success, Some(10.0)),
+            (200.0, 0, Outcome::Degraded, None),
+            (6_000.0, 1, Outcome::Degraded, None),
+            (6_100.0, 1, Outcome::Rejected, None),
+        ] {
+            m.offered(t, 0, app);
+            m.outcome(t, 0, app, o, l);
+        }
+        let t = m.sum(|_, _, _| true);
+        assert_eq!(
+            (t.offered, t.success, t.failure, t.rejected, t.degraded),
+            (4, 1, 0, 1, 2)
+        );
+        assert!(t.conserved());
+        assert_eq!(t.success_ratio(), 0.25);
+        assert_eq!(m.get(1, 0, 1).degraded, 1);
+        assert_eq!(m.get(0, 0, 1).degraded, 0);
+        assert!((m.latency_quantile_ms(1.0) - 10.0).abs() < 0.01);
+        assert_eq!(m.app_latency(0).len(), 1);
+        assert!(m.app_latency(1).is_empty());
+    }
 
     #[test]
     fn rounding_matches_the_library() {

@@ -59,6 +59,7 @@ mod tests {
             success,
             failure: 0,
             rejected: offered - success,
+            ..Counts::default()
         }
     }
 
