@@ -3,7 +3,7 @@
 //! access and transmission delays, and the load generator drawing the same clients as the
 //! simulator — and the same workload and seed run in the simulator. Prints both success ratios
 //! overall and per app, their tails, and how much faster the simulator ran the episode than real
-//! time (EdgeTuner reports 151.63× for its simulator against its live cluster).
+//! time.
 //!
 //! ```text
 //! cargo run --release --example sim_to_live -- [--lambda 12] [--duration 120] [--seed 1] [--policy least-impedance] [--mitigation none] [--quic]

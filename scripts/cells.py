@@ -20,9 +20,14 @@ def run_json(args, path):
 
 
 def summary_rows(rows):
-    """Each row of a compare report as {policy, success_ratio, p99} (the tail and tuner tables)."""
+    """Each row of a compare report as {policy, success_ratio, p99, job_tail, stream_tail}
+    (the tail and tuner tables): the pooled p99 of answered queries, the mean over jobs of each
+    job's slowest answer (None in reports without jobs), the p50 over streams of each stream's
+    slowest answer."""
     return [dict(policy=r["policy"], success_ratio=r["success_ratio"],
-                 p99=r["latency_ms"]["p99"]) for r in rows]
+                 p99=r["latency_ms"]["p99"],
+                 job_tail=r.get("job_tail_ms", {}).get("mean"),
+                 stream_tail=r["stream_tail_ms"]["p50"]) for r in rows]
 
 
 def cell_key(scale, topology, load):

@@ -1,25 +1,27 @@
 #!/usr/bin/env python3
 """The meta-policy's results table: on every topology, at λ ∈ {20, 40, 60, 80, 100} and on the
-diurnal workload, on an evaluation seed never used in training or in choosing a table:
+diurnal workload, over evaluation seeds never used in training or in choosing a table (default
+101–105), every figure a mean ± sd over the seeds:
 
-  dqn per-class   models/<topology>.dqn         (one head per application class)
-  dqn single      models/<topology>-single.dqn  (one action for all streams, docs/model.md §9 as written)
-  best single     the best of the eight static policies on this seed
-  per-class table the best static per-class table, chosen by `continuum table` on other seeds
+  dqn per-class   models/<topology>.dqn          (one head per application class, its network
+                  deviating from its fallback tables past its margin)
+  its tables      the same checkpoint's fallback tables alone (`compare --agent-tables`): what
+                  the network adds is dqn per-class − its tables, per seed
+  ASET agent      models/<topology>-aset.dqn     (config/aset.yaml: ASET as its paper defines it,
+                  trained at λ 60 only; docs/aset-findings.md)
+  best static     the one static policy of the eight with the best mean over the seeds, chosen
+                  in hindsight on the evaluation seeds (a stronger baseline than any chosen
+                  beforehand)
+  per-class table the best static per-class table, chosen by `continuum table` on seeds 1, 2
   oracle          the per-window oracle over the per-class agent's actions and classes
-  gap closed      (dqn per-class − best single) / (oracle − best single), computed here and
-                  only here: negative where the agent is below the best single policy, `n/a`
-                  where the oracle is not above the best single policy (the ratio would have
-                  no meaning: on dc-cloud at λ 20 it would read +105 % for an agent 1.95 pp
-                  below)
+  gap closed      (dqn − best) / (oracle − best) of the means, `n/a` where the oracle is not
+                  above the best static policy
 
-Prints, per topology, every cell (the part `cells`), then a summary of the loads in
---summary-loads over every topology (the part `summary`), in which the best of the four
-contenders (dqn per-class, dqn single, best single static, per-class table: the oracle looks
-ahead and is a reference) is in bold, compared at the two decimals shown (ties all bold).
+A second table gives the same differences with the first --warmup-s seconds of every run left
+out (the topology fills with streams from empty at the start of a run).
 
-Usage: python3 scripts/meta_results.py [--seed 101] [--duration 300] [--out out/meta]
-       [--publish] [--from-json]
+Usage: python3 scripts/meta_results.py [--seeds 101,102,103,104,105] [--duration 300]
+       [--out out/meta] [--publish] [--from-json] [--no-oracle]
 It needs a release build (`cargo build --release`) and the checkpoints, except with
 --from-json. Tables already written under <out>/tables are reused (delete them to choose
 again). --publish records both parts and the results under docs/generated/ and rewrites the
@@ -29,19 +31,21 @@ from those recorded results without running anything.
 import argparse
 import json
 import pathlib
+import statistics
 import subprocess
 import sys
 
 import docgen
 
 p = argparse.ArgumentParser()
-p.add_argument("--seed", type=int, default=101)
+p.add_argument("--seeds", default="101,102,103,104,105")
 p.add_argument("--duration", type=float, default=300)
 p.add_argument("--diurnal-duration", type=float, default=600,
                help="one whole period of workloads/diurnal.yaml")
 p.add_argument("--lambdas", default="20,40,60,80,100")
 p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
 p.add_argument("--table-seeds", default="1,2")
+p.add_argument("--warmup-s", type=float, default=60)
 p.add_argument("--models", default="models")
 p.add_argument("--out", default="out/meta")
 p.add_argument("--bin", default="target/release/continuum")
@@ -57,6 +61,7 @@ out = pathlib.Path(a.out)
 (out / "tables").mkdir(parents=True, exist_ok=True)
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random"]
+SEEDS = a.seeds.split(",")
 
 
 def run(cmd):
@@ -77,104 +82,224 @@ def dominant(actions):
     return "; ".join(parts)
 
 
-def gap_closed(dqn, best, oracle):
-    """The share of the gap between the best single policy and the oracle that the agent
-    closes, in %; None where the oracle is not above the best single policy."""
-    if oracle is None or oracle - best <= 1e-9:
-        return None
-    return 100 * (dqn - best) / (oracle - best)
+def after(row):
+    """Success % of a result row from --warmup-s on."""
+    w = [x for x in row["per_window"] if x["t_s"] >= a.warmup_s]
+    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
 
 
 def measure(topo):
     cells = [(f"λ {lam}", ["--lambda", lam], "workloads/default.yaml", a.duration, lam)
              for lam in a.lambdas.split(",")]
     cells.append(("diurnal", [], "workloads/diurnal.yaml", a.diurnal_duration, "diurnal"))
+    aset = pathlib.Path(f"{a.models}/{topo}-aset.dqn")
     rows = []
     for label, lam_args, workload, duration, key in cells:
         table = out / "tables" / f"{topo}-{key}.yaml"
         if not table.exists():
             run([a.bin, "table", f"topologies/{topo}.yaml", "--workload", workload, *lam_args,
                  "--duration", str(duration), "--seeds", a.table_seeds, "--out", str(table)])
-        cmd = [a.bin, "compare", f"topologies/{topo}.yaml", "--workload", workload, *lam_args,
-               "--duration", str(duration), "--seed", str(a.seed), "--format", "json",
-               "--policies", ",".join(STATIC + [f"per-class:{table}"]),
-               "--agent", f"{a.models}/{topo}.dqn", "--agent", f"{a.models}/{topo}-single.dqn"]
-        if not a.no_oracle:
-            cmd.append("--oracle")
-        if topo == "full-edge" and key in ("60", "diurnal"):
-            cmd += ["--out", str(out / f"{topo}-{key}")]
-        r = json.loads(run(cmd))
-        by = {x["policy"]: x for x in r["results"]}
-        ratio = {k: v["success_ratio"] * 100 for k, v in by.items()}
-        best = max(STATIC, key=lambda k: ratio[k])
-        dqn, single = ratio[f"dqn:{topo}"], ratio[f"dqn:{topo}-single"]
-        tab = ratio[f"per-class:{table}"]
-        orc = ratio.get("oracle")
-        rows.append(dict(cell=label, load=key, dqn=dqn, single=single, best=ratio[best],
-                         best_name=best, table=tab, oracle=orc,
-                         gap_closed=gap_closed(dqn, ratio[best], orc),
-                         dqn_actions=dominant(by[f"dqn:{topo}"].get("actions")),
-                         single_actions=dominant(by[f"dqn:{topo}-single"].get("actions"))))
-        print(f"{topo} {label}: dqn {dqn:.2f} single {single:.2f} best {ratio[best]:.2f} ({best}) "
-              f"table {tab:.2f} oracle {orc if orc is None else round(orc, 2)}", file=sys.stderr)
+        per_seed = []
+        for seed in SEEDS:
+            cmd = [a.bin, "compare", f"topologies/{topo}.yaml", "--workload", workload,
+                   *lam_args, "--duration", str(duration), "--seed", seed, "--format", "json",
+                   "--policies", ",".join(STATIC + [f"per-class:{table}"]),
+                   "--agent", f"{a.models}/{topo}.dqn",
+                   "--agent-tables", f"{a.models}/{topo}.dqn"]
+            if aset.exists():
+                cmd += ["--agent", str(aset)]
+            if not a.no_oracle:
+                cmd.append("--oracle")
+            r = json.loads(run(cmd))
+            named = {}
+            for x in r["results"]:
+                name = x["policy"]
+                if name == f"dqn:{topo}" or (name == "dqn" and not aset.exists()):
+                    name = "dqn"
+                elif name == f"dqn:{topo}-aset":
+                    name = "aset"
+                elif name == f"tables:{topo}":
+                    name = "tables"
+                elif name == f"per-class:{table}":
+                    name = "table"
+                named[name] = x
+            per_seed.append({k: dict(whole=100 * v["success_ratio"], after=after(v),
+                                     rejected=100 * v["rejected"] / max(1, v["offered"]),
+                                     failed=100 * v["failure"] / max(1, v["offered"]),
+                                     actions=dominant(v.get("actions")))
+                             for k, v in named.items()})
+        rows.append(dict(cell=label, load=key, seeds=per_seed))
+        print(f"{topo} {label} done", file=sys.stderr)
     return rows
 
 
+def stats(xs):
+    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def pm(xs):
+    m, sd = stats(xs)
+    return f"{m:.2f} ± {sd:.2f}"
+
+
+def col(x, name, key="whole"):
+    return [s[name][key] for s in x["seeds"] if name in s]
+
+
+def best_static(x, key="whole"):
+    return max(STATIC, key=lambda k: statistics.mean(col(x, k, key)))
+
+
+def diff(x, p, q, key="whole"):
+    return [s[p][key] - s[q][key] for s in x["seeds"] if p in s and q in s]
+
+
 def gap_text(x):
-    return "n/a" if x["gap_closed"] is None else f"{x['gap_closed']:.0f} %"
+    best = best_static(x)
+    orc = col(x, "oracle")
+    if not orc:
+        return "–"
+    o, b, d = (statistics.mean(v) for v in (orc, col(x, best), col(x, "dqn")))
+    return "n/a" if o - b <= 1e-9 else f"{100 * (d - b) / (o - b):.0f} %"
+
+
+def maybe(xs):
+    return pm(xs) if xs else "–"
 
 
 def render_cells(summary):
+    n = len(SEEDS)
     text = []
     for topo, rows in summary.items():
-        text.append(f"**{topo}** (seed {a.seed}; {a.duration:.0f} s runs, diurnal "
-                    f"{a.diurnal_duration:.0f} s)\n")
-        text.append("| workload | dqn per-class | dqn single | best single static | per-class table | oracle | dqn − best | dqn − table | gap closed |")
-        text.append("|---|---|---|---|---|---|---|---|---|")
+        text.append(f"**{topo}** ({n} seeds, {a.seeds}; {a.duration:.0f} s runs, diurnal "
+                    f"{a.diurnal_duration:.0f} s; success %, mean ± sd)\n")
+        text.append("| workload | dqn per-class | its tables alone | ASET agent | best static | "
+                    "per-class table | oracle | dqn − best | dqn − its tables (min … max) | gap closed |")
+        text.append("|---|---|---|---|---|---|---|---|---|---|")
         for x in rows:
-            orc = "–" if x["oracle"] is None else f"{x['oracle']:.2f}"
-            text.append(f"| {x['cell']} | {x['dqn']:.2f} | {x['single']:.2f} | {x['best']:.2f} ({x['best_name']}) | "
-                        f"{x['table']:.2f} | {orc} | {x['dqn'] - x['best']:+.2f} | {x['dqn'] - x['table']:+.2f} | {gap_text(x)} |")
+            b = best_static(x)
+            t = diff(x, "dqn", "tables")
+            text.append(f"| {x['cell']} | {pm(col(x, 'dqn'))} | {pm(col(x, 'tables'))} | "
+                        f"{maybe(col(x, 'aset'))} | {pm(col(x, b))} ({b}) | {pm(col(x, 'table'))} | "
+                        f"{maybe(col(x, 'oracle'))} | {pm(diff(x, 'dqn', b))} | {pm(t)} "
+                        f"({min(t):+.2f} … {max(t):+.2f}) | {gap_text(x)} |")
         text.append("")
-        text.append("Actions the per-class agent took most (share of its decisions per class):\n")
+        text.append(f"From {a.warmup_s:.0f} s on (the warm-up left out; best static chosen "
+                    "again on these figures):\n")
+        text.append("| workload | dqn − best static | dqn − its tables | ASET agent − best static |")
+        text.append("|---|---|---|---|")
         for x in rows:
-            text.append(f"- {x['cell']}: {x['dqn_actions']}")
+            b = best_static(x, "after")
+            text.append(f"| {x['cell']} | {pm(diff(x, 'dqn', b, 'after'))} ({b}) | "
+                        f"{pm(diff(x, 'dqn', 'tables', 'after'))} | "
+                        f"{maybe(diff(x, 'aset', b, 'after'))} |")
+        text.append("")
+        text.append(f"Actions the per-class agent took most (seed {SEEDS[0]}, share of its "
+                    "decisions per class):\n")
+        for x in rows:
+            text.append(f"- {x['cell']}: {x['seeds'][0]['dqn']['actions']}")
         text.append("")
     return "\n".join(text) + "\n"
 
 
 def render_summary(summary):
     wanted = a.summary_loads.split(",")
-    text = ["| topology | workload | dqn per-class | dqn single (ASET) | best single static | "
+    text = [f"Success %, mean ± sd over {len(SEEDS)} evaluation seeds ({a.seeds}); the best "
+            "mean of the four contenders in bold (the oracle looks ahead: a reference).\n",
+            "| topology | workload | dqn per-class | ASET agent | best static | "
             "per-class table | oracle | dqn − best | gap closed |",
             "|---|---|---|---|---|---|---|---|---|"]
     for topo, rows in summary.items():
         for x in rows:
-            load = x.get("load", x["cell"].removeprefix("λ "))
-            if load not in wanted:
+            if x["load"] not in wanted:
                 continue
-            shown = {k: f"{x[k]:.2f}" for k in ("dqn", "single", "best", "table")}
-            top = max(float(v) for v in shown.values())
-            cell = {k: f"**{v}**" if float(v) == top else v for k, v in shown.items()}
-            orc = "–" if x["oracle"] is None else f"{x['oracle']:.2f}"
-            text.append(f"| {topo} | {x['cell']} | {cell['dqn']} | {cell['single']} | "
-                        f"{cell['best']} ({x['best_name']}) | {cell['table']} | {orc} | "
-                        f"{x['dqn'] - x['best']:+.2f} | {gap_text(x)} |")
+            b = best_static(x)
+            means = {k: statistics.mean(col(x, n)) for k, n in
+                     (("dqn", "dqn"), ("aset", "aset"), ("best", b), ("table", "table"))
+                     if col(x, n)}
+            top = max(round(v, 2) for v in means.values())
+            cell = {}
+            for k, n in (("dqn", "dqn"), ("aset", "aset"), ("best", b), ("table", "table")):
+                v = col(x, n)
+                cell[k] = "–" if not v else (f"**{pm(v)}**" if round(means[k], 2) == top else pm(v))
+            text.append(f"| {topo} | {x['cell']} | {cell['dqn']} | {cell['aset']} | "
+                        f"{cell['best']} ({b}) | {cell['table']} | {maybe(col(x, 'oracle'))} | "
+                        f"{pm(diff(x, 'dqn', b))} | {gap_text(x)} |")
+    return "\n".join(text) + "\n"
+
+
+def render_findings(summary):
+    """ASET's findings, each as measured here (docs/aset-findings.md)."""
+    lams = [x for x in a.lambdas.split(",")]
+    cell = {(t, x["load"]): x for t, rows in summary.items() for x in rows}
+    topos = list(summary)
+    text = [f"Means over {len(SEEDS)} seeds ({a.seeds}); pp = percentage points of success.\n"]
+    # 1. One size does not fit all.
+    text.append("**1. No one-size-fits-all** — the best static policy (by mean) per cell:\n")
+    text.append("| topology | " + " | ".join(f"λ {l}" for l in lams) + " |")
+    text.append("|---|" + "---|" * len(lams))
+    bests = set()
+    for t in topos:
+        names = [best_static(cell[(t, l)]) for l in lams]
+        bests.update(names)
+        text.append(f"| {t} | " + " | ".join(names) + " |")
+    text.append(f"\n{len(bests)} different policies are best somewhere.\n")
+    # 2. Room to improve: oracle − best static.
+    def room(t, l):
+        x = cell[(t, l)]
+        o = col(x, "oracle")
+        return statistics.mean(o) - statistics.mean(col(x, best_static(x))) if o else None
+    text.append("**2. Room for a meta-policy** — oracle − best static, pp:\n")
+    text.append("| topology | " + " | ".join(f"λ {l}" for l in lams) + " |")
+    text.append("|---|" + "---|" * len(lams))
+    for t in topos:
+        text.append(f"| {t} | " + " | ".join(
+            "–" if room(t, l) is None else f"{room(t, l):+.2f}" for l in lams) + " |")
+    text.append("")
+    # 3. Compute in central offices: best static of co-dc-cloud − dc-cloud.
+    if "co-dc-cloud" in summary and "dc-cloud" in summary:
+        text.append("**3. Compute moved to central offices** — best static on co-dc-cloud − "
+                    "best static on dc-cloud, pp (and full-edge − dc-cloud):\n")
+        text.append("| | " + " | ".join(f"λ {l}" for l in lams) + " |")
+        text.append("|---|" + "---|" * len(lams))
+        for t in ("co-dc-cloud", "full-edge"):
+            if t not in summary:
+                continue
+            d = []
+            for l in lams:
+                x, y = cell[(t, l)], cell[("dc-cloud", l)]
+                d.append(statistics.mean(col(x, best_static(x)))
+                         - statistics.mean(col(y, best_static(y))))
+            text.append(f"| {t} − dc-cloud | " + " | ".join(f"{v:+.2f}" for v in d) + " |")
+        text.append("")
+    # 4–6. The ASET agent against the best static policy: gain, mechanism, generalisation.
+    text.append("**4–6. The ASET agent (trained at λ 60 only) − best static**: success, "
+                "rejected and answered-late shares, pp (mean ± sd over seeds):\n")
+    text.append("| topology | λ | success | rejected | late |")
+    text.append("|---|---|---|---|---|")
+    for t in topos:
+        for l in lams:
+            x = cell[(t, l)]
+            if not col(x, "aset"):
+                continue
+            b = best_static(x)
+            text.append(f"| {t} | {l} | {pm(diff(x, 'aset', b))} | "
+                        f"{pm(diff(x, 'aset', b, 'rejected'))} | "
+                        f"{pm(diff(x, 'aset', b, 'failed'))} |")
     return "\n".join(text) + "\n"
 
 
 if a.from_json:
-    summary = docgen.load_results(CMD)
-    if summary is None:
-        sys.exit(f"no recorded results of `{CMD}` ({docgen.results_path(CMD)}): run it without "
-                 "--from-json")
+    summary = docgen.recorded_or_exit(CMD)
 else:
     summary = {topo: measure(topo) for topo in a.topologies.split(",")}
 cells_text, summary_text = render_cells(summary), render_summary(summary)
+findings_text = render_findings(summary)
 print(cells_text, end="")
 print(summary_text, end="")
+print(findings_text, end="")
 if a.publish:
-    docgen.publish(CMD, {"cells": cells_text, "summary": summary_text}, summary)
-if a.from_json:
-    sys.exit(0)
-(out / "summary.json").write_text(json.dumps(summary, indent=1))
+    docgen.publish(CMD, {"cells": cells_text, "summary": summary_text,
+                         "findings": findings_text}, summary)
+if not a.from_json:
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))

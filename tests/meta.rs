@@ -247,3 +247,73 @@ fn a_wrong_checkpoint_fails_cleanly() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// A checkpoint runs as its fallback tables alone and as its network alone, each a row of its
+/// own.
+#[test]
+fn a_checkpoint_runs_as_its_tables_and_as_its_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let ck = dir.path().join("tiny.dqn");
+    train_tiny(&ck);
+    let o = continuum(
+        &[
+            &["compare", "tests/fixtures/tiny-topology.yaml"],
+            &TINY[..],
+            &[
+                "--duration",
+                "30",
+                "--policies",
+                "closest",
+                "--agent-tables",
+                ck.to_str().unwrap(),
+                "--agent-network",
+                ck.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        ]
+        .concat(),
+    );
+    let r = json_report(&o);
+    assert_eq!(row_names(&r), ["closest", "tables:tiny", "network:tiny"]);
+    // The same clients in every row; both agent rows report the actions they took.
+    let offered: Vec<u64> = (0..3)
+        .map(|i| r["results"][i]["offered"].as_u64().unwrap())
+        .collect();
+    assert!(
+        offered[0] > 0 && offered.iter().all(|&x| x == offered[0]),
+        "{offered:?}"
+    );
+    for i in 1..3 {
+        let total: f64 = r["results"][i]["actions"]["share"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .sum();
+        assert!((total - 1.0).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn training_refuses_a_bad_capacity_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.dqn");
+    let o = continuum(&[
+        "train",
+        "tests/fixtures/tiny-topology.yaml",
+        "--config",
+        "tests/fixtures/tiny-dqn.yaml",
+        "--capacity-scale",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--capacity-scale") && err.contains("> 0"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

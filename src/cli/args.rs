@@ -55,6 +55,14 @@ pub enum Command {
         /// compare several; their rows are then named `dqn:<file stem>`.
         #[arg(long)]
         agent: Vec<PathBuf>,
+        /// Add a `tables:<file stem>` row: the checkpoint's fallback tables alone (its network
+        /// never consulted), to measure what the network adds over them. Repeatable.
+        #[arg(long)]
+        agent_tables: Vec<PathBuf>,
+        /// Add a `network:<file stem>` row: the checkpoint's network alone (margin 0, its
+        /// tables never kept against it). Repeatable.
+        #[arg(long)]
+        agent_network: Vec<PathBuf>,
         /// Add an `oracle` row: at every window, the best choice in hindsight (docs/model.md §10), over
         /// the first agent's actions and classes (per-class: coordinate ascent), or the default
         /// actions and one class per application without an agent.
@@ -222,6 +230,10 @@ pub struct TrainArgs {
     /// Seed of the network initialisation, exploration and episode workloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Actual worker capacity against the profiles while training (overrides the config's
+    /// `capacity_scale`; EdgeTuner's protocol trains one checkpoint per resource level).
+    #[arg(long)]
+    pub capacity_scale: Option<f64>,
     /// Checkpoint file to write; `training.csv` and `training_curve.svg` go beside it
     /// (prefixed with the checkpoint's name).
     #[arg(long)]

@@ -25,6 +25,8 @@ pub fn execute(cli: &Cli) -> Result<()> {
             kinds,
             run,
             agent,
+            agent_tables,
+            agent_network,
             oracle,
             allocators,
             alloc_slot_s,
@@ -55,6 +57,26 @@ pub fn execute(cli: &Cli) -> Result<()> {
                     )
                 };
                 runners.push(Runner::dqn(name, path)?);
+            }
+            let stem = |p: &std::path::Path| {
+                p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("agent")
+                    .to_string()
+            };
+            for path in agent_tables {
+                runners.push(Runner::dqn_with_margin(
+                    format!("tables:{}", stem(path)),
+                    path,
+                    f64::INFINITY,
+                )?);
+            }
+            for path in agent_network {
+                runners.push(Runner::dqn_with_margin(
+                    format!("network:{}", stem(path)),
+                    path,
+                    0.0,
+                )?);
             }
             if *oracle {
                 let choices = match runners.iter().find_map(Runner::agent_choices) {

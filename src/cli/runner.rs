@@ -59,6 +59,14 @@ impl Runner {
         Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
     }
 
+    /// A `dqn` row whose checkpoint runs with `margin` instead of its own (infinite: its
+    /// fallback tables alone; 0: its network alone).
+    pub fn dqn_with_margin(name: String, path: &std::path::Path, margin: f64) -> Result<Self> {
+        let mut ck = Checkpoint::load(path)?;
+        ck.meta.margin = margin;
+        Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
+    }
+
     /// A table row from a `per-class:<file>` entry.
     pub fn table(file: &str) -> Result<Self> {
         let t = PolicyTable::load(std::path::Path::new(file))?;

@@ -68,6 +68,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         actions: &actions,
         classes: &classes,
         objective: continuum_core::metrics::Objective::SuccessRatio,
+        capacity: continuum_sim::CapacityScale::default(),
     };
     let found = pool.install(|| search.search());
     let table = search.table(&found.table.0);

@@ -28,6 +28,11 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         }
         cfg.episodes = e;
     }
+    if let Some(c) = args.capacity_scale {
+        cfg.capacity_scale = c;
+        cfg.validate()
+            .map_err(|(f, m)| anyhow::anyhow!("--capacity-scale ({f}): {m}"))?;
+    }
     let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
@@ -117,17 +122,21 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         outcome.budget.episode_queries,
         last.len(),
     );
-    eprintln!(
-        "validation ({} episodes): fallback tables alone {:.2}{unit}; agent by margin {}; kept margin {}",
-        cfg.validation_episodes,
-        100.0 * sel.fallback_ratio,
-        margins.join(", "),
-        if sel.margin.is_finite() {
-            sel.margin.to_string()
-        } else {
-            "none (the agent is its fallback tables)".into()
-        }
-    );
+    if cfg.fallback_levels == 0 {
+        eprintln!("no fallback tables and no margin (fallback_levels: 0): the network decides");
+    } else {
+        eprintln!(
+            "validation ({} episodes): fallback tables alone {:.2}{unit}; agent by margin {}; kept margin {}",
+            cfg.validation_episodes,
+            100.0 * sel.fallback_ratio,
+            margins.join(", "),
+            if sel.margin.is_finite() {
+                sel.margin.to_string()
+            } else {
+                "none (the agent is its fallback tables)".into()
+            }
+        );
+    }
     eprintln!(
         "wrote {}, {}, {}",
         args.out.display(),

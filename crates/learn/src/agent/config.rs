@@ -124,13 +124,42 @@ pub struct DqnConfig {
     /// training) on which the deviation margin is chosen.
     pub validation_episodes: usize,
     /// Load levels of the fallback: the λ range is cut into this many equal parts, and the best
-    /// static per-class table is searched at the middle λ of each (1: one table for all loads).
+    /// static per-class table is searched at the middle λ of each (1: one table for all loads;
+    /// 0: no fallback and no margin — the network alone decides, as ASET's agent does).
     pub fallback_levels: usize,
     /// Episodes (held-out seeds, constant λ) each level's table search scores tables on.
     pub fallback_seeds: usize,
     /// Candidate margins, in the value unit: a class deviates from the fallback table only when
     /// the greedy action's value beats the fallback action's by more than the margin.
     pub margins: Vec<f64>,
+    /// Scheduler identity in the state: a one-hot of the scheduler appended to every window's
+    /// features, so the network shared by all schedulers knows whose workers its slots are.
+    pub identity: bool,
+    /// Temporal-difference credit: the reward is `reward_scale × (r − b)`, with `b` a moving
+    /// average of the scheduler's (and class's) past rewards when `reward_baseline_rate` > 0
+    /// (`b ← b + rate · (r − b)` after each window; 0: no baseline).
+    pub reward_scale: f64,
+    /// Rate of the reward baseline's moving average, in [0, 1) (0: none).
+    pub reward_baseline_rate: f64,
+    /// Counterfactual credit: where a fork applies the action — at every scheduler at once
+    /// (`all`), or at one scheduler only, the others keeping their own actions (`scheduler`:
+    /// the value is that of the decision the scheduler makes; one scheduler is labelled per
+    /// window, in turn).
+    pub cf_apply: CfApply,
+    /// Actual worker capacity against the profiles during training and selection (the
+    /// schedulers keep believing the profiles): EdgeTuner's protocol retrains per resource
+    /// level. 1: the profiles.
+    pub capacity_scale: f64,
+}
+
+/// Where a counterfactual fork applies the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CfApply {
+    /// At every scheduler (the value of a joint action, shared by all).
+    All,
+    /// At one scheduler, the others keeping their behaviour actions.
+    Scheduler,
 }
 
 /// Who shares a meta-policy decision.
@@ -256,6 +285,11 @@ impl Default for DqnConfig {
             fallback_levels: 4,
             fallback_seeds: 2,
             margins: vec![0.0, 0.05, 0.1, 0.2],
+            identity: false,
+            reward_scale: 1.0,
+            reward_baseline_rate: 0.0,
+            cf_apply: CfApply::All,
+            capacity_scale: 1.0,
         }
     }
 }
@@ -356,10 +390,33 @@ impl DqnConfig {
         if !(self.budget_queries >= 0.0 && self.budget_queries.is_finite()) {
             return bad("budget_queries", "expected a number >= 0 (0: no cap)");
         }
-        if self.fallback_levels == 0 || self.fallback_seeds == 0 {
+        if self.fallback_levels > 0 && self.fallback_seeds == 0 {
             return bad(
-                "fallback_levels",
-                "expected fallback_levels >= 1 and fallback_seeds >= 1",
+                "fallback_seeds",
+                "expected fallback_seeds >= 1 (or fallback_levels: 0, no fallback)",
+            );
+        }
+        if !pos(self.reward_scale) {
+            return bad("reward_scale", "expected a number > 0");
+        }
+        if !(0.0..1.0).contains(&self.reward_baseline_rate) {
+            return bad(
+                "reward_baseline_rate",
+                "expected 0 <= rate < 1 (0: no baseline)",
+            );
+        }
+        if !pos(self.capacity_scale) {
+            return bad("capacity_scale", "expected a number > 0 (1: the profiles)");
+        }
+        if self.credit == Credit::Td
+            && self.objective.needs_latency()
+            && self.reward_scope != RewardScope::System
+        {
+            return bad(
+                "objective",
+                "a tail objective with `credit: td` needs `reward_scope: system` (the window's \
+                 p99 is measured over the whole system, not per scheduler); use \
+                 `credit: counterfactual` or `objective: success_ratio` otherwise",
             );
         }
         if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
@@ -406,6 +463,29 @@ mod tests {
     }
 
     #[test]
+    fn the_paper_configs_load_as_their_papers_define_them() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+        let aset = DqnConfig::load(&dir.join("aset.yaml")).expect("aset.yaml");
+        // ASET: one output per policy (all seven), one action per scheduler, no fallback,
+        // trained at λ 60 only.
+        assert_eq!(
+            aset.actions.len(),
+            continuum_core::policy::names().len() - 1
+        );
+        assert!(!aset.actions.iter().any(|a| a == "random"));
+        assert_eq!(
+            (aset.classes, aset.credit, aset.fallback_levels),
+            (ClassMode::Single, Credit::Td, 0)
+        );
+        assert_eq!(aset.lambda_range, [60.0, 60.0]);
+        let paper = DqnConfig::load(&dir.join("edgetuner-paper.yaml")).expect("edgetuner-paper");
+        // EdgeTuner: 5 policies × (none + restart and tdp at 0.70, 0.72, …, 0.90).
+        assert_eq!(paper.actions.len(), 5 * 23);
+        assert!(paper.actions.contains(&"closest+tdp@0.72".to_string()));
+        assert_eq!(paper.reward_scope, RewardScope::System);
+    }
+
+    #[test]
     fn bad_values_name_their_field() {
         let bad = DqnConfig {
             gamma: 1.5,
@@ -429,6 +509,25 @@ mod tests {
             ..DqnConfig::default()
         };
         assert_eq!(bad.validate().unwrap_err().0, "objective");
+        // A tail objective under temporal-difference credit needs the system's window.
+        let td_tail = DqnConfig {
+            credit: Credit::Td,
+            objective: Objective::Tail { weight: 0.1 },
+            ..DqnConfig::default()
+        };
+        let (f, m) = td_tail.validate().unwrap_err();
+        assert_eq!(f, "objective");
+        assert!(m.contains("reward_scope: system"), "{m}");
+        let ok = DqnConfig {
+            reward_scope: RewardScope::System,
+            ..td_tail
+        };
+        assert!(ok.validate().is_ok());
+        let bad = DqnConfig {
+            reward_baseline_rate: 1.0,
+            ..DqnConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "reward_baseline_rate");
         let src = Source::inline("d.yaml", "gama: 0.9\n");
         let e = src.parse::<DqnConfig>().unwrap_err();
         assert_eq!((e.line, e.column), (1, 1));

@@ -1,9 +1,17 @@
 //! The agent's fallback: what a class does when the network is not confident enough. It is a
 //! static per-class table per load level — the level of a scheduler being its incoming query
 //! rate, averaged over the state's history windows — each table the best static one found for
-//! that level on training-distribution episodes. One level is one table.
+//! that level on training-distribution episodes. One level is one table. A scheduler leaves its
+//! level only when its rate passes an edge by more than [`HYSTERESIS`], so measurement noise
+//! around an edge does not flip tables from window to window.
 
 use serde::{Deserialize, Serialize};
+
+/// Share of an edge's rate by which a scheduler's rate must pass it to change level
+/// (assumption: about the noise of a 20 s mean of an antenna's rate at λ = 60 — some 30 streams,
+/// whose count varies by ≈ 1/√30 ≈ 18 %, halved because the level only needs to be stable, not
+/// exact).
+pub const HYSTERESIS: f64 = 0.1;
 
 /// Static per-class tables by load level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +36,21 @@ impl Fallback {
     /// The table of a scheduler whose incoming rate is `load_qps`.
     pub fn table(&self, load_qps: f64) -> &[usize] {
         &self.tables[self.edges_qps.partition_point(|e| *e <= load_qps)]
+    }
+
+    /// The level of a scheduler whose rate is `load_qps` and whose level was `prev`: `prev`
+    /// unless the rate has passed one of its edges by more than [`HYSTERESIS`] of it (then the
+    /// level the rate falls in).
+    pub fn level(&self, load_qps: f64, prev: Option<usize>) -> usize {
+        let raw = self.edges_qps.partition_point(|e| *e <= load_qps);
+        let Some(prev) = prev.filter(|p| *p < self.tables.len()) else {
+            return raw;
+        };
+        let lower = prev.checked_sub(1).map(|i| self.edges_qps[i]);
+        let upper = self.edges_qps.get(prev).copied();
+        let below = lower.is_some_and(|e| load_qps < e * (1.0 - HYSTERESIS));
+        let above = upper.is_some_and(|e| load_qps >= e * (1.0 + HYSTERESIS));
+        if below || above { raw } else { prev }
     }
 
     /// Checks the shape against `classes` classes and `actions` actions.
@@ -82,5 +105,23 @@ mod tests {
         };
         assert!(bad.validate(2, 4).is_err());
         assert_eq!(Fallback::single(vec![1]).table(1e9), [1]);
+    }
+
+    #[test]
+    fn levels_change_only_past_the_hysteresis() {
+        let f = Fallback {
+            edges_qps: vec![500.0, 900.0],
+            tables: vec![vec![0], vec![1], vec![2]],
+        };
+        assert_eq!(f.level(520.0, None), 1);
+        // Just above the edge: level 0 stays; 10 % above it moves up.
+        assert_eq!(f.level(540.0, Some(0)), 0);
+        assert_eq!(f.level(551.0, Some(0)), 1);
+        // Just below it: level 1 stays; 10 % below it moves down.
+        assert_eq!(f.level(460.0, Some(1)), 1);
+        assert_eq!(f.level(449.0, Some(1)), 0);
+        // A jump over two levels goes straight to the level of the rate.
+        assert_eq!(f.level(2000.0, Some(0)), 2);
+        assert_eq!(Fallback::single(vec![0]).level(1e9, Some(0)), 0);
     }
 }

@@ -15,8 +15,8 @@ mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
 pub use config::{
-    CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile, RewardScope, RewardSpec,
-    parse_actions,
+    CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile, RewardScope,
+    RewardSpec, parse_actions,
 };
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use fallback::Fallback;

@@ -1,7 +1,8 @@
 //! The agent's state (docs/model.md §9), encoded from window observations with no I/O, so the simulator
 //! and the gateway encode identically: per worker (ordered by e2e distance from the scheduler)
 //! the window means of |I_w|, R_w and L_w / C_w, then the scheduler's incoming queries by
-//! demand bucket, for each of the last k windows.
+//! demand bucket, for each of the last k windows; with `identity`, a one-hot of the scheduler
+//! after them.
 
 use super::config::DqnConfig;
 use continuum_core::feasibility::Fleet;
@@ -20,6 +21,8 @@ pub struct StateEncoder {
     capacity: Vec<f64>,
     workers: usize,
     buckets: usize,
+    /// Whether the scheduler's one-hot follows the buckets.
+    identity: bool,
     history: usize,
     incoming_scale: f64,
     stream_ref: f64,
@@ -40,7 +43,7 @@ impl StateEncoder {
             .collect();
         let workers = order.iter().map(Vec::len).max().unwrap_or(0);
         let buckets = cfg.buckets.len();
-        let features = 3 * workers + buckets;
+        let features = 3 * workers + buckets + if cfg.identity { order.len() } else { 0 };
         Self {
             past: order
                 .iter()
@@ -51,15 +54,17 @@ impl StateEncoder {
             capacity: fleet.workers.iter().map(|w| w.capacity_qps).collect(),
             workers,
             buckets,
+            identity: cfg.identity,
             history: cfg.history,
             incoming_scale: cfg.incoming_scale_qps,
             stream_ref: cfg.stream_rate_ref_qps,
         }
     }
 
-    /// Features per window: 3 per worker slot, plus the buckets.
+    /// Features per window: 3 per worker slot, plus the buckets, plus one per scheduler with
+    /// `identity`.
     pub fn features(&self) -> usize {
-        3 * self.workers + self.buckets
+        3 * self.workers + self.buckets + if self.identity { self.order.len() } else { 0 }
     }
 
     /// Windows stacked, k.
@@ -93,6 +98,9 @@ impl StateEncoder {
             }
             for (b, q) in obs.incoming(s).iter().enumerate() {
                 f[3 * self.workers + b] = clip(q / self.incoming_scale);
+            }
+            if self.identity {
+                f[3 * self.workers + self.buckets + s] = 1.0;
             }
             self.past[s].push_back(f);
             let seen = &mut self.incoming[s];
@@ -175,5 +183,23 @@ mod tests {
         let s1 = enc.state(1);
         assert_eq!(s1[2 * 2 + 1], 0.0);
         assert_eq!(s1[5 * 2 + 1], 0.5);
+        // With identity, each scheduler's one-hot follows the buckets.
+        let with_id = DqnConfig {
+            identity: true,
+            ..cfg
+        };
+        let mut enc = StateEncoder::new(&sc.topology, &sc.fleet, &with_id);
+        let n = enc.schedulers();
+        assert_eq!(enc.features(), 3 * 3 + 12 + n);
+        enc.push(&WindowObservation {
+            loads: vec![WorkerLoad::default(); 3],
+            incoming_qps: vec![0.0; 12 * n],
+            buckets: 12,
+        });
+        for s in 0..n {
+            let st = enc.state(s);
+            let hot: Vec<usize> = (0..n).filter(|&k| st[(21 + k) * 2 + 1] == 1.0).collect();
+            assert_eq!(hot, vec![s]);
+        }
     }
 }

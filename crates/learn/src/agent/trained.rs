@@ -30,6 +30,8 @@ pub struct Agent {
     classes: StreamClasses,
     fallback: Fallback,
     margin: f64,
+    /// Each scheduler's current load level of the fallback (None before its first decision).
+    levels: Vec<Option<usize>>,
     batch: Vec<f32>,
     state: Vec<f32>,
 }
@@ -104,6 +106,7 @@ impl Agent {
             classes: m.classes.clone(),
             fallback: m.fallback.clone(),
             margin: m.margin,
+            levels: vec![None; topology.schedulers.len()],
             batch: Vec::new(),
             state: Vec::new(),
         })
@@ -157,13 +160,20 @@ impl Agent {
     }
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
-    /// beats the fallback (the table of the scheduler's load level) by more than the margin,
+    /// beats the fallback (the table of the scheduler's load level, which changes only past
+    /// the hysteresis, [`Fallback::level`]) by more than the margin,
     /// else the fallback; under `granularity: global`, then the action most schedulers chose,
     /// for all. With an infinite margin the network is not even evaluated.
     pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
         let n = self.encoder.schedulers();
         let tables: Vec<Vec<usize>> = (0..n)
-            .map(|s| self.fallback.table(self.encoder.incoming_qps(s)).to_vec())
+            .map(|s| {
+                let level = self
+                    .fallback
+                    .level(self.encoder.incoming_qps(s), self.levels[s]);
+                self.levels[s] = Some(level);
+                self.fallback.tables[level].clone()
+            })
             .collect();
         let own = if self.margin.is_infinite() {
             tables

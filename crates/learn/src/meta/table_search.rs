@@ -13,7 +13,7 @@ use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
-use continuum_sim::{Scenario, SimConfig, Simulation};
+use continuum_sim::{CapacityScale, Scenario, SimConfig, Simulation};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -45,6 +45,8 @@ pub struct TableSearch<'a> {
     pub classes: &'a StreamClasses,
     /// What a table is scored by.
     pub objective: Objective,
+    /// Actual worker capacity against the profiles.
+    pub capacity: CapacityScale,
 }
 
 /// Counts and latencies of one table's runs, overall and per class.
@@ -95,6 +97,7 @@ impl TableSearch<'_> {
         let cfg = SimConfig {
             duration_s: self.duration_s,
             seed: ep.seed,
+            capacity: self.capacity,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), cfg, self.actions[table[0]].policy);
@@ -247,6 +250,7 @@ apps:
             actions: &actions,
             classes: &classes,
             objective: Objective::SuccessRatio,
+            capacity: CapacityScale::default(),
         };
         let r = search.search();
         // Every table [tight, loose], scored one at a time.

@@ -46,13 +46,21 @@ impl Budget {
         // on each dynamic validation episode.
         let c = classes as f64;
         let search_runs = actions + 1.0 + 2.0 * c * (actions - 1.0);
-        let level_queries: f64 = super::level_lambdas(lo, hi, cfg.fallback_levels)
+        let levels = match cfg.fallback_levels {
+            0 => Vec::new(),
+            n => super::level_lambdas(lo, hi, n),
+        };
+        let level_queries: f64 = levels
             .iter()
             .map(|l| scenario.workload.expected_qps(*l) * schedulers * cfg.horizon_s)
             .sum::<f64>()
             * search_runs
             * cfg.fallback_seeds as f64;
-        let margin_runs = (cfg.margins.len() + 1) as f64 * cfg.validation_episodes as f64;
+        let margin_runs = if cfg.fallback_levels == 0 {
+            0.0
+        } else {
+            (cfg.margins.len() + 1) as f64 * cfg.validation_episodes as f64
+        };
         let validation_queries = level_queries + window_queries * windows * margin_runs;
         let episodes = if cfg.budget_queries > 0.0 {
             let left = (cfg.budget_queries - validation_queries).max(0.0);

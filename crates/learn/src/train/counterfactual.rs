@@ -1,8 +1,10 @@
 //! Counterfactual credit: what each action of one stream class would change, measured by
 //! forking the simulation at a window boundary.
 //!
-//! One fork per action: the fork applies that action to the class at every scheduler for the
-//! window (or for several, `persist_windows`), then gives the class back its behaviour actions
+//! One fork per action: the fork applies that action to the class at every scheduler (or at
+//! one, `only`, the others keeping their behaviour actions: the value of that scheduler's own
+//! decision) for the window (or for several, `persist_windows`), then gives the class back its
+//! behaviour actions
 //! and runs on for the rest of the scoring horizon, so the forks differ only by that choice. Every fork sees the
 //! same clients, frames and network draws (each comes from its own seeded stream), so the
 //! differences between forks measure the action rather than the luck of the window. A fork's
@@ -37,6 +39,8 @@ pub struct CfSettings<'a> {
     pub scale: f64,
     /// What a fork is scored by.
     pub objective: Objective,
+    /// Apply the action at this scheduler only (`None`: at every scheduler).
+    pub only: Option<usize>,
 }
 
 /// Values of every action of `class` for the window starting now (`sim` stands at boundary
@@ -61,7 +65,9 @@ pub fn class_values(
         .map(|conf| {
             let mut fork = sim.clone();
             for s in 0..schedulers {
-                fork.set_class_configuration(s, class, conf);
+                if st.only.is_none_or(|o| o == s) {
+                    fork.set_class_configuration(s, class, conf);
+                }
             }
             fork.run_until(end);
             for (s, b) in behaviour.iter().enumerate() {
@@ -125,6 +131,15 @@ mod tests {
     use std::sync::Arc;
 
     fn values(objective: Objective, actions: &[Configuration]) -> Vec<f32> {
+        values_at(objective, actions, None, CfScope::System)[0].clone()
+    }
+
+    fn values_at(
+        objective: Objective,
+        actions: &[Configuration],
+        only: Option<usize>,
+        scope: CfScope,
+    ) -> Vec<Vec<f32>> {
         let sc: Arc<Scenario> = Arc::new(fixtures::scenario(
             fixtures::TOPOLOGY,
             &fixtures::workload(90.0, "{uniform_ms: 3}", 60.0, 0.0),
@@ -143,11 +158,40 @@ mod tests {
             horizon_windows: 3,
             persist_windows: 3,
             settle_ms: 2000.0,
-            scope: CfScope::System,
+            scope,
             scale: 100.0,
             objective,
+            only,
         };
-        class_values(&sim, 4, 0, &behaviour, &st).expect("queries scored")[0].clone()
+        class_values(&sim, 4, 0, &behaviour, &st).expect("queries scored")
+    }
+
+    /// Applied at one scheduler, an action changes that scheduler's queries and not (beyond
+    /// what they share through common workers) the others'.
+    #[test]
+    fn a_fork_may_apply_the_action_at_one_scheduler() {
+        let actions: Vec<Configuration> = ["closest", "closest+discard@0.5"]
+            .iter()
+            .map(|n| Configuration::parse(n).unwrap())
+            .collect();
+        let all = values_at(Objective::SuccessRatio, &actions, None, CfScope::Scheduler);
+        let one = values_at(
+            Objective::SuccessRatio,
+            &actions,
+            Some(0),
+            CfScope::Scheduler,
+        );
+        assert!(all.len() >= 2);
+        // At scheduler 0 the discard hurts whether applied everywhere or there alone.
+        assert!(one[0][1] < one[0][0], "{one:?}");
+        assert!(all[0][1] < all[0][0], "{all:?}");
+        // Elsewhere, applied at scheduler 0 alone it changes far less than applied everywhere.
+        for s in 1..all.len() {
+            assert!(
+                (one[s][1] - one[s][0]).abs() < (all[s][1] - all[s][0]).abs(),
+                "scheduler {s}: {one:?} vs {all:?}"
+            );
+        }
     }
 
     /// Identical actions get identical values (common random numbers), values are centred on

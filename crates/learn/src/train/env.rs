@@ -8,13 +8,13 @@
 //! its queries have been answered, so each transition is emitted `lag` windows later.
 
 use super::counterfactual::{CfSettings, class_values};
-use crate::agent::{Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
+use crate::agent::{CfApply, Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
 use crate::episode::EpisodeSpec;
-use continuum_core::metrics::Counts;
+use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
-use continuum_sim::{Scenario, SimConfig, Simulation};
+use continuum_sim::{CapacityScale, Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -58,6 +58,9 @@ pub struct MetaEnv {
     rng: SimRng,
     end: EpisodeEnd,
     labelled: usize,
+    /// Per scheduler and class, the moving average of past rewards (temporal-difference
+    /// credit with `reward_baseline_rate` > 0).
+    baseline: Vec<Vec<Option<f64>>>,
     /// The episode's workload.
     pub spec: EpisodeSpec,
 }
@@ -76,6 +79,7 @@ impl MetaEnv {
             duration_s: cfg.horizon_s,
             window_s: cfg.window_s,
             seed: spec.seed,
+            capacity: CapacityScale::Uniform(cfg.capacity_scale),
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
@@ -112,6 +116,7 @@ impl MetaEnv {
             rng: stream_rng(spec.seed, Purpose::Other, 0x656e76, 0),
             end: EpisodeEnd::Running,
             labelled: 0,
+            baseline: vec![vec![None; classes.len()]; n],
             spec,
             cfg,
         }
@@ -156,8 +161,15 @@ impl MetaEnv {
     }
 
     /// Reward of `counts` under the configured definition (a window with no query counts as
-    /// fully successful).
-    pub fn reward_of(spec: RewardSpec, c: &Counts) -> f32 {
+    /// fully successful). Under a tail objective the success ratio is the objective's score,
+    /// with the p99 of `latency` (the whole system's window; the config check asks for
+    /// `reward_scope: system` then).
+    pub fn reward_of(
+        spec: RewardSpec,
+        objective: Objective,
+        c: &Counts,
+        latency: &LogHistogram,
+    ) -> f32 {
         if c.offered == 0 {
             return match spec {
                 RewardSpec::SuccessRatio => 1.0,
@@ -166,13 +178,21 @@ impl MetaEnv {
         }
         let n = c.offered as f64;
         (match spec {
-            RewardSpec::SuccessRatio => c.success as f64 / n,
+            RewardSpec::SuccessRatio => objective.score(c, latency),
             RewardSpec::Linear {
                 base,
                 failed,
                 rejected,
             } => base + failed * c.failure as f64 / n + rejected * c.rejected as f64 / n,
         }) as f32
+    }
+
+    /// `reward_scale × (r − b)` for scheduler `s` and class `c`, `b` the moving average of its
+    /// past rewards (none before the first, and without `reward_baseline_rate`); then updates
+    /// the average.
+    fn shaped(&mut self, s: usize, c: usize, r: f32) -> f32 {
+        let (scale, rate) = (self.cfg.reward_scale, self.cfg.reward_baseline_rate);
+        shape_reward(scale, rate, &mut self.baseline[s][c], f64::from(r)) as f32
     }
 
     fn window_counts(&self, window: usize, s: Option<usize>, apps: Option<&[usize]>) -> Counts {
@@ -260,6 +280,9 @@ impl MetaEnv {
     fn counterfactual(&mut self, taken: &[Vec<u32>], out: &mut Vec<Transition>) {
         let classes = self.class_apps.len();
         let class = self.labelled % classes;
+        // With `cf_apply: scheduler`, one scheduler per window, in turn (after every class).
+        let only = (self.cfg.cf_apply == CfApply::Scheduler)
+            .then(|| (self.labelled / classes) % self.states.len());
         self.labelled += 1;
         let st = CfSettings {
             actions: &self.actions,
@@ -270,13 +293,14 @@ impl MetaEnv {
             scope: self.cfg.cf_scope,
             scale: self.cfg.cf_scale,
             objective: self.cfg.objective,
+            only,
         };
         let Some(values) = class_values(&self.sim, self.window, class, taken, &st) else {
             return;
         };
         let n = self.actions.len();
         for (s, v) in values.into_iter().enumerate() {
-            if v.iter().any(|x| x.is_nan()) {
+            if only.is_some_and(|o| o != s) || v.iter().any(|x| x.is_nan()) {
                 continue;
             }
             let mut all = vec![0.0; classes * n];
@@ -306,6 +330,12 @@ impl MetaEnv {
                     .map_or_else(|| self.states[s].clone(), |n| n.state.clone());
                 let mut rewards = Vec::with_capacity(self.class_apps.len());
                 let mut weights = Vec::with_capacity(self.class_apps.len());
+                let no_latency = LogHistogram::default();
+                let latency = if self.cfg.objective.needs_latency() {
+                    self.sim.metrics().window_latency(p.window)
+                } else {
+                    &no_latency
+                };
                 for apps in &self.class_apps {
                     let c = match self.cfg.reward_scope {
                         RewardScope::Scheduler => self.window_counts(p.window, Some(s), Some(apps)),
@@ -319,7 +349,17 @@ impl MetaEnv {
                         }
                     };
                     weights.push(if c.offered > 0 { 1.0 } else { 0.0 });
-                    rewards.push(Self::reward_of(self.cfg.reward, &c));
+                    rewards.push(Self::reward_of(
+                        self.cfg.reward,
+                        self.cfg.objective,
+                        &c,
+                        latency,
+                    ));
+                }
+                for (c, r) in rewards.iter_mut().enumerate() {
+                    if weights[c] > 0.0 {
+                        *r = self.shaped(s, c, *r);
+                    }
                 }
                 out.push(Transition::taken(
                     p.state,
@@ -335,5 +375,58 @@ impl MetaEnv {
                 self.pending[s].clear();
             }
         }
+    }
+}
+
+/// `scale × (r − b)` with `b` the moving average `baseline` of the rewards before `r` (none
+/// before the first, so the first reward is 0; none at all when `rate` is 0), then moves the
+/// average towards `r` by `rate`.
+pub fn shape_reward(scale: f64, rate: f64, baseline: &mut Option<f64>, r: f64) -> f64 {
+    let centre = if rate > 0.0 {
+        baseline.unwrap_or(r)
+    } else {
+        0.0
+    };
+    *baseline = Some(baseline.map_or(r, |b| b + rate * (r - b)));
+    scale * (r - centre)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewards_are_scaled_around_their_moving_average() {
+        let mut b = None;
+        // No baseline: only the scale.
+        assert_eq!(shape_reward(100.0, 0.0, &mut b, 0.8), 80.0);
+        let mut b = None;
+        assert_eq!(shape_reward(100.0, 0.5, &mut b, 0.8), 0.0);
+        assert_eq!(b, Some(0.8));
+        // 0.9 against 0.8: +10 points; the average moves half way, to 0.85.
+        assert!((shape_reward(100.0, 0.5, &mut b, 0.9) - 10.0).abs() < 1e-9);
+        assert!((b.unwrap() - 0.85).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_tail_objective_scores_the_window_reward() {
+        let c = Counts {
+            offered: 10,
+            success: 8,
+            failure: 1,
+            rejected: 1,
+            ..Counts::default()
+        };
+        let mut h = LogHistogram::default();
+        h.record(100.0);
+        let s = MetaEnv::reward_of(RewardSpec::SuccessRatio, Objective::SuccessRatio, &c, &h);
+        assert!((s - 0.8).abs() < 1e-6);
+        let t = MetaEnv::reward_of(
+            RewardSpec::SuccessRatio,
+            Objective::Tail { weight: 0.1 },
+            &c,
+            &h,
+        );
+        assert!(t < s - 0.4, "{t}");
     }
 }

@@ -6,6 +6,7 @@
 //!    `fallback_seeds` episodes ([`TableSearch`]: never below the best single policy there).
 //!    A scheduler uses the table of the level its observed incoming rate falls in; the level
 //!    edges are the expected per-scheduler rates halfway between two middles.
+//!    With `fallback_levels: 0` there is neither table nor margin: the network decides alone.
 //! 2. **Margin.** Each candidate margin runs the agent on `validation_episodes` dynamic
 //!    episodes (λ moving as in training), and so does the fallback alone; the best is kept,
 //!    the fallback alone on ties — the network must earn its deviations.
@@ -19,7 +20,7 @@ use candle_nn::VarMap;
 use continuum_core::metrics::{Counts, LogHistogram};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::workload::Lambda;
-use continuum_sim::{Scenario, SimConfig};
+use continuum_sim::{CapacityScale, Scenario, SimConfig};
 use rand::Rng;
 use rayon::prelude::*;
 use std::path::Path;
@@ -73,6 +74,17 @@ pub fn select(
     seed: u64,
 ) -> Result<Selection> {
     let cfg = &meta.config;
+    if cfg.fallback_levels == 0 {
+        // No fallback: the network alone decides (margin 0 against any table is its argmax).
+        return Ok(Selection {
+            fallback: Fallback::single(vec![0; meta.classes.len()]),
+            levels: Vec::new(),
+            fallback_ratio: f64::NAN,
+            margins: Vec::new(),
+            margin: 0.0,
+            runs: 0,
+        });
+    }
     let actions = cfg.configurations();
     let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
     // 1. A table per load level.
@@ -94,6 +106,7 @@ pub fn select(
             actions: &actions,
             classes: &meta.classes,
             objective: cfg.objective,
+            capacity: CapacityScale::Uniform(cfg.capacity_scale),
         };
         let found = search.search();
         runs += found.runs;
@@ -156,6 +169,7 @@ pub fn select(
                 duration_s: cfg.horizon_s,
                 window_s: cfg.window_s,
                 seed: validation[e].seed,
+                capacity: CapacityScale::Uniform(cfg.capacity_scale),
                 ..SimConfig::default()
             };
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The ASET agent's ablation (docs/aset-findings.md): from ASET as its paper defines it
+(config/aset.yaml: one action per scheduler per window among the seven policies, the
+scheduler's window success ratio as reward, temporal-difference learning, no fallback tables
+and no margin, trained at λ = 60 only) one change at a time, each row keeping the rows above.
+
+Every variant is trained on full-edge with training seed 1 (its episodes' seeds are drawn from
+it; none is an evaluation seed), then run with the seven static policies at λ = 60 on the
+evaluation seeds (default 101–105), 300 s each. Per variant: its success ratio (mean ± sd over
+the seeds), the best static policy's — the one policy with the best mean over those same seeds,
+chosen in hindsight, a stronger baseline than any chosen beforehand — the per-seed difference
+(mean ± sd, min … max), the same difference with the first --warmup-s seconds left out, and the
+action the agent took most. The shipped variant (--shipped, chosen on probe seeds 7 and 8, which
+are not evaluation seeds) is then run at λ 20 … 100 (ASET's generalisation: trained at 60 only)
+against the best static policy at each λ.
+
+Usage: python3 scripts/aset_ablation.py [--seeds 101,102,103,104,105] [--publish]
+       [--from-json] [--out out/aset]
+Needs a release build. Checkpoints already under <out> are reused (delete them to retrain).
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+
+import yaml
+
+import docgen
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--topology", default="full-edge")
+p.add_argument("--duration", type=float, default=300)
+p.add_argument("--warmup-s", type=float, default=60,
+               help="windows before this are left out of the second difference column")
+p.add_argument("--lambdas", default="20,40,60,80,100")
+p.add_argument("--train-seed", type=int, default=1)
+p.add_argument("--shipped", default="centred",
+               help="the variant of models/<topology>-aset.dqn, run at every λ")
+p.add_argument("--out", default="out/aset")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--threads", default="2")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--threads"))
+
+STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+          "random-proportional-load", "least-impedance"]
+# (name, what the row changes, overrides of config/aset.yaml); each row keeps the rows above
+# (a row may undo one: `system` replaces the bound streams' reward by the system's).
+VARIANTS = [
+    ("aset", "ASET as written (config/aset.yaml)", {}),
+    ("centred", "+ reward in points around the scheduler's moving average (×100, rate 0.1)",
+     {"reward_scale": 100.0, "reward_baseline_rate": 0.1}),
+    ("bound", "+ reward: the streams bound in the window, over their next 30 s",
+     {"reward_scope": "bound_streams", "reward_windows": 6}),
+    ("identity", "+ the scheduler's identity in the state", {"identity": True}),
+    ("bandit", "+ γ = 0 (the bound streams' outcome is the decision's whole consequence)",
+     {"gamma": 0.0}),
+    ("system", "γ = 0.9 again, reward: the whole system's window success ratio instead of the "
+     "bound streams' (no selfish reward)",
+     {"gamma": 0.9, "reward_scope": "system"}),
+    ("longer", "the `centred` row (scheduler's reward, no identity) with 2× the episodes (400)",
+     {"reward_scope": "scheduler", "identity": False, "episodes": 400}),
+]
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
+    return r.stdout
+
+
+def train(out):
+    base = yaml.safe_load(pathlib.Path("config/aset.yaml").read_text())
+    cfg = dict(base)
+    for name, _, over in VARIANTS:
+        cfg.update(over)
+        ck = out / f"{name}.dqn"
+        (out / f"{name}.yaml").write_text(json.dumps(cfg, indent=1) + "\n")
+        if not ck.exists():
+            print(f"training {name} …", file=sys.stderr)
+            run([a.bin, "train", f"topologies/{a.topology}.yaml", "--config",
+                 str(out / f"{name}.yaml"), "--seed", str(a.train_seed), "--out", str(ck),
+                 "--threads", a.threads])
+
+
+def score(row, warmup_s):
+    """Success % of a result row, over the whole run or from `warmup_s` on."""
+    if warmup_s <= 0:
+        return 100 * row["success_ratio"]
+    w = [x for x in row["per_window"] if x["t_s"] >= warmup_s]
+    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
+
+
+def evaluate(out, lam, agents):
+    """Per seed: {row name: {whole, after, rejected, failed, actions}}."""
+    per_seed = []
+    for seed in a.seeds.split(","):
+        cmd = [a.bin, "compare", f"topologies/{a.topology}.yaml", "--lambda", str(lam),
+               "--duration", str(a.duration), "--seed", seed, "--format", "json",
+               "--threads", a.threads, "--policies", ",".join(STATIC)]
+        for ag in agents:
+            cmd += ["--agent", str(out / f"{ag}.dqn")]
+        rows = json.loads(run(cmd))["results"]
+        cell = {}
+        for r in rows:
+            name = r["policy"].removeprefix("dqn:")
+            if name == "dqn":
+                name = agents[0]
+            top = ""
+            if r.get("actions"):
+                shares = r["actions"]["share"][0]
+                i = max(range(len(shares)), key=lambda k: shares[k])
+                top = f"{r['actions']['actions'][i]} {100 * shares[i]:.0f}%"
+            cell[name] = dict(whole=score(r, 0), after=score(r, a.warmup_s),
+                              rejected=100 * r["rejected"] / r["offered"],
+                              failed=100 * r["failure"] / r["offered"], actions=top)
+        per_seed.append(cell)
+        print(f"λ {lam} seed {seed} done", file=sys.stderr)
+    return per_seed
+
+
+def ms(xs):
+    return f"{statistics.mean(xs):.2f} ± {statistics.stdev(xs) if len(xs) > 1 else 0:.2f}"
+
+
+def best_static(per_seed, key):
+    return max(STATIC, key=lambda s: statistics.mean(c[s][key] for c in per_seed))
+
+
+def render(results):
+    per_seed = results["ablation"]
+    best = best_static(per_seed, "whole")
+    best_after = best_static(per_seed, "after")
+    n = len(per_seed)
+    text = [f"{a.topology}, λ 60, {n} evaluation seeds ({a.seeds}), {a.duration:.0f} s; best "
+            f"static by mean over these seeds: {best} ({ms([c[best]['whole'] for c in per_seed])} %)"
+            f"; from {a.warmup_s:.0f} s on: {best_after}\n",
+            "| variant | success % | − best static, pp (min … max) | − best static from "
+            f"{a.warmup_s:.0f} s, pp | action taken most (seed {a.seeds.split(',')[0]}) |",
+            "|---|---|---|---|---|"]
+    for name, what, _ in VARIANTS:
+        d = [c[name]["whole"] - c[best]["whole"] for c in per_seed]
+        d2 = [c[name]["after"] - c[best_after]["after"] for c in per_seed]
+        text.append(f"| {what} | {ms([c[name]['whole'] for c in per_seed])} | {ms(d)} "
+                    f"({min(d):+.2f} … {max(d):+.2f}) | {ms(d2)} | {per_seed[0][name]['actions']} |")
+    gen = results["generalisation"]
+    last = a.shipped
+    what = next(w for n, w, _ in VARIANTS if n == last)
+    text += ["", f"Generalisation: the shipped variant (`{last}`: {what}), trained at λ 60 only, "
+             "run at other rates "
+             f"({n} seeds each; best static by mean at each λ)\n",
+             "| λ | agent % | best static % | agent − best, pp (min … max) | rejected / failed %: agent | best static |",
+             "|---|---|---|---|---|---|"]
+    for lam, cells in gen.items():
+        b = best_static(cells, "whole")
+        d = [c[last]["whole"] - c[b]["whole"] for c in cells]
+        rf = lambda k: (f"{statistics.mean(c[k]['rejected'] for c in cells):.2f} / "
+                        f"{statistics.mean(c[k]['failed'] for c in cells):.2f}")
+        text.append(f"| {lam} | {ms([c[last]['whole'] for c in cells])} | "
+                    f"{ms([c[b]['whole'] for c in cells])} ({b}) | {ms(d)} "
+                    f"({min(d):+.2f} … {max(d):+.2f}) | {rf(last)} | {rf(b)} |")
+    return "\n".join(text) + "\n"
+
+
+if a.from_json:
+    results = docgen.recorded_or_exit(CMD)
+else:
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    train(out)
+    names = [v[0] for v in VARIANTS]
+    results = {"ablation": evaluate(out, 60, names), "generalisation": {}}
+    for lam in a.lambdas.split(","):
+        results["generalisation"][lam] = (results["ablation"] if lam == "60" else
+                                          evaluate(out, lam, [a.shipped]))
+text = render(results)
+print(text, end="")
+if a.publish:
+    docgen.publish(CMD, {None: text}, results)
