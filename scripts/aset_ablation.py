@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The ASET agent's ablation (docs/aset-findings.md): from ASET as its paper defines it
-(config/aset.yaml: one action per scheduler per window among the seven policies, the
-scheduler's window success ratio as reward, temporal-difference learning, no fallback tables
-and no margin, trained at λ = 60 only) one change at a time, each row keeping the rows above.
+"""The ASET agent's ablation (docs/aset-findings.md): from ASET as its paper defines it (one
+action per scheduler per window among the seven policies, the scheduler's window success ratio
+as reward, temporal-difference learning, no fallback tables and no margin, trained at λ = 60
+only) one change at a time, each row keeping the rows above; the last row is config/aset.yaml,
+the shipped models/<topology>-aset.dqn.
 
 Every variant is trained on full-edge with training seed 1 (its episodes' seeds are drawn from
 it; none is an evaluation seed), then run with the seven static policies at λ = 60 on the
@@ -37,7 +38,7 @@ p.add_argument("--warmup-s", type=float, default=60,
                help="windows before this are left out of the second difference column")
 p.add_argument("--lambdas", default="20,40,60,80,100")
 p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--shipped", default="centred",
+p.add_argument("--shipped", default="longer",
                help="the variant of models/<topology>-aset.dqn, run at every λ")
 p.add_argument("--out", default="out/aset")
 p.add_argument("--bin", default="target/release/continuum")
@@ -52,7 +53,8 @@ STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportion
 # (name, what the row changes, overrides of config/aset.yaml); each row keeps the rows above
 # (a row may undo one: `system` replaces the bound streams' reward by the system's).
 VARIANTS = [
-    ("aset", "ASET as written (config/aset.yaml)", {}),
+    ("aset", "ASET as written: the scheduler's raw window success ratio, 200 episodes",
+     {"reward_scale": 1.0, "reward_baseline_rate": 0.0, "episodes": 200}),
     ("centred", "+ reward in points around the scheduler's moving average (×100, rate 0.1)",
      {"reward_scale": 100.0, "reward_baseline_rate": 0.1}),
     ("bound", "+ reward: the streams bound in the window, over their next 30 s",
@@ -63,7 +65,8 @@ VARIANTS = [
     ("system", "γ = 0.9 again, reward: the whole system's window success ratio instead of the "
      "bound streams' (no selfish reward)",
      {"gamma": 0.9, "reward_scope": "system"}),
-    ("longer", "the `centred` row (scheduler's reward, no identity) with 2× the episodes (400)",
+    ("longer", "the `centred` row (scheduler's reward, no identity, γ 0.9) with 2× the episodes "
+     "(400): config/aset.yaml",
      {"reward_scope": "scheduler", "identity": False, "episodes": 400}),
 ]
 

@@ -13,7 +13,8 @@ diurnal workload, over evaluation seeds never used in training or in choosing a 
                   in hindsight on the evaluation seeds (a stronger baseline than any chosen
                   beforehand)
   per-class table the best static per-class table, chosen by `continuum table` on seeds 1, 2
-  oracle          the per-window oracle over the per-class agent's actions and classes
+  oracle          the per-window oracle over the per-class agent's actions and classes (at
+                  --oracle-loads only: it costs some 20 runs per cell)
   gap closed      (dqn − best) / (oracle − best) of the means, `n/a` where the oracle is not
                   above the best static policy
 
@@ -50,6 +51,8 @@ p.add_argument("--models", default="models")
 p.add_argument("--out", default="out/meta")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--no-oracle", action="store_true")
+p.add_argument("--oracle-loads", default="60,diurnal",
+               help="the loads that get an oracle row (it costs some 20 runs per cell)")
 p.add_argument("--summary-loads", default="60,diurnal",
                help="the loads of the summary table (λ values or `diurnal`)")
 p.add_argument("--publish", action="store_true")
@@ -108,7 +111,7 @@ def measure(topo):
                    "--agent-tables", f"{a.models}/{topo}.dqn"]
             if aset.exists():
                 cmd += ["--agent", str(aset)]
-            if not a.no_oracle:
+            if not a.no_oracle and key in a.oracle_loads.split(","):
                 cmd.append("--oracle")
             r = json.loads(run(cmd))
             named = {}
@@ -244,17 +247,25 @@ def render_findings(summary):
         bests.update(names)
         text.append(f"| {t} | " + " | ".join(names) + " |")
     text.append(f"\n{len(bests)} different policies are best somewhere.\n")
-    # 2. Room to improve: oracle − best static.
+    # 2. Room to improve: how much the choice of policy matters, and the oracle's lead.
+    def spread(t, l):
+        x = cell[(t, l)]
+        means = sorted(statistics.mean(col(x, k)) for k in STATIC)
+        return means[-1] - statistics.median(means)
+
     def room(t, l):
         x = cell[(t, l)]
         o = col(x, "oracle")
         return statistics.mean(o) - statistics.mean(col(x, best_static(x))) if o else None
-    text.append("**2. Room for a meta-policy** — oracle − best static, pp:\n")
+    text.append("**2. Room for a meta-policy** — best static − the median of the eight static "
+                "policies, pp (how much the choice matters); in brackets, oracle − best static "
+                "where the oracle ran:\n")
     text.append("| topology | " + " | ".join(f"λ {l}" for l in lams) + " |")
     text.append("|---|" + "---|" * len(lams))
     for t in topos:
         text.append(f"| {t} | " + " | ".join(
-            "–" if room(t, l) is None else f"{room(t, l):+.2f}" for l in lams) + " |")
+            f"{spread(t, l):+.2f}" + ("" if room(t, l) is None else f" ({room(t, l):+.2f})")
+            for l in lams) + " |")
     text.append("")
     # 3. Compute in central offices: best static of co-dc-cloud − dc-cloud.
     if "co-dc-cloud" in summary and "dc-cloud" in summary:

@@ -293,9 +293,11 @@ pub fn train(
         fallback: Fallback::single(vec![0; classes.len()]),
         margin: f64::INFINITY,
     };
-    progress(TrainEvent::Phase(
-        "choosing the fallback tables and the margin on held-out episodes",
-    ));
+    progress(TrainEvent::Phase(if cfg.fallback_levels == 0 {
+        "no fallback tables and no margin (fallback_levels: 0)"
+    } else {
+        "choosing the fallback tables and the margin on held-out episodes"
+    }));
     let selection = select(scenario, &meta, learner.online_vars(), seed)?;
     meta.fallback = selection.fallback.clone();
     meta.margin = selection.margin;
