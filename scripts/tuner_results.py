@@ -31,7 +31,7 @@ streams of each stream's slowest answer.
 
 Usage: python3 scripts/tuner_results.py [--seeds 101,102,103,104,105] [--duration 300]
        [--lambdas 60,100] [--topologies full-edge,co-dc-cloud]
-       [--capacity-scales 1,0.5,1.5] [--retrained out/tuner-retrained]
+       [--capacity-scales 1,0.5] [--retrained out/tuner-retrained]
        [--publish] [--from-json]
 It needs a release build (`cargo build --release`) and the checkpoints (README: `train` with
 config/dqn-tuner.yaml), except with --from-json. Prints Markdown tables; the compare JSON of
@@ -58,7 +58,7 @@ p.add_argument("--diurnal-duration", type=float, default=600,
                help="one whole period of workloads/diurnal.yaml")
 p.add_argument("--lambdas", default="60,100")
 p.add_argument("--topologies", default="full-edge,co-dc-cloud")
-p.add_argument("--capacity-scales", default="1,0.5,1.5")
+p.add_argument("--capacity-scales", default="1,0.5")
 p.add_argument("--retrained", default="out/tuner-retrained",
                help="directory of checkpoints trained at each capacity scale")
 p.add_argument("--out", default="out/tuner")
