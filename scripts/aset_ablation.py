@@ -29,6 +29,7 @@ import sys
 import yaml
 
 import docgen
+from cells import success_from
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -94,10 +95,7 @@ def train(out):
 
 def score(row, warmup_s):
     """Success % of a result row, over the whole run or from `warmup_s` on."""
-    if warmup_s <= 0:
-        return 100 * row["success_ratio"]
-    w = [x for x in row["per_window"] if x["t_s"] >= warmup_s]
-    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
+    return 100 * row["success_ratio"] if warmup_s <= 0 else success_from(row, warmup_s)
 
 
 def evaluate(out, lam, agents):
@@ -160,7 +158,9 @@ def render(results):
              f"({n} seeds each; best static by mean at each λ)\n",
              "| λ | agent % | best static % | agent − best, pp (min … max) | rejected / failed %: agent | best static |",
              "|---|---|---|---|---|---|"]
-    for lam, cells in gen.items():
+    # In --lambdas order (recorded results come back with their keys sorted as strings).
+    for lam in a.lambdas.split(","):
+        cells = gen[lam]
         b = best_static(cells, "whole")
         d = [c[last]["whole"] - c[b]["whole"] for c in cells]
         rf = lambda k: (f"{statistics.mean(c[k]['rejected'] for c in cells):.2f} / "

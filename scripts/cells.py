@@ -30,6 +30,13 @@ def summary_rows(rows):
                  stream_tail=r["stream_tail_ms"]["p50"]) for r in rows]
 
 
+def success_from(row, t_s):
+    """Success % of a compare result row over its windows from `t_s` on (0: the whole run), from
+    the per-window counts, so that a warm-up can be left out."""
+    w = [x for x in row["per_window"] if x["t_s"] >= t_s]
+    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
+
+
 def cell_key(scale, topology, load):
     """The key of one (capacity scale, topology, load) cell in recorded results."""
     return f"{scale}|{topology}|{load}"

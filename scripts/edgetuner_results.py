@@ -102,7 +102,8 @@ def by_name(per_seed):
 def render_families(fam):
     text = [f"{a.topology}, {len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s; mean ± sd. "
             "Degraded: tasks TDP discarded (part of the offered, not of the successes).\n"]
-    for lam, per_seed in fam.items():
+    for lam in a.lambdas.split(","):  # recorded results come back with sorted keys
+        per_seed = fam[lam]
         m = by_name(per_seed)
         text += [f"**λ {lam}**\n", "| configuration | success % | degraded % | pooled p99 ms | "
                  "mean job tail ms |", "|---|---|---|---|---|"]

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import docgen
+from cells import success_from
 
 p = argparse.ArgumentParser()
 p.add_argument("--agents", required=True,
@@ -33,8 +34,7 @@ AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
 
 
 def after(row):
-    w = [x for x in row["per_window"] if x["t_s"] >= a.warmup_s]
-    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
+    return success_from(row, a.warmup_s)
 
 
 def measure():
@@ -76,7 +76,8 @@ def render(res):
             "| λ | " + " | ".join(f"{name}: whole run | {name}: from {a.warmup_s:.0f} s"
                                   for name, _ in AGENTS) + " |",
             "|---|" + "---|---|" * len(AGENTS)]
-    for lam, cells in res.items():
+    for lam in a.lambdas.split(","):  # recorded results come back with sorted keys
+        cells = res[lam]
         parts = []
         for name, _ in AGENTS:
             parts.append(pm([c[name]["agent"] - c[name]["tables"] for c in cells]))

@@ -37,6 +37,7 @@ import subprocess
 import sys
 
 import docgen
+from cells import success_from
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -87,8 +88,7 @@ def dominant(actions):
 
 def after(row):
     """Success % of a result row from --warmup-s on."""
-    w = [x for x in row["per_window"] if x["t_s"] >= a.warmup_s]
-    return 100 * sum(x["success"] for x in w) / max(1, sum(x["offered"] for x in w))
+    return success_from(row, a.warmup_s)
 
 
 def measure(topo):
