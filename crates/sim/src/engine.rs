@@ -237,13 +237,14 @@ impl Simulation {
 
     /// The pending emission of stream `id` belongs to job `job`, whose `tdp` has fired: it is
     /// offered and degraded at once, not sent; the next emission is scheduled.
-    #[inline(never)]
-    fn emit_degraded(&mut self, id: u32, job: u32) {
+    /// Stream `id`'s pending emission is offered but not sent: schedules its next emission (or
+    /// ends the stream), counts the query and its demand, and says what the caller settles.
+    pub(super) fn unsent_emission(&mut self, id: u32) -> UnsentEmission {
         let jitter = self.sc.workload.jitter;
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
         let (sched, app, window, bucket) = (st.sched, st.app, st.bind_window, st.bucket);
-        let emitted = st.job_emitted;
+        let (mitigated, emitted) = (st.job_mitigated, st.job_emitted);
         let last = match st.next_emission(jitter) {
             Some(tn) => {
                 st.pending_ms = tn;
@@ -259,6 +260,28 @@ impl Simulation {
         if let Some(o) = &mut self.observer {
             o.incoming_query(usize::from(sched), usize::from(bucket));
         }
+        UnsentEmission {
+            t,
+            sched,
+            app,
+            window,
+            emitted,
+            mitigated,
+            last,
+        }
+    }
+
+    #[inline(never)]
+    fn emit_degraded(&mut self, id: u32, job: u32) {
+        let UnsentEmission {
+            t,
+            sched,
+            app,
+            window,
+            emitted,
+            last,
+            ..
+        } = self.unsent_emission(id);
         self.metrics.offered(t, sched, app);
         self.metrics.outcome(t, sched, app, Outcome::Degraded, None);
         self.metrics.mitigation.degraded += 1;
@@ -458,4 +481,22 @@ impl Simulation {
             self.events.push(next, Kind::Publish, 0, 0);
         }
     }
+}
+
+/// An emission offered but not sent ([`Simulation::unsent_emission`]).
+pub(super) struct UnsentEmission {
+    /// Its time, ms.
+    pub t: f64,
+    /// Its scheduler.
+    pub sched: u16,
+    /// Its application.
+    pub app: u16,
+    /// The window its stream was bound in.
+    pub window: u16,
+    /// Tasks its job had emitted before it.
+    pub emitted: u32,
+    /// Whether its job runs under a per-job mitigation.
+    pub mitigated: bool,
+    /// Whether it was the stream's last emission.
+    pub last: bool,
 }

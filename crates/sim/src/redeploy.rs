@@ -175,27 +175,16 @@ impl Simulation {
     /// Processes the pending emission of stream `id`, which has no worker: the query is
     /// offered and rejected at once, and the next emission scheduled.
     pub(super) fn emit_unbound(&mut self, id: u32) {
-        let jitter = self.sc.workload.jitter;
         let job = self.job_of_emission(id);
-        let st = self.streams.get_mut(id);
-        let t = st.pending_ms;
-        let (sched, app, window, bucket) = (st.sched, st.app, st.bind_window, st.bucket);
-        let (mitigated, emitted) = (st.job_mitigated, st.job_emitted);
-        let last = match st.next_emission(jitter) {
-            Some(tn) => {
-                st.pending_ms = tn;
-                self.events.push(tn, Kind::Emit, id, 0);
-                false
-            }
-            None => {
-                self.streams.remove(id);
-                true
-            }
-        };
-        self.stats.queries += 1;
-        if let Some(o) = &mut self.observer {
-            o.incoming_query(usize::from(sched), usize::from(bucket));
-        }
+        let super::engine::UnsentEmission {
+            t,
+            sched,
+            app,
+            window,
+            emitted,
+            mitigated,
+            last,
+        } = self.unsent_emission(id);
         self.metrics.rejected_unbound(t, sched, app);
         self.by_bind.count(window, sched, app, 0);
         self.by_bind.count(
