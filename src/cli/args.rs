@@ -208,6 +208,13 @@ pub struct RunArgs {
     /// depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Pull rows (`greedy-pull`, `random-pull`, `tapfinger:<checkpoint>`): time between
+    /// decision steps, ms (default: the load publication period).
+    #[arg(long, allow_negative_numbers = true)]
+    pub pull_step_ms: Option<f64>,
+    /// Pull rows: decision steps a stream may wait unclaimed before it is refused.
+    #[arg(long, default_value_t = 1)]
+    pub patience: u32,
 }
 
 /// Options of `continuum train`.

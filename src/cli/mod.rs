@@ -8,6 +8,7 @@ mod runner;
 mod table;
 mod topology;
 mod train;
+mod train_tapfinger;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
 pub use run::{build_report, execute};

@@ -200,16 +200,25 @@ fn allocated_rows(
     Ok(out)
 }
 
-/// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`) and
-/// `per-class:<file>` tables.
+/// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`),
+/// `per-class:<file>` tables, and pull rows (`greedy-pull`, `random-pull`,
+/// `tapfinger:<checkpoint>`).
 fn parse_rows(list: &str) -> Result<Vec<Runner>> {
     let mut rows = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.strip_prefix("per-class:") {
-            Some(file) => rows.push(Runner::table(file)?),
-            None => rows.push(Runner::Static(
+        if let Some(file) = item.strip_prefix("per-class:") {
+            rows.push(Runner::table(file)?);
+        } else if let Some(file) = item.strip_prefix("tapfinger:") {
+            rows.push(Runner::tapfinger(file)?);
+        } else if let Some(name) = ["greedy-pull", "random-pull"]
+            .into_iter()
+            .find(|n| *n == item)
+        {
+            rows.push(Runner::Pull(super::runner::PullRow::Baseline(name)));
+        } else {
+            rows.push(Runner::Static(
                 Configuration::parse(item).map_err(anyhow::Error::msg)?,
-            )),
+            ));
         }
     }
     Ok(rows)
@@ -289,6 +298,12 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
             .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
     };
     cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
+    let pull = continuum_sim::PullConfig {
+        step_ms: run.pull_step_ms.unwrap_or(run.staleness_ms),
+        patience: run.patience,
+    };
+    pull.validate()
+        .map_err(|m| anyhow::anyhow!("--pull-step-ms/--patience: {m}"))?;
     let mut sc = Scenario::load(&run.topology, &run.profiles, &run.workload)?;
     if let Some(l) = run.lambda {
         if !(l >= 0.0 && l.is_finite()) {
@@ -330,7 +345,7 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
     let runs: Vec<(PolicyResult, continuum_sim::SimStats)> = pool.install(|| {
         runners
             .par_iter()
-            .map(|r| r.run(&sc, candidates.as_ref(), cfg, run.window, &bar))
+            .map(|r| r.run(&sc, candidates.as_ref(), cfg, pull, run.window, &bar))
             .collect::<Result<Vec<_>>>()
     })?;
     bar.finish_and_clear();

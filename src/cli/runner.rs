@@ -5,9 +5,11 @@ use crate::report::{ActionShareReport, PolicyResult};
 use anyhow::{Context, Result};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
+use continuum_core::pull::Puller;
 use continuum_learn::agent::{Agent, Checkpoint};
 use continuum_learn::meta;
-use continuum_sim::{Scenario, SimConfig, SimStats, Simulation};
+use continuum_learn::tapfinger::{Pick, TapCheckpoint, TapFinger};
+use continuum_sim::{PullConfig, Scenario, SimConfig, SimStats, Simulation};
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,6 +40,9 @@ pub enum Runner {
     /// At every window, the best of these configurations per class in hindsight, by the
     /// objective.
     Oracle(OracleChoices),
+    /// Pull dispatch (docs/model.md §15): every cluster's agent claims pending streams at each
+    /// decision step.
+    Pull(PullRow),
     /// A configuration under an allocator that redeploys the candidate workers every slot
     /// (`static`: the topology file's deployment throughout).
     Allocated {
@@ -50,6 +55,47 @@ pub enum Runner {
         /// Settings of the allocation model.
         model: continuum_alloc::placement::ModelOptions,
     },
+}
+
+/// What claims streams in a pull row.
+pub enum PullRow {
+    /// A hand-written baseline (`greedy-pull`, `random-pull`).
+    Baseline(&'static str),
+    /// TapFinger's agents from a checkpoint (row name, checkpoint, its path).
+    TapFinger(String, Box<TapCheckpoint>, PathBuf),
+}
+
+impl PullRow {
+    /// The row's name.
+    pub fn name(&self) -> String {
+        match self {
+            PullRow::Baseline(n) => (*n).to_string(),
+            PullRow::TapFinger(n, ..) => n.clone(),
+        }
+    }
+
+    /// A fresh puller for one run on `sc`.
+    pub fn puller(&self, sc: &Scenario) -> Result<Box<dyn Puller>> {
+        match self {
+            PullRow::Baseline(n) => {
+                continuum_core::pull::baseline(n).context("a registered pull baseline")
+            }
+            PullRow::TapFinger(name, ck, path) => {
+                let (_vars, net) = ck.network(path)?;
+                let c = &ck.meta.config;
+                Ok(Box::new(
+                    TapFinger::new(
+                        net,
+                        Pick::Greedy,
+                        c.pointer,
+                        c.resolution.resolution(),
+                        sc.topology.clusters.len(),
+                    )
+                    .named(name.clone()),
+                ))
+            }
+        }
+    }
 }
 
 impl Runner {
@@ -67,6 +113,17 @@ impl Runner {
         Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
     }
 
+    /// A TapFinger row from a `tapfinger:<checkpoint>` entry.
+    pub fn tapfinger(file: &str) -> Result<Self> {
+        let path = std::path::Path::new(file);
+        let ck = TapCheckpoint::load(path)?;
+        Ok(Runner::Pull(PullRow::TapFinger(
+            format!("tapfinger:{file}"),
+            Box::new(ck),
+            path.to_path_buf(),
+        )))
+    }
+
     /// A table row from a `per-class:<file>` entry.
     pub fn table(file: &str) -> Result<Self> {
         let t = PolicyTable::load(std::path::Path::new(file))?;
@@ -78,6 +135,7 @@ impl Runner {
         match self {
             Runner::Static(c) => c.name(),
             Runner::Table(n, _) | Runner::Dqn(n, ..) => n.clone(),
+            Runner::Pull(p) => p.name(),
             Runner::Oracle(..) => "oracle".into(),
             Runner::Allocated {
                 config, allocator, ..
@@ -104,6 +162,7 @@ impl Runner {
         sc: &Arc<Scenario>,
         candidates: Option<&Arc<Scenario>>,
         cfg: SimConfig,
+        pull: PullConfig,
         window_s: f64,
         bar: &ProgressBar,
     ) -> Result<(PolicyResult, SimStats)> {
@@ -144,6 +203,19 @@ impl Runner {
                 step_through(Simulation::new(sc.clone(), cfg, c.policy))
             }
             Runner::Table(_, t) => step_through(Simulation::with_table(sc.clone(), cfg, t)),
+            Runner::Pull(row) => {
+                let mut puller = row.puller(sc)?;
+                let mut sim = Simulation::new(sc.clone(), cfg, continuum_core::policy::REGISTRY[0]);
+                sim.enable_pull(pull)
+                    .map_err(|m| anyhow::anyhow!("--pull-step-ms/--patience: {m}"))?;
+                let mut none = |_: &Simulation, _: &continuum_sim::PullStepOutcome| {};
+                for k in 1..=steps {
+                    sim.run_pulled_until(k as f64 * window_s * 1000.0, puller.as_mut(), &mut none);
+                    bar.inc(1);
+                }
+                sim.finish_pulled(puller.as_mut(), &mut none);
+                sim
+            }
             Runner::Dqn(_, ck, path) => {
                 let names = sc.profiles.variant_names();
                 let mut agent = Agent::new(ck, path, &sc.topology, &sc.fleet, &names)?;

@@ -15,6 +15,9 @@ const LINE_EVERY: usize = 5;
 
 /// Runs `continuum train`.
 pub fn execute(args: &TrainArgs) -> Result<()> {
+    if continuum_learn::tapfinger::TapConfig::is_tapfinger(&args.config) {
+        return super::train_tapfinger::execute(args);
+    }
     let mut cfg = if args.config.exists() {
         DqnConfig::load(&args.config)?
     } else if args.config.as_os_str() == "config/dqn.yaml" {

@@ -23,6 +23,7 @@ pub mod mitigation;
 pub mod observe;
 pub mod policy;
 pub mod profiles;
+pub mod pull;
 pub mod rng;
 pub mod scenario;
 pub mod topology;

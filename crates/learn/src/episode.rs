@@ -29,7 +29,16 @@ pub struct EpisodeSpec {
 impl EpisodeSpec {
     /// Draws an episode of `horizon_s` from `cfg`'s λ range and profile.
     pub fn draw(cfg: &DqnConfig, horizon_s: f64, rng: &mut SimRng) -> Self {
-        let [lo, hi] = cfg.lambda_range;
+        Self::draw_in(cfg.lambda_range, cfg.lambda_profile, horizon_s, rng)
+    }
+
+    /// Draws an episode of `horizon_s` with λ in `[lo, hi]` under `profile`.
+    pub fn draw_in(
+        [lo, hi]: [f64; 2],
+        profile: LambdaProfile,
+        horizon_s: f64,
+        rng: &mut SimRng,
+    ) -> Self {
         let uniform = |rng: &mut SimRng| {
             if hi > lo {
                 rng.random_range(lo..=hi)
@@ -37,7 +46,7 @@ impl EpisodeSpec {
                 lo
             }
         };
-        let kind = match cfg.lambda_profile {
+        let kind = match profile {
             LambdaProfile::Constant => 0,
             LambdaProfile::Dynamic if hi > lo => rng.random_range(0..3u32),
             LambdaProfile::Dynamic => 0,

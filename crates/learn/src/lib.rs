@@ -8,4 +8,5 @@
 pub mod agent;
 pub mod episode;
 pub mod meta;
+pub mod tapfinger;
 pub mod train;

@@ -8,6 +8,7 @@ use super::stream::{Stream, net_delay};
 use super::worker::{QueueBound, Waiting};
 use super::{NO_QUERY, NO_STREAM, Query, Simulation, StreamFacts};
 use continuum_core::dispatch::bind;
+use continuum_core::feasibility::{Candidate, feasible};
 use continuum_core::metrics::Outcome;
 use continuum_core::mitigation::Mitigation;
 use continuum_core::rng::{Purpose, stream_rng};
@@ -65,16 +66,34 @@ impl Simulation {
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
         let class = self.class_of(p);
-        let policy = self.policies[s * self.classes.len() + class];
-        let bound = bind(
-            &demand,
-            &sched.reach,
-            &sc.fleet,
-            &self.view,
-            policy,
-            &mut self.scheds[s].policy,
-            &mut self.scratch,
-        );
+        // Push dispatch binds now; pull dispatch (docs/model.md §15) only checks that some
+        // cluster could take the stream, which then waits for the next decision step.
+        let bound = if self.pull.is_some() {
+            let short = feasible(
+                &demand,
+                &sched.reach,
+                &sc.fleet,
+                &self.view,
+                &mut self.scratch,
+            );
+            if self.scratch.is_empty() {
+                Err(short)
+            } else {
+                Ok(None)
+            }
+        } else {
+            let policy = self.policies[s * self.classes.len() + class];
+            bind(
+                &demand,
+                &sched.reach,
+                &sc.fleet,
+                &self.view,
+                policy,
+                &mut self.scheds[s].policy,
+                &mut self.scratch,
+            )
+            .map(Some)
+        };
         let mut stream = Stream {
             emission: Client {
                 t_ms: now,
@@ -105,36 +124,59 @@ impl Simulation {
         if let Some(o) = &self.observer {
             stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
         }
-        let jitter = sc.workload.jitter;
-        let Ok(c) = bound else {
-            // No feasible binding: every query it would have sent is rejected.
-            self.stats.streams_rejected += 1;
-            if let Some(o) = &mut self.observer {
-                o.incoming_unbound(
-                    s,
-                    usize::from(stream.bucket),
-                    now,
-                    stream.emission.t_end,
-                    p.rate_qps,
-                );
+        match bound {
+            Err(_) => self.reject_stream(stream, p.rate_qps),
+            Ok(None) => self.wait_for_pull(stream, *p, class),
+            Ok(Some(c)) => {
+                self.bind_stream(stream, &c, p.rate_qps, p.min_accuracy, class);
             }
-            // Its jobs: one per window it emits in, every task rejected.
-            let mut window = None;
-            while let Some(t) = stream.next_emission(jitter) {
-                let w = self.jobs.window_of(t);
-                if window != Some(w) {
-                    window = Some(w);
-                    self.jobs.unbound(1);
-                }
-                self.stats.queries += 1;
-                self.metrics.rejected_unbound(t, stream.sched, stream.app);
-                let (w, s, a) = (stream.bind_window, stream.sched, stream.app);
-                self.by_bind.count(w, s, a, 0);
-                self.by_bind.count(w, s, a, Outcome::Rejected as usize);
+        }
+    }
+
+    /// A stream that found no binding: every query it would have sent is rejected.
+    pub(super) fn reject_stream(&mut self, mut stream: Stream, rate_qps: f64) {
+        let jitter = self.sc.workload.jitter;
+        let (s, now) = (usize::from(stream.sched), self.now);
+        self.stats.streams_rejected += 1;
+        if let Some(o) = &mut self.observer {
+            o.incoming_unbound(
+                s,
+                usize::from(stream.bucket),
+                now,
+                stream.emission.t_end,
+                rate_qps,
+            );
+        }
+        // Its jobs: one per window it emits in, every task rejected.
+        let mut window = None;
+        while let Some(t) = stream.next_emission(jitter) {
+            let w = self.jobs.window_of(t);
+            if window != Some(w) {
+                window = Some(w);
+                self.jobs.unbound(1);
             }
-            return;
-        };
-        let reach = sched
+            self.stats.queries += 1;
+            self.metrics.rejected_unbound(t, stream.sched, stream.app);
+            let (w, s, a) = (stream.bind_window, stream.sched, stream.app);
+            self.by_bind.count(w, s, a, 0);
+            self.by_bind.count(w, s, a, Outcome::Rejected as usize);
+        }
+    }
+
+    /// Binds `stream` to candidate `c` (one of its scheduler's reach) and schedules its first
+    /// emission (now, if that emission's time has passed while it waited to be pulled: the
+    /// scheduler held it). Returns the stream's serial, or `None` when it emits nothing.
+    pub(super) fn bind_stream(
+        &mut self,
+        mut stream: Stream,
+        c: &Candidate,
+        rate_qps: f64,
+        min_accuracy: f64,
+        class: usize,
+    ) -> Option<u32> {
+        let jitter = self.sc.workload.jitter;
+        let sc = self.sc.clone();
+        let reach = sc.topology.schedulers[usize::from(stream.sched)]
             .reach
             .iter()
             .find(|r| r.worker == c.worker)
@@ -143,23 +185,26 @@ impl Simulation {
         stream.worker = c.worker;
         stream.d_ms = reach.d_ms;
         stream.sigma_ms = reach.sigma_ms;
-        stream.eta = p.size_kb / w.ref_kb;
-        if let Some(t) = stream.next_emission(jitter) {
-            stream.pending_ms = t;
-            stream.serial = self.facts.len() as u32;
-            self.facts.push(StreamFacts {
-                rate_qps: p.rate_qps as f32,
-                min_accuracy: p.min_accuracy as f32,
-                tail_ms: 0.0,
-                class: class as u16,
-                worker: c.worker,
-            });
-            self.workers[c.worker as usize].streams += 1;
-            self.events
-                .push(stream.emission.t_end, Kind::StreamEnd, stream.serial, 0);
-            let id = self.streams.insert(stream);
-            self.events.push(t, Kind::Emit, id, 0);
-        }
+        stream.eta = stream.size_kb / w.ref_kb;
+        let t = stream.next_emission(jitter)?;
+        stream.pending_ms = t;
+        stream.serial = self.facts.len() as u32;
+        self.facts.push(StreamFacts {
+            rate_qps: rate_qps as f32,
+            min_accuracy: min_accuracy as f32,
+            tail_ms: 0.0,
+            class: class as u16,
+            worker: c.worker,
+            settled: 0,
+            success: 0,
+        });
+        self.workers[c.worker as usize].streams += 1;
+        let end = stream.emission.t_end.max(self.now);
+        self.events.push(end, Kind::StreamEnd, stream.serial, 0);
+        let serial = stream.serial;
+        let id = self.streams.insert(stream);
+        self.events.push(t.max(self.now), Kind::Emit, id, 0);
+        Some(serial)
     }
 
     /// Processes the pending emission of stream `id` (at its time `pending_ms`, or earlier: an
@@ -178,10 +223,12 @@ impl Simulation {
             self.emit_degraded(id, job);
             return;
         }
+        let now = self.now;
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
         let up = st.uplink_ms();
-        let t_arrive = t + up;
+        // Sent when emitted, or now for a query held while its stream waited to be pulled.
+        let t_arrive = t.max(now) + up;
         let mut q = Query {
             chain: NO_STREAM,
             t_emit: t,
@@ -210,7 +257,7 @@ impl Simulation {
                 if tn >= t_arrive {
                     q.chain = id;
                 } else {
-                    self.events.push(tn, Kind::Emit, id, 0);
+                    self.events.push(tn.max(now), Kind::Emit, id, 0);
                 }
             }
             None => self.streams.remove(id),
@@ -248,7 +295,7 @@ impl Simulation {
         let last = match st.next_emission(jitter) {
             Some(tn) => {
                 st.pending_ms = tn;
-                self.events.push(tn, Kind::Emit, id, 0);
+                self.events.push(tn.max(self.now), Kind::Emit, id, 0);
                 false
             }
             None => {

@@ -84,6 +84,9 @@ impl Simulation {
             .outcome(q.t_emit, q.sched, q.app, outcome, latency_ms);
         self.by_bind
             .count(q.bind_window, q.sched, q.app, outcome as usize);
+        let f = &mut self.facts[q.stream as usize];
+        f.settled += 1;
+        f.success += u32::from(outcome == Outcome::Success);
         let l = latency_ms.map(|l| l as f32);
         if let Some(l) = l {
             self.tails.push(q.stream, l, &mut self.facts);

@@ -9,6 +9,7 @@ mod capacity;
 mod engine;
 mod hedge;
 mod jobs;
+mod pull;
 mod queue;
 mod redeploy;
 
@@ -20,6 +21,7 @@ mod worker;
 pub use capacity::CapacityScale;
 pub use continuum_core::scenario::Scenario;
 pub use jobs::JobStats;
+pub use pull::{PullConfig, PullStepOutcome, PullTotals};
 pub use worker::QueueBound;
 
 use bind::BindCounts;
@@ -156,6 +158,10 @@ struct StreamFacts {
     class: u16,
     /// The worker it is bound to now (`NO_WORKER` after a failed re-binding).
     worker: u32,
+    /// Its queries settled so far (any outcome; what a pull agent's binding is credited with).
+    settled: u32,
+    /// Of those, successes.
+    success: u32,
 }
 
 /// Events per offered query, measured on the shipped scenarios (an arrival, a share of a batch
@@ -248,6 +254,8 @@ pub struct Simulation {
     target: Option<Vec<u32>>,
     /// Whether to prefetch deeply (see [`DEEP_PREFETCH_EVENTS_PER_MS`]).
     deep_prefetch: bool,
+    /// Pull dispatch, when on (docs/model.md §15).
+    pull: Option<pull::PullState>,
 }
 
 impl Simulation {
@@ -289,6 +297,7 @@ impl Simulation {
             deploying: false,
             target: None,
             deep_prefetch: rate >= DEEP_PREFETCH_EVENTS_PER_MS,
+            pull: None,
             facts: Vec::new(),
             tails: TailLog::default(),
             jobs: Jobs::new(cfg.window_s * 1000.0),
@@ -589,6 +598,8 @@ mod golden_tests;
 mod job_tests;
 #[cfg(test)]
 mod mitigation_tests;
+#[cfg(test)]
+mod pull_tests;
 #[cfg(test)]
 mod redeploy_tests;
 #[cfg(test)]

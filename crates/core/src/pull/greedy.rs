@@ -1,0 +1,75 @@
+//! The hand-written pull baselines: greedy (each cluster claims the pending stream it would
+//! answer earliest) and random.
+
+use super::{Claim, Puller, Resolution, Round};
+use crate::rng::SimRng;
+use rand::Rng;
+
+/// Each agent claims, among its offers, the binding with the smallest end-to-end estimate
+/// e2e(v, n) = 2·net + D_v(ζ) (docs/model.md §5) — the stream it would finish earliest by the
+/// core's own estimate; ties to the stream that arrived first. Conflicts go to the earliest
+/// finish.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GreedyPull;
+
+impl Puller for GreedyPull {
+    fn name(&self) -> String {
+        "greedy-pull".into()
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution::EarliestFinish
+    }
+
+    fn claim(&mut self, round: &Round, _rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
+        for a in round.agents {
+            let mut best: Option<(f64, Claim)> = None;
+            for o in &a.offers {
+                for &k in &o.cands {
+                    let e2e = round.cands[o.pending as usize][k as usize].e2e_ms;
+                    if best.is_none_or(|(b, _)| e2e < b) {
+                        let claim = Claim {
+                            pending: o.pending,
+                            cand: k,
+                            p: 1.0,
+                        };
+                        best = Some((e2e, claim));
+                    }
+                }
+            }
+            out.push(best.map(|b| b.1));
+        }
+    }
+}
+
+/// Each agent claims one of its offers uniformly at random, with one of its feasible workers
+/// for it uniformly at random; conflicts by eq. 11 (its pick probability is 1/offers).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandomPull;
+
+impl Puller for RandomPull {
+    fn name(&self) -> String {
+        "random-pull".into()
+    }
+
+    fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
+        for a in round.agents {
+            let o = &a.offers[rng.random_range(0..a.offers.len())];
+            let k = o.cands[rng.random_range(0..o.cands.len())];
+            out.push(Some(Claim {
+                pending: o.pending,
+                cand: k,
+                p: 1.0 / a.offers.len() as f64,
+            }));
+        }
+    }
+}
+
+/// The pull baseline registered under `name` (`greedy-pull`, `random-pull`).
+pub fn baseline(name: &str) -> Option<Box<dyn Puller>> {
+    match name {
+        "greedy-pull" => Some(Box::new(GreedyPull)),
+        "random-pull" => Some(Box::new(RandomPull)),
+        _ => None,
+    }
+}

@@ -1,0 +1,169 @@
+//! TapFinger checkpoints: the shared network's weights in safetensors format with a JSON header
+//! (format tag, network shape, feature sizes, the config it was trained with and on which
+//! topology). Nothing in it depends on the topology's size: any checkpoint serves any topology.
+
+use super::config::TapConfig;
+use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
+use super::net::{TapNet, TapNetShape};
+use crate::agent::CheckpointError;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::{VarBuilder, VarMap};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Format tag written in every TapFinger checkpoint.
+const FORMAT: &str = "continuum-tapfinger/1";
+/// Header key of the metadata.
+const META_KEY: &str = "continuum";
+
+/// Everything a checkpoint says besides its weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapMeta {
+    /// Format tag.
+    pub format: String,
+    /// Network shape.
+    pub shape: TapNetShape,
+    /// Feature sizes: cluster, pending, worker, edge.
+    pub features: [usize; 4],
+    /// The topology it was trained on (informative).
+    pub topology: String,
+    /// Training settings.
+    pub config: TapConfig,
+}
+
+/// A loaded TapFinger checkpoint.
+#[derive(Debug, Clone)]
+pub struct TapCheckpoint {
+    /// Its metadata.
+    pub meta: TapMeta,
+    /// Weights by variable name.
+    pub tensors: HashMap<String, Tensor>,
+}
+
+fn feature_sizes() -> [usize; 4] {
+    [
+        CLUSTER_FEATURES,
+        PENDING_FEATURES,
+        WORKER_FEATURES,
+        EDGE_FEATURES,
+    ]
+}
+
+impl TapCheckpoint {
+    /// Writes `vars` with their metadata to `path`.
+    pub fn save(
+        path: &Path,
+        vars: &VarMap,
+        shape: TapNetShape,
+        topology: &str,
+        config: &TapConfig,
+    ) -> Result<(), CheckpointError> {
+        let io = |m: String| CheckpointError::Io {
+            path: path.display().to_string(),
+            message: m,
+        };
+        let meta = TapMeta {
+            format: FORMAT.into(),
+            shape,
+            features: feature_sizes(),
+            topology: topology.into(),
+            config: config.clone(),
+        };
+        let header: HashMap<String, String> = [(
+            META_KEY.to_string(),
+            serde_json::to_string(&meta).map_err(|e| io(e.to_string()))?,
+        )]
+        .into_iter()
+        .collect();
+        let data = vars.data().lock().expect("var map lock");
+        let mut tensors: Vec<(String, Tensor)> = data
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
+            .collect();
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+        }
+        safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
+    }
+
+    /// Reads a checkpoint; a file that is not a TapFinger checkpoint of this version gets a
+    /// clear [`CheckpointError`].
+    pub fn load(path: &Path) -> Result<Self, CheckpointError> {
+        let p = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| CheckpointError::Io {
+            path: p.clone(),
+            message: e.to_string(),
+        })?;
+        let fmt = |m: String| CheckpointError::Format {
+            path: p.clone(),
+            message: m,
+        };
+        let (_, header) =
+            safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| fmt(e.to_string()))?;
+        let raw = header
+            .metadata()
+            .as_ref()
+            .and_then(|m| m.get(META_KEY))
+            .ok_or_else(|| fmt("no continuum metadata".into()))?;
+        let format = serde_json::from_str::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(String::from))
+            .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
+        if format != FORMAT {
+            return Err(CheckpointError::Incompatible {
+                path: p,
+                message: format!(
+                    "format is `{format}`, expected `{FORMAT}` (a TapFinger checkpoint of this version: `continuum train --config config/tapfinger.yaml`)"
+                ),
+            });
+        }
+        let meta: TapMeta = serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
+        if meta.features != feature_sizes() {
+            return Err(CheckpointError::Incompatible {
+                path: p,
+                message: format!(
+                    "its features are {:?} (cluster, pending, worker, edge), this build encodes {:?}",
+                    meta.features,
+                    feature_sizes()
+                ),
+            });
+        }
+        let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu)
+            .map_err(|e| fmt(e.to_string()))?;
+        Ok(Self { meta, tensors })
+    }
+
+    /// The network of this checkpoint (its weights checked against the shape).
+    pub fn network(&self, path: &Path) -> Result<(VarMap, TapNet), CheckpointError> {
+        let bad = |m: String| CheckpointError::Incompatible {
+            path: path.display().to_string(),
+            message: m,
+        };
+        let vm = VarMap::new();
+        let net = TapNet::new(
+            self.meta.shape,
+            VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu),
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        let data = vm.data().lock().expect("var map lock");
+        for (name, var) in data.iter() {
+            let t = self
+                .tensors
+                .get(name)
+                .ok_or_else(|| bad(format!("weight `{name}` is missing")))?;
+            if t.dims() != var.dims() {
+                return Err(bad(format!(
+                    "weight `{name}` is {:?}, the network expects {:?}",
+                    t.dims(),
+                    var.dims()
+                )));
+            }
+            var.set(t).map_err(|e| bad(e.to_string()))?;
+        }
+        drop(data);
+        Ok((vm, net))
+    }
+}

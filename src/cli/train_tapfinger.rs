@@ -1,0 +1,93 @@
+//! `continuum train` with a TapFinger config (`method: tapfinger`): MAPPO episodes of pulled
+//! simulations, then the checkpoint, the episode log and the learning curve.
+
+use super::args::TrainArgs;
+use anyhow::{Context, Result, bail};
+use continuum_learn::tapfinger::TapConfig;
+use continuum_learn::tapfinger::train::{TapEvent, tap_training_csv, train};
+use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
+use continuum_sim::Scenario;
+
+/// Without a terminal, a progress line every this many episodes (and for the last one).
+const LINE_EVERY: usize = 5;
+
+/// Runs `continuum train` for TapFinger's agents.
+pub fn execute(args: &TrainArgs) -> Result<()> {
+    let mut cfg = TapConfig::load(&args.config)?;
+    if let Some(e) = args.episodes {
+        if e == 0 {
+            bail!("--episodes: expected at least 1");
+        }
+        cfg.episodes = e;
+    }
+    if args.capacity_scale.is_some() {
+        bail!("--capacity-scale: TapFinger's training has no capacity setting");
+    }
+    let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let progress = |e: TapEvent| match e {
+        TapEvent::Episode(l, total) => {
+            if (l.episode + 1) % LINE_EVERY == 0 || l.episode + 1 == total {
+                eprintln!(
+                    "[{:>6.1} s] episode {}/{total}  success {:.3}  refused {:.3}  reward {:+.3}  λ {:.0}  decisions {}",
+                    l.wall_s,
+                    l.episode + 1,
+                    l.success_ratio,
+                    l.refused,
+                    l.mean_reward,
+                    l.lambda,
+                    l.decisions
+                );
+            }
+        }
+    };
+    let logs = pool.install(|| train(&sc, &cfg, args.seed, &args.out, &progress))?;
+    let stem = args.out.with_extension("");
+    let name = stem
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("tapfinger")
+        .to_string();
+    let csv = stem.with_file_name(format!("{name}.training.csv"));
+    let svg = stem.with_file_name(format!("{name}.training_curve.svg"));
+    std::fs::write(&csv, tap_training_csv(&logs))
+        .with_context(|| format!("cannot write {}", csv.display()))?;
+    let per = |f: fn(&continuum_learn::tapfinger::train::TapEpisodeLog) -> f64| -> Vec<(f64, f64)> {
+        logs.iter().map(|l| (l.episode as f64, f(l))).collect()
+    };
+    let fig = Figure {
+        title: format!("TapFinger training on {}", sc.topology.name),
+        x: Axis::new("episode", Format::Number),
+        panels: vec![
+            Panel {
+                y: Axis::new("success ratio (%)", Format::Percent),
+                series: vec![Series::new(
+                    "episode success ratio",
+                    per(|l| l.success_ratio),
+                    Emphasis::Bold,
+                )],
+            },
+            Panel {
+                y: Axis::new("mean reward per decision", Format::Number),
+                series: vec![Series::new(
+                    "mean reward",
+                    per(|l| l.mean_reward),
+                    Emphasis::Normal,
+                )],
+            },
+        ],
+    };
+    continuum_plot::line_chart(&svg, &fig).map_err(anyhow::Error::msg)?;
+    let wall = logs.last().map_or(0.0, |l| l.wall_s);
+    eprintln!(
+        "trained {} episodes in {wall:.1} s; wrote {}, {}, {}",
+        logs.len(),
+        args.out.display(),
+        csv.display(),
+        svg.display()
+    );
+    Ok(())
+}
