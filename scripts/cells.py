@@ -40,3 +40,19 @@ def success_from(row, t_s):
 def cell_key(scale, topology, load):
     """The key of one (capacity scale, topology, load) cell in recorded results."""
     return f"{scale}|{topology}|{load}"
+
+
+def run(cmd):
+    """Runs `cmd`; exits with its standard error when it fails; returns its standard output."""
+    import sys
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
+    return r.stdout
+
+
+def pm(xs, d=2):
+    """`mean ± sd` of `xs` with `d` decimals (sd 0 for one value)."""
+    import statistics
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return f"{statistics.mean(xs):.{d}f} ± {sd:.{d}f}"

@@ -14,10 +14,10 @@
 pub use continuum_alloc::{alloc, oga_bench, placement};
 pub use continuum_core::{
     admission, config, dispatch, feasibility, fixtures, load, metrics, mitigation, observe, policy,
-    profiles, rng, scenario, topology, workload,
+    profiles, pull, rng, scenario, topology, workload,
 };
 pub use continuum_gateway as gateway;
-pub use continuum_learn::{agent, meta, train};
+pub use continuum_learn::{agent, meta, tapfinger, train};
 pub use continuum_loadgen as loadgen;
 pub use continuum_sim as sim;
 pub use continuum_worker as worker;

@@ -202,14 +202,20 @@ fn allocated_rows(
 
 /// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`),
 /// `per-class:<file>` tables, and pull rows (`greedy-pull`, `random-pull`,
-/// `tapfinger:<checkpoint>`).
+/// `tapfinger:<checkpoint>`, or `tapfinger[<resolution>]:<checkpoint>` to resolve its conflicts
+/// otherwise: `bayes`, `uniform-prior`, `first-claim`).
 fn parse_rows(list: &str) -> Result<Vec<Runner>> {
     let mut rows = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if let Some(file) = item.strip_prefix("per-class:") {
             rows.push(Runner::table(file)?);
         } else if let Some(file) = item.strip_prefix("tapfinger:") {
-            rows.push(Runner::tapfinger(file)?);
+            rows.push(Runner::tapfinger(file, None)?);
+        } else if let Some(rest) = item.strip_prefix("tapfinger[") {
+            let (how, file) = rest.split_once("]:").with_context(|| {
+                format!("`{item}`: expected `tapfinger[<resolution>]:<checkpoint>`")
+            })?;
+            rows.push(Runner::tapfinger(file, Some(how))?);
         } else if let Some(name) = ["greedy-pull", "random-pull"]
             .into_iter()
             .find(|n| *n == item)

@@ -8,6 +8,7 @@ use continuum_core::policy::{PolicyTable, StreamClasses};
 use continuum_core::pull::Puller;
 use continuum_learn::agent::{Agent, Checkpoint};
 use continuum_learn::meta;
+use continuum_learn::tapfinger::config::ResolutionName;
 use continuum_learn::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum_sim::{PullConfig, Scenario, SimConfig, SimStats, Simulation};
 use indicatif::ProgressBar;
@@ -113,12 +114,27 @@ impl Runner {
         Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
     }
 
-    /// A TapFinger row from a `tapfinger:<checkpoint>` entry.
-    pub fn tapfinger(file: &str) -> Result<Self> {
+    /// A TapFinger row from a `tapfinger:<checkpoint>` entry, its conflicts resolved as the
+    /// checkpoint's config says or as `resolution` (`bayes`, `uniform-prior`, `first-claim`).
+    pub fn tapfinger(file: &str, resolution: Option<&str>) -> Result<Self> {
         let path = std::path::Path::new(file);
-        let ck = TapCheckpoint::load(path)?;
+        let mut ck = TapCheckpoint::load(path)?;
+        let name = match resolution {
+            None => format!("tapfinger:{file}"),
+            Some(how) => {
+                ck.meta.config.resolution = match how {
+                    "bayes" => ResolutionName::Bayes,
+                    "uniform-prior" => ResolutionName::UniformPrior,
+                    "first-claim" => ResolutionName::FirstClaim,
+                    _ => anyhow::bail!(
+                        "`tapfinger[{how}]`: unknown resolution; expected `bayes`, `uniform-prior` or `first-claim`"
+                    ),
+                };
+                format!("tapfinger[{how}]:{file}")
+            }
+        };
         Ok(Runner::Pull(PullRow::TapFinger(
-            format!("tapfinger:{file}"),
+            name,
             Box::new(ck),
             path.to_path_buf(),
         )))

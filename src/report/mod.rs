@@ -108,6 +108,8 @@ pub struct PolicyResult {
     pub success_ratio: f64,
     /// End-to-end latency of answered queries.
     pub latency_ms: Latency,
+    /// Mean end-to-end latency of answered queries, ms (0 when none).
+    pub latency_mean_ms: f64,
     /// Per stream, its slowest answered query; the percentiles are over streams.
     pub stream_tail_ms: Latency,
     /// EdgeTuner's job tail: per job (a stream's queries in one window), its slowest answered
@@ -217,6 +219,7 @@ impl PolicyResult {
                 p95: m.latency_quantile_ms(0.95),
                 p99: m.latency_quantile_ms(0.99),
             },
+            latency_mean_ms: m.latency_mean_ms(),
             stream_tail_ms: Latency {
                 p50: sorted_quantile(&tails, 0.50),
                 p95: sorted_quantile(&tails, 0.95),

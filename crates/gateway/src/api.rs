@@ -142,7 +142,11 @@ async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
             ));
         }
     };
-    match ctx.state.open(open) {
+    let opened = match &ctx.pull {
+        Some(desk) => ctx.state.open_pulled(desk, open).await,
+        None => ctx.state.open(open),
+    };
+    match opened {
         Ok((s, b)) => {
             let _span = tracing::debug_span!("stream", id = s.id).entered();
             json_resp(

@@ -8,7 +8,7 @@ use super::policies::StreamPolicy;
 use super::state::{GatewayState, res, task_list};
 use super::streams::{Binding, OpenRequest, Stream};
 use continuum_core::dispatch::bind;
-use continuum_core::feasibility::{Candidate, Demand, feasible, latency_bound_ms};
+use continuum_core::feasibility::{Candidate, Demand, Shortfall, feasible, latency_bound_ms};
 use continuum_core::mitigation::{reissue_demand, reissue_target};
 use continuum_core::rng::{Purpose, stream_rng};
 use hyper::StatusCode;
@@ -51,11 +51,13 @@ impl GatewayState {
         r
     }
 
-    fn admit(
+    /// Validates and admits a new stream (its task, the open rate and stream limits, its
+    /// token) without binding it: the snapshot it was admitted on and the stream.
+    pub(super) fn admit_unbound(
         &self,
         req: OpenRequest,
         known: Option<(Arc<str>, u128)>,
-    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+    ) -> Result<(Arc<Snapshot>, Arc<Stream>), ApiError> {
         let bad = |m: String| {
             self.metrics
                 .stream_opens
@@ -128,25 +130,81 @@ impl GatewayState {
             )),
             req,
         });
-        let b = self.bind(&snap, &stream).inspect_err(|_| {
-            self.metrics
-                .stream_opens
-                .get_or_create(&res("infeasible"))
-                .inc();
-            let app = super::metrics::AppLabel {
-                app: stream.app.to_string(),
-            };
-            self.metrics
-                .refused_fps
-                .get_or_create(&app)
-                .inc_by(stream.req.rate_fps);
-        })?;
+        Ok((snap, stream))
+    }
+
+    fn admit(
+        &self,
+        req: OpenRequest,
+        known: Option<(Arc<str>, u128)>,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+        let (snap, stream) = self.admit_unbound(req, known)?;
+        let b = self
+            .bind(&snap, &stream)
+            .inspect_err(|_| self.count_infeasible(&stream))?;
+        self.register(&stream, &b);
+        Ok((stream, b))
+    }
+
+    /// Counts an open refused for want of a feasible binding.
+    pub(super) fn count_infeasible(&self, stream: &Stream) {
+        self.metrics
+            .stream_opens
+            .get_or_create(&res("infeasible"))
+            .inc();
+        let app = super::metrics::AppLabel {
+            app: stream.app.to_string(),
+        };
+        self.metrics
+            .refused_fps
+            .get_or_create(&app)
+            .inc_by(stream.req.rate_fps);
+    }
+
+    /// Holds `stream`, bound by `b`, among the open streams.
+    pub(super) fn register(&self, stream: &Arc<Stream>, b: &Binding) {
         stream.set_binding(Some(b.clone()));
         self.streams.insert(stream.clone());
         self.metrics.stream_opens.get_or_create(&res("bound")).inc();
         self.metrics.streams_open.set(self.streams.len() as i64);
-        tracing::debug!(stream = id, variant = %b.variant, cluster = %b.cluster,
+        tracing::debug!(stream = stream.id, variant = %b.variant, cluster = %b.cluster,
             class = %b.class, policy = b.policy, "stream bound");
+    }
+
+    /// Opens a stream under pull dispatch (docs/model.md §15): admitted as any open, refused at
+    /// once when no worker could take it, otherwise put on `desk` until a decision step binds
+    /// it or its patience runs out.
+    pub async fn open_pulled(
+        &self,
+        desk: &super::pull::PullDesk,
+        req: OpenRequest,
+    ) -> Result<(Arc<Stream>, Binding), ApiError> {
+        let (snap, stream) = self.admit_unbound(req, None)?;
+        let demand = self.demand_of(&snap, &stream)?;
+        let short = SCRATCH.with(|sc| {
+            let sc = &mut sc.borrow_mut();
+            let short = feasible(&demand, &snap.reach, &snap.plan.fleet, &snap.view, sc);
+            sc.is_empty().then_some(short)
+        });
+        if let Some(short) = short {
+            self.count_infeasible(&stream);
+            return Err(self.no_binding(&snap, &stream, short));
+        }
+        let answer = desk.enqueue(demand).await.ok().flatten();
+        let Some((c, at)) = answer else {
+            self.count_infeasible(&stream);
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "no cluster took this stream within its patience ({} decision steps of {} ms)",
+                    desk.patience(),
+                    desk.step_ms
+                ),
+            ));
+        };
+        let class = self.policy_for(&stream);
+        let b = self.binding_for(&at, &stream, &demand, &c, class.name, desk.policy());
+        self.register(&stream, &b);
         Ok((stream, b))
     }
 
@@ -192,7 +250,6 @@ impl GatewayState {
     /// Binds `stream` with its class's active policy over snapshot `snap` (docs/model.md §5–6, the
     /// simulator's code); 503 naming the constraint no candidate met.
     pub fn bind(&self, snap: &Snapshot, stream: &Stream) -> Result<Binding, ApiError> {
-        let r = &stream.req;
         let demand = self.demand_of(snap, stream)?;
         let class = self.policy_for(stream);
         let policy = class.policy;
@@ -212,27 +269,31 @@ impl GatewayState {
         self.metrics
             .decision_seconds
             .observe(t.elapsed().as_secs_f64());
-        let c = chosen.map_err(|short| {
-            let constraint = short.binding_constraint();
-            let mut e = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "no worker can serve this stream: every candidate fails the {constraint} constraint ({} reachable workers up; ruled out by task {}, accuracy {}, batch size {}, latency {}, load {})",
-                    snap.reach.len(),
-                    short.task,
-                    short.accuracy,
-                    short.batch,
-                    short.latency,
-                    short.load
-                ),
-            );
-            e.body["constraint"] = json!(constraint);
-            tracing::debug!(stream = stream.id, reach = snap.reach.len(), max_delay_ms = r.max_delay_ms,
-                min_accuracy = r.min_accuracy, access_ms = stream.access_ms, tx_ms = ?r.tx_ms,
-                frame_kb = r.frame_kb, constraint, "no feasible binding");
-            e
-        })?;
+        let c = chosen.map_err(|short| self.no_binding(snap, stream, short))?;
         Ok(self.binding_for(snap, stream, &demand, &c, class.name, policy.name()))
+    }
+
+    /// The answer to an open no worker can serve: 503 naming the constraint no candidate met.
+    fn no_binding(&self, snap: &Snapshot, stream: &Stream, short: Shortfall) -> ApiError {
+        let r = &stream.req;
+        let constraint = short.binding_constraint();
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "no worker can serve this stream: every candidate fails the {constraint} constraint ({} reachable workers up; ruled out by task {}, accuracy {}, batch size {}, latency {}, load {})",
+                snap.reach.len(),
+                short.task,
+                short.accuracy,
+                short.batch,
+                short.latency,
+                short.load
+            ),
+        );
+        e.body["constraint"] = json!(constraint);
+        tracing::debug!(stream = stream.id, reach = snap.reach.len(), max_delay_ms = r.max_delay_ms,
+            min_accuracy = r.min_accuracy, access_ms = stream.access_ms, tx_ms = ?r.tx_ms,
+            frame_kb = r.frame_kb, constraint, "no feasible binding");
+        e
     }
 
     /// Where a late query of `stream`, bound by `own`, is reissued with `remaining_ms` left

@@ -81,6 +81,11 @@ pub struct GatewayConfig {
     /// chosen every window (the classes are the checkpoint's).
     #[serde(default)]
     pub agent: Option<PathBuf>,
+    /// Pull dispatch (docs/model.md §15): new streams wait for a decision step, where every
+    /// cluster's agent claims them ([`crate::pull`]); none unless set. Re-bindings (a worker
+    /// gone, a restarted gateway's streams) stay pushed by `policy`.
+    #[serde(default)]
+    pub pull: Option<PullSettings>,
     /// Meta-policy window T, ms (docs/model.md §9 default: 5 s).
     #[serde(default = "default_window_ms")]
     pub window_ms: u64,
@@ -131,6 +136,24 @@ pub struct GatewayConfig {
     /// `text` or `json` log lines.
     #[serde(default)]
     pub log_format: LogFormat,
+}
+
+/// Pull dispatch at the gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PullSettings {
+    /// Who claims: `greedy-pull`, `random-pull` or `tapfinger:<checkpoint>`.
+    pub puller: String,
+    /// Time between decision steps, ms (default: `publish_ms`).
+    #[serde(default)]
+    pub step_ms: Option<u64>,
+    /// Steps a stream may wait unclaimed before its open is refused.
+    #[serde(default = "default_patience")]
+    pub patience: u32,
+}
+
+fn default_patience() -> u32 {
+    1
 }
 
 /// Log line format.
@@ -339,6 +362,19 @@ impl GatewayConfig {
 
     /// Checks what the types cannot.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(p) = &self.pull {
+            if p.step_ms == Some(0) || p.patience == 0 {
+                return Err("pull: step_ms and patience must be at least 1".into());
+            }
+            if continuum_core::pull::baseline(&p.puller).is_none()
+                && !p.puller.starts_with("tapfinger:")
+            {
+                return Err(format!(
+                    "pull.puller: expected `greedy-pull`, `random-pull` or `tapfinger:<checkpoint>`, got `{}`",
+                    p.puller
+                ));
+            }
+        }
         if self.workers.is_empty() {
             return Err("workers: expected at least one worker".into());
         }

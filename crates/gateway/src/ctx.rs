@@ -38,6 +38,8 @@ pub struct Ctx {
     pub grpc_addr: Option<SocketAddr>,
     /// Where the QUIC endpoint listens, when one is configured.
     pub quic_addr: Option<SocketAddr>,
+    /// Pull dispatch's desk, when `pull` is configured.
+    pub pull: Option<Arc<super::pull::PullDesk>>,
 }
 
 impl Ctx {

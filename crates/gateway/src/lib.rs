@@ -8,7 +8,7 @@
 //! - [`loads`]: the workers' last reported loads; [`live`]: the load view published from them
 //!   every Δ;
 //! - [`state`]: shared state; [`policies`]: the active policy of each stream class;
-//!   [`binding`]: binding streams; [`forward`]: forwarding queries;
+//!   [`binding`]: binding streams; [`pull`]: pull dispatch's decision steps; [`forward`]: forwarding queries;
 //!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
 //! - [`upstream`]: QUIC and HTTP workers; [`api`]: the client HTTP front end (data plane); [`admin`]: the
 //!   operator's routes; [`respond`]: answers both share; [`oip`]: the OIP core
@@ -35,6 +35,7 @@ pub mod observer;
 pub mod oip;
 pub mod plan;
 pub mod policies;
+pub mod pull;
 pub mod quic_api;
 pub mod relay;
 pub mod respond;

@@ -75,8 +75,18 @@ impl Gateway {
                 .meta
                 .install(plan.sched, Some(window_observer(&plan, 0.0)));
         }
+        let pull = match &plan.cfg.pull {
+            Some(p) => Some(Arc::new(super::pull::PullDesk::new(
+                p,
+                plan.topology.clusters.len(),
+                plan.cfg.publish_ms,
+                plan.cfg.seed,
+            )?)),
+            None => None,
+        };
         let (stop, stop_rx) = watch::channel(false);
         let ctx = Arc::new(Ctx {
+            pull,
             state,
             config_path: path,
             loads,
@@ -98,6 +108,9 @@ impl Gateway {
         tasks.push(tokio::spawn(publisher(ctx.clone(), stop_rx.clone())));
         tasks.push(tokio::spawn(reaper(ctx.clone(), stop_rx.clone())));
         tasks.push(tokio::spawn(meta_loop(ctx.clone(), stop_rx.clone())));
+        if ctx.pull.is_some() {
+            tasks.push(tokio::spawn(pull_loop(ctx.clone(), stop_rx.clone())));
+        }
         if let Some(l) = grpc_listener {
             tasks.push(tokio::spawn(continuum_wire::grpc::serve(
                 l,
@@ -244,6 +257,23 @@ async fn meta_loop(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
         if ctx.has_agent() {
             let c = ctx.clone();
             let _ = tokio::task::spawn_blocking(move || c.meta_step()).await;
+        }
+    }
+}
+
+/// Pull dispatch's decision steps, every `step_ms` (docs/model.md §15).
+async fn pull_loop(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+    let Some(desk) = ctx.pull.clone() else { return };
+    let mut tick = tokio::time::interval(Duration::from_millis(desk.step_ms));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.changed() => break,
+        }
+        if desk.waiting() > 0 {
+            let (d, snap) = (desk.clone(), ctx.state.snapshot());
+            let _ = tokio::task::spawn_blocking(move || d.step(&snap)).await;
         }
     }
 }

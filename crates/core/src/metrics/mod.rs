@@ -273,6 +273,16 @@ impl Metrics {
         t
     }
 
+    /// Mean latency of answered queries, ms (at the histogram's microsecond resolution); 0
+    /// when none was answered.
+    pub fn latency_mean_ms(&self) -> f64 {
+        if self.latency_us.is_empty() {
+            0.0
+        } else {
+            self.latency_us.mean() / 1000.0
+        }
+    }
+
     /// Latency quantile `q` (0..1) of answered queries, ms; 0 when none was answered.
     pub fn latency_quantile_ms(&self, q: f64) -> f64 {
         if self.latency_us.is_empty() {

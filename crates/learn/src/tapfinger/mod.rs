@@ -17,3 +17,6 @@ pub mod train;
 pub use agent::{Decision, Pick, TapFinger};
 pub use checkpoint::TapCheckpoint;
 pub use config::{TapConfig, TapReward};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+use super::agent::{Pick, TapFinger};
+use super::batch::ObsBatch;
+use super::checkpoint::TapCheckpoint;
+use super::config::TapConfig;
+use super::net::{TapNetShape, build};
+use super::ppo::{PpoSettings, update};
+use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use continuum_core::config::Source;
+use continuum_core::feasibility::{Demand, Fleet};
+use continuum_core::fixtures;
+use continuum_core::load::LoadView;
+use continuum_core::pull::{Pending, Resolution, step};
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::topology::Topology;
+
+/// `a` (an antenna with one small-b1, 100 qps) under `far` (eight small-b1, 20 ms away).
+const TWO: &str = r#"
+name: two
+clusters:
+  - {id: a, layer: access, parent: far, link: {mean_ms: 20}, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}
+  - {id: far, layer: cloud, capacity: {cpu: 8}, deploy: {fill: [small-b1]}}
+"#;
+
+fn two() -> (Topology, Fleet) {
+    let p = fixtures::profiles();
+    let t = Topology::from_source(&Source::inline("two.yaml", TWO), &p).unwrap();
+    let f = Fleet::new(&t, &p);
+    (t, f)
+}
+
+/// 60 qps of 10 KB: one fits on `a`. Latency bounds: on `a` 2·2 + 1 + 10 = 15 ms, on `far`
+/// 2·(2 + 20) + 1 + 10 = 55 ms.
+fn demand(max_delay_ms: f64) -> Demand {
+    Demand {
+        task: 0,
+        rate_qps: 60.0,
+        size_kb: 10.0,
+        tx_ms: 1.0,
+        access_ms: 2.0,
+        max_delay_ms,
+        min_accuracy: 0.0,
+        items: 1,
+    }
+}
+
+fn shape() -> TapNetShape {
+    TapNetShape {
+        hidden: 16,
+        han: true,
+    }
+}
+
+/// The right pick order is known by reasoning: a tight stream (30 ms, only `a` can serve it)
+/// and a loose one (200 ms, both can) arrive together; `a` has room for one. If `a` takes the
+/// loose one first (it wins conflicts: first claim, and `a` is cluster 0), the tight one is
+/// refused. Trained on this case alone with the agents' own PPO, `a` learns to point at the
+/// tight stream, and the greedy step binds both.
+#[test]
+fn the_agent_learns_to_take_the_stream_only_it_can_serve() {
+    let (t, f) = two();
+    let a = t.cluster_index("a").unwrap() as u32;
+    assert_eq!(a, 0);
+    let reach = &t.schedulers[0].reach;
+    let pending = [
+        Pending {
+            demand: demand(200.0),
+            reach,
+            sched: 0,
+            waited: 0,
+        },
+        Pending {
+            demand: demand(30.0),
+            reach,
+            sched: 0,
+            waited: 0,
+        },
+    ];
+    let (vars, net) = build(shape(), 3).unwrap();
+    let mut opt = AdamW::new(
+        vars.all_vars(),
+        ParamsAdamW {
+            lr: 3e-3,
+            weight_decay: 0.0,
+            ..ParamsAdamW::default()
+        },
+    )
+    .unwrap();
+    let settings = PpoSettings {
+        gamma: 0.0,
+        gae_lambda: 0.0,
+        clip: 0.2,
+        epochs: 2,
+        minibatch: 64,
+        entropy: 0.0,
+        value_coef: 0.5,
+        max_grad_norm: 1.0,
+    };
+    let mut rng = stream_rng(5, Purpose::Other, 0, 0);
+    let mut view = LoadView::idle(f.workers.len());
+    let greedy_binds_both = |net: &super::net::TapNet, view: &LoadView| {
+        let mut g = TapFinger::new(net.clone(), Pick::Greedy, true, Resolution::FirstClaim, 2);
+        let mut r = stream_rng(1, Purpose::Other, 1, 0);
+        step(&pending, &f, view, &mut g, &mut r).0.len() == 2
+    };
+    assert!(
+        !greedy_binds_both(&net, &view),
+        "the untrained network already gets it right: the test would prove nothing"
+    );
+    for it in 0..200 {
+        // Some load on `far`, so that the states vary a little.
+        view.workers[1].load_qps = f64::from(it % 7) * 20.0;
+        let mut agents = TapFinger::new(net.clone(), Pick::Sample, true, Resolution::FirstClaim, 2);
+        agents.record = Some(Vec::new());
+        let (bound, _) = step(&pending, &f, &view, &mut agents, &mut rng);
+        let mut decisions = agents.record.take().unwrap();
+        let tight_bound = bound.iter().any(|(j, _)| *j == 1);
+        for d in decisions.iter_mut() {
+            if d.won {
+                d.reward += 1.0;
+            }
+        }
+        if !tight_bound && let Some(d) = decisions.iter_mut().rev().find(|d| d.cluster == a) {
+            d.reward -= 2.0;
+        }
+        update(&net, &vars, &mut opt, &decisions, &settings, &mut rng).unwrap();
+    }
+    view.workers[1].load_qps = 0.0;
+    assert!(greedy_binds_both(&net, &view));
+}
+
+#[test]
+fn a_checkpoint_round_trips_with_equal_outputs() {
+    let (t, f) = two();
+    let (vars, net) = build(shape(), 11).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.tapfinger");
+    TapCheckpoint::save(&path, &vars, shape(), "two", &TapConfig::default()).unwrap();
+    let ck = TapCheckpoint::load(&path).unwrap();
+    assert_eq!(ck.meta.shape, shape());
+    assert_eq!(ck.meta.config, TapConfig::default());
+    let (_v2, net2) = ck.network(&path).unwrap();
+    let pending = [Pending {
+        demand: demand(200.0),
+        reach: &t.schedulers[0].reach,
+        sched: 0,
+        waited: 0,
+    }];
+    let view = LoadView::idle(f.workers.len());
+    let mut cands = vec![Vec::new()];
+    continuum_core::feasibility::feasible(
+        &pending[0].demand,
+        pending[0].reach,
+        &f,
+        &view,
+        &mut cands[0],
+    );
+    let agents = continuum_core::pull::agents_of(&cands);
+    let round = continuum_core::pull::Round {
+        pending: &pending,
+        cands: &cands,
+        agents: &agents,
+        fleet: &f,
+        view: &view,
+        round: 0,
+    };
+    let tf = TapFinger::new(net, Pick::Greedy, true, Resolution::Bayes, 2);
+    let obs = tf.observe(&round);
+    let refs: Vec<_> = obs.iter().collect();
+    let b = ObsBatch::new(&refs).unwrap();
+    let out1 = tf.net().forward(&b).unwrap();
+    let out2 = net2.forward(&b).unwrap();
+    assert_eq!(
+        out1.pointer.to_vec2::<f32>().unwrap(),
+        out2.pointer.to_vec2::<f32>().unwrap()
+    );
+    assert_eq!(
+        out1.value.to_vec1::<f32>().unwrap(),
+        out2.value.to_vec1::<f32>().unwrap()
+    );
+}
+
+#[test]
+fn other_files_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.tapfinger");
+    std::fs::write(&junk, b"not a checkpoint").unwrap();
+    let e = TapCheckpoint::load(&junk).unwrap_err().to_string();
+    assert!(e.contains("junk.tapfinger"), "{e}");
+    // A DQN checkpoint is a safetensors file too, of another format.
+    let dqn = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/full-edge.dqn");
+    let e = TapCheckpoint::load(&dqn).unwrap_err().to_string();
+    assert!(
+        e.contains("continuum-tapfinger/1") && e.contains("incompatible"),
+        "{e}"
+    );
+    // A network of another width than its header says.
+    let (vars, _) = build(shape(), 1).unwrap();
+    let path = dir.path().join("wide.tapfinger");
+    let wider = TapNetShape {
+        hidden: 24,
+        han: true,
+    };
+    TapCheckpoint::save(&path, &vars, wider, "two", &TapConfig::default()).unwrap();
+    let ck = TapCheckpoint::load(&path).unwrap();
+    let e = ck.network(&path).err().expect("refused").to_string();
+    assert!(e.contains("the network expects"), "{e}");
+}

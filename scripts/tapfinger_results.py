@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""TapFinger's learned pull dispatch against push dispatch and the pull baselines
+(docs/tapfinger.md). Every figure is a mean ± sd over the evaluation seeds (default 101–105,
+never used in training: training draws its own episode seeds from `--train-seed`), 300 s runs
+(diurnal: one 600 s period).
+
+  cells      every topology of --topologies at each λ of --lambdas and under
+             workloads/diurnal.yaml: the TapFinger checkpoint (--checkpoint, trained on
+             full-edge only), every static policy (the best one by mean over the seeds is the
+             baseline, as ASET's paper picks it), the best static per-class table (chosen by
+             `continuum table` on seeds 1, 2), the shipped per-class ASET agent
+             (models/<topology>.dqn), greedy and random pull, and the per-window oracle over the
+             static policies at --oracle-loads of full-edge: success %, mean and p99 latency of
+             answered queries, share of streams refused
+  ablation   full-edge at λ 60 and 100: the paper's ablations — without HAN, without the
+             pointer, TapFinger's own reward — each trained as the shipped checkpoint is (same
+             config but the one field, same episodes and seed; written under --out), and the
+             shipped checkpoint with conflicts resolved without Bayes (uniform prior, first
+             claim)
+  unseen     topologies that are not in the repository (`continuum topology generate` with
+             other shapes and seeds) at λ 60 and 100, and workloads/shifting-mix.yaml on
+             full-edge: TapFinger against the best static policy
+
+Usage: python3 scripts/tapfinger_results.py [--seeds 101,102,103,104,105] [--parts cells,ablation,unseen]
+       [--publish] [--from-json]
+It needs a release build and the checkpoint (except with --from-json).
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+
+import docgen
+from cells import pm, run
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--duration", type=float, default=300)
+p.add_argument("--diurnal-duration", type=float, default=600)
+p.add_argument("--lambdas", default="20,40,60,80,100")
+p.add_argument("--topologies", default="full-edge,co-dc-cloud")
+p.add_argument("--checkpoint", default="models/full-edge-tapfinger.tapfinger")
+p.add_argument("--oracle-loads", default="60")
+p.add_argument("--table-seeds", default="1,2")
+p.add_argument("--parts", default="cells,ablation,unseen")
+p.add_argument("--train-seed", default="1")
+p.add_argument("--out", default="out/tapfinger")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:])
+SEEDS = a.seeds.split(",")
+out = pathlib.Path(a.out)
+STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+          "random-proportional-load", "least-impedance", "random"]
+TF = f"tapfinger:{a.checkpoint}"
+ALLOWANCE_PP = 0.3
+# Topologies that are not in the repository: other sizes, fan-outs, link delays and seeds.
+UNSEEN = {
+    "gen-24-3x3": ["--antennas", "24", "--antennas-per-co", "3", "--cos-per-rdc", "3",
+                   "--seed", "7"],
+    "gen-40-5x2-far": ["--antennas", "40", "--antennas-per-co", "5", "--cos-per-rdc", "2",
+                       "--link-ms", "3,10,35", "--seed", "13"],
+    "gen-12-2x2-gpu": ["--antennas", "12", "--antennas-per-co", "2", "--cos-per-rdc", "2",
+                       "--antenna-gpu-share", "0.9", "--seed", "21"],
+}
+ABLATIONS = {
+    "no-han": ("without HAN (an MLP over each stream's features and its neighbours' means)",
+               "han: false"),
+    "no-pointer": ("without the pointer (each agent considers its oldest stream only)",
+                   "pointer: false"),
+    "waiting": ("TapFinger's reward: −(streams left waiting), the refusal term", "reward: waiting"),
+}
+
+
+def compare(topology_file, args, seed, name):
+    cmd = [a.bin, "compare", topology_file, "--seed", seed, "--format", "json", *args]
+    text = run(cmd)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "runs" / f"{name}-{seed}.json").write_text(text)
+    r = json.loads(text)
+    return {x["policy"]: dict(success=100 * x["success_ratio"], mean=x["latency_mean_ms"],
+                              p99=x["latency_ms"]["p99"],
+                              rejected=100 * x["rejected"] / max(1, x["offered"]))
+            for x in r["results"]}
+
+
+def load_args(load):
+    if load == "diurnal":
+        return ["--workload", "workloads/diurnal.yaml", "--duration", str(a.diurnal_duration)]
+    return ["--lambda", load, "--duration", str(a.duration)]
+
+
+def table_for(topo, load):
+    t = out / "tables" / f"{topo}-{load}.yaml"
+    if not t.exists():
+        t.parent.mkdir(parents=True, exist_ok=True)
+        run([a.bin, "table", f"topologies/{topo}.yaml", *load_args(load), "--seeds",
+             a.table_seeds, "--out", str(t)])
+    return t
+
+
+def measure_cells():
+    res = {}
+    for topo in a.topologies.split(","):
+        for load in a.lambdas.split(",") + ["diurnal"]:
+            table = table_for(topo, load)
+            rows = STATIC + [f"per-class:{table}", "greedy-pull", "random-pull", TF]
+            args = [*load_args(load), "--policies", ",".join(rows),
+                    "--agent", f"models/{topo}.dqn"]
+            if topo == "full-edge" and load in a.oracle_loads.split(","):
+                args.append("--oracle")
+            per_seed = []
+            for s in SEEDS:
+                r = compare(f"topologies/{topo}.yaml", args, s, f"cells-{topo}-{load}")
+                r["table"] = r.pop(f"per-class:{table}")
+                r["aset"] = r.pop("dqn")
+                r["tapfinger"] = r.pop(TF)
+                per_seed.append(r)
+            res[f"{topo}|{load}"] = per_seed
+            print(f"cells {topo} {load} done", file=sys.stderr)
+    return res
+
+
+def train_ablation(key, override):
+    ck = out / f"full-edge-tapfinger-{key}.tapfinger"
+    if not ck.exists():
+        base = pathlib.Path("config/tapfinger.yaml").read_text()
+        field = override.split(":")[0]
+        lines = [x for x in base.splitlines() if not x.startswith(field + ":")]
+        cfg = out / f"tapfinger-{key}.yaml"
+        cfg.write_text("\n".join(lines + [override]) + "\n")
+        run([a.bin, "train", "topologies/full-edge.yaml", "--config", str(cfg), "--seed",
+             a.train_seed, "--out", str(ck)])
+    return ck
+
+
+def measure_ablation():
+    cks = {k: train_ablation(k, v[1]) for k, v in ABLATIONS.items()}
+    rows = [TF] + [f"tapfinger:{c}" for c in cks.values()] + [
+        f"tapfinger[uniform-prior]:{a.checkpoint}", f"tapfinger[first-claim]:{a.checkpoint}"]
+    res = {}
+    for lam in ["60", "100"]:
+        per_seed = []
+        for s in SEEDS:
+            r = compare("topologies/full-edge.yaml",
+                        [*load_args(lam), "--policies", ",".join(rows)], s, f"ablation-{lam}")
+            named = {"shipped": r[TF], "uniform-prior": r[rows[-2]], "first-claim": r[rows[-1]]}
+            for k, c in cks.items():
+                named[k] = r[f"tapfinger:{c}"]
+            per_seed.append(named)
+        res[lam] = per_seed
+        print(f"ablation λ {lam} done", file=sys.stderr)
+    return res
+
+
+def measure_unseen():
+    res = {}
+    for name, gen in UNSEEN.items():
+        path = out / f"{name}.yaml"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            run([a.bin, "topology", "generate", *gen, "--name", name, "--out", str(path)])
+        for lam in ["60", "100"]:
+            res[f"{name}|λ {lam}"] = [
+                compare(str(path), [*load_args(lam), "--policies", ",".join(STATIC + [TF])], s,
+                        f"unseen-{name}-{lam}") for s in SEEDS]
+        print(f"unseen {name} done", file=sys.stderr)
+    res["full-edge|shifting-mix"] = [
+        compare("topologies/full-edge.yaml",
+                ["--workload", "workloads/shifting-mix.yaml", "--duration", str(a.duration),
+                 "--policies", ",".join(STATIC + [TF])], s, "unseen-shifting") for s in SEEDS]
+    return res
+
+
+def series(per_seed, name, k="success"):
+    return [r[name][k] for r in per_seed]
+
+
+def best_static(per_seed):
+    return max(STATIC, key=lambda n: statistics.mean(series(per_seed, n)))
+
+
+def diff(per_seed, x, y):
+    return [r[x]["success"] - r[y]["success"] for r in per_seed]
+
+
+def render_cells(res):
+    text = [f"{len(SEEDS)} evaluation seeds ({a.seeds}), {a.duration:.0f} s (diurnal: "
+            f"{a.diurnal_duration:.0f} s); success %, mean ± sd. `{a.checkpoint}` was trained on "
+            "full-edge only. Best static: the policy with the best mean over these seeds.\n",
+            "| topology | load | TapFinger | ASET per-class agent | per-class table | best static | "
+            "greedy pull | random pull | oracle | TF − max(agent, table), pp | TF − best static, pp |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key, per_seed in res.items():
+        topo, load = key.split("|")
+        b = best_static(per_seed)
+        ref = max(["aset", "table"], key=lambda n: statistics.mean(series(per_seed, n)))
+        oracle = pm(series(per_seed, "oracle")) if "oracle" in per_seed[0] else "—"
+        text.append(
+            f"| {topo} | {'λ ' + load if load != 'diurnal' else 'diurnal'} | "
+            f"{pm(series(per_seed, 'tapfinger'))} | {pm(series(per_seed, 'aset'))} | "
+            f"{pm(series(per_seed, 'table'))} | {pm(series(per_seed, b))} ({b}) | "
+            f"{pm(series(per_seed, 'greedy-pull'))} | {pm(series(per_seed, 'random-pull'))} | "
+            f"{oracle} | {pm(diff(per_seed, 'tapfinger', ref))} | "
+            f"{pm(diff(per_seed, 'tapfinger', b))} |")
+    text += ["", "Latency of answered queries (mean / p99, ms) and streams refused (% of the "
+             "queries offered that were rejected), TapFinger against the best static policy:\n",
+             "| topology | load | TapFinger mean / p99 ms | best static mean / p99 ms | "
+             "TapFinger rejected % | best static rejected % |", "|---|---|---|---|---|---|"]
+    for key, per_seed in res.items():
+        topo, load = key.split("|")
+        b = best_static(per_seed)
+        lat = lambda n: (f"{pm(series(per_seed, n, 'mean'), 1)} / "
+                         f"{pm(series(per_seed, n, 'p99'), 0)}")
+        text.append(f"| {topo} | {load} | {lat('tapfinger')} | {lat(b)} | "
+                    f"{pm(series(per_seed, 'tapfinger', 'rejected'))} | "
+                    f"{pm(series(per_seed, b, 'rejected'))} |")
+    return "\n".join(text) + "\n"
+
+
+def render_ablation(res):
+    text = [f"full-edge, {len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s; success % (and "
+            "difference to the shipped checkpoint, pp). Retrained rows: the shipped config with one "
+            "field changed, same episodes and training seed.\n",
+            "| variant | λ 60 | − shipped, pp | λ 100 | − shipped, pp |", "|---|---|---|---|---|"]
+    names = {"shipped": "shipped (HAN, pointer, Bayes, success reward)",
+             **{k: v[0] for k, v in ABLATIONS.items()},
+             "uniform-prior": "shipped checkpoint, conflicts by eq. 11 with a uniform prior",
+             "first-claim": "shipped checkpoint, conflicts to the lowest cluster index"}
+    for k, label in names.items():
+        cells = []
+        for lam in ["60", "100"]:
+            per_seed = res[lam]
+            cells += [pm(series(per_seed, k)), pm(diff(per_seed, k, "shipped"))]
+        text.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(text) + "\n"
+
+
+def render_unseen(res):
+    text = [f"{len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s; the checkpoint trained on "
+            "full-edge, run as it is. Target: ≥ best static − 0.3 pp.\n",
+            "| topology | load | TapFinger % | best static % | TF − best, pp (min … max) | met |",
+            "|---|---|---|---|---|---|"]
+    for key, per_seed in res.items():
+        topo, load = key.split("|")
+        b = best_static(per_seed)
+        d = diff(per_seed, "tapfinger", b)
+        met = "yes" if statistics.mean(d) >= -ALLOWANCE_PP else "no"
+        text.append(f"| {topo} | {load} | {pm(series(per_seed, 'tapfinger'))} | "
+                    f"{pm(series(per_seed, b))} ({b}) | {pm(d)} ({min(d):+.2f} … {max(d):+.2f}) "
+                    f"| {met} |")
+    return "\n".join(text) + "\n"
+
+
+parts_wanted = a.parts.split(",")
+if a.from_json:
+    res = docgen.recorded_or_exit(CMD)
+else:
+    out.mkdir(parents=True, exist_ok=True)
+    res = {}
+    if "cells" in parts_wanted:
+        res["cells"] = measure_cells()
+    if "ablation" in parts_wanted:
+        res["ablation"] = measure_ablation()
+    if "unseen" in parts_wanted:
+        res["unseen"] = measure_unseen()
+render = {"cells": render_cells, "ablation": render_ablation, "unseen": render_unseen}
+parts = {k: render[k](v) for k, v in res.items()}
+for t in parts.values():
+    print(t)
+if a.publish:
+    docgen.publish(CMD, parts, res)

@@ -1,0 +1,130 @@
+//! Pull dispatch at the gateway, end to end on loopback with real workers (docs/model.md §15):
+//! opens wait for a decision step, where TapFinger's agents (the shipped checkpoint) claim
+//! them; the bindings equal what the core's step decides for the same state — the
+//! simulator's code — and an open no worker can serve is refused at once, as under push.
+
+mod gateway_support;
+
+use continuum::config::Source;
+use continuum::feasibility::{Demand, Fleet};
+use continuum::load::LoadView;
+use continuum::profiles::Profiles;
+use continuum::pull::{Pending, step};
+use continuum::rng::{Purpose, stream_rng};
+use continuum::tapfinger::{Pick, TapCheckpoint, TapFinger};
+use continuum::topology::Topology;
+use gateway_support::*;
+use serde_json::json;
+
+const CHECKPOINT: &str = "models/full-edge-tapfinger.tapfinger";
+
+/// What the core's step decides for `n` identical streams (as [`stream_req`] with a 2 s
+/// deadline) waiting at ant-00 of topologies/live.yaml on an idle view: `cluster/variant` of
+/// each binding, sorted.
+fn expected(n: usize) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = Profiles::load(&root.join("profiles/local.yaml")).unwrap();
+    let text = std::fs::read_to_string(root.join("topologies/live.yaml")).unwrap();
+    let t = Topology::from_source(&Source::inline("live.yaml", &text), &p).unwrap();
+    let f = Fleet::new(&t, &p);
+    let s = t.cluster_index("ant-00").unwrap();
+    let sched = t.schedulers.iter().find(|x| x.cluster == s).unwrap();
+    let demand = Demand {
+        task: p.task_id("object-detection").unwrap(),
+        rate_qps: 15.0,
+        size_kb: 48.0,
+        tx_ms: 0.0,
+        access_ms: 2.0,
+        max_delay_ms: 2000.0,
+        min_accuracy: 0.2,
+        items: 1,
+    };
+    let pending: Vec<Pending> = (0..n)
+        .map(|_| Pending {
+            demand,
+            reach: &sched.reach,
+            sched: 0,
+            waited: 0,
+        })
+        .collect();
+    let path = root.join(CHECKPOINT);
+    let ck = TapCheckpoint::load(&path).unwrap();
+    let (_v, net) = ck.network(&path).unwrap();
+    let c = &ck.meta.config;
+    let mut tf = TapFinger::new(
+        net,
+        Pick::Greedy,
+        c.pointer,
+        c.resolution.resolution(),
+        t.clusters.len(),
+    );
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    let view = LoadView::idle(f.workers.len());
+    let (bound, _) = step(&pending, &f, &view, &mut tf, &mut rng);
+    let mut out: Vec<String> = bound
+        .iter()
+        .map(|(_, c)| {
+            let w = &t.workers[c.worker as usize];
+            format!(
+                "{}/{}",
+                t.clusters[w.cluster].id,
+                p.variant_names()[w.variant]
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tapfinger_binds_at_the_gateway_as_the_core_step_does() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // A long step, so that opens sent together wait for the same one; the topology's own
+    // network figures (no measured RTT), as the core's step sees them.
+    let l = live(
+        false,
+        json!({"pull": {"puller": format!("tapfinger:{}", root.join(CHECKPOINT).display()),
+                        "step_ms": 1500},
+               "rtt_weight": 0.0}),
+    )
+    .await;
+    let a = l.addr();
+    let req = stream_req(2000.0, 0.2);
+    let opens = (0..3).map(|_| {
+        let r = req.clone();
+        async move { open(a, &r).await }
+    });
+    let answers = futures_join(opens).await;
+    let mut got: Vec<String> = answers
+        .iter()
+        .map(|s| {
+            assert_eq!(s["policy"], "tapfinger", "{s}");
+            format!(
+                "{}/{}",
+                s["cluster"].as_str().unwrap(),
+                s["variant"].as_str().unwrap()
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, expected(3));
+
+    // No worker is accurate enough: refused at once, naming the constraint, as under push.
+    let (st, _, body) = http(a, post_json(a, "/v1/streams", &stream_req(2000.0, 0.99))).await;
+    assert_eq!(st, 503, "{}", String::from_utf8_lossy(&body));
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["constraint"], "accuracy");
+    l.stop().await;
+}
+
+/// Runs the futures concurrently and collects their outputs in order.
+async fn futures_join<F: std::future::Future<Output = serde_json::Value> + Send + 'static>(
+    fs: impl Iterator<Item = F>,
+) -> Vec<serde_json::Value> {
+    let handles: Vec<_> = fs.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
