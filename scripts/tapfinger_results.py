@@ -49,8 +49,11 @@ p.add_argument("--out", default="out/tapfinger")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--reuse-runs", action="store_true",
+               help="read a run's report from <out>/runs when it is there instead of running it")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+CMD = docgen.command(__file__, sys.argv[1:],
+                     drop=("--publish", "--from-json", "--reuse-runs"))
 SEEDS = a.seeds.split(",")
 out = pathlib.Path(a.out)
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
@@ -77,9 +80,13 @@ ABLATIONS = {
 
 def compare(topology_file, args, seed, name):
     cmd = [a.bin, "compare", topology_file, "--seed", seed, "--format", "json", *args]
-    text = run(cmd)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "runs" / f"{name}-{seed}.json").write_text(text)
+    path = out / "runs" / f"{name}-{seed}.json"
+    if a.reuse_runs and path.exists():
+        text = path.read_text()
+    else:
+        text = run(cmd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     r = json.loads(text)
     return {x["policy"]: dict(success=100 * x["success_ratio"], mean=x["latency_mean_ms"],
                               p99=x["latency_ms"]["p99"],
@@ -165,14 +172,22 @@ def measure_unseen():
             run([a.bin, "topology", "generate", *gen, "--name", name, "--out", str(path)])
         for lam in ["60", "100"]:
             res[f"{name}|λ {lam}"] = [
-                compare(str(path), [*load_args(lam), "--policies", ",".join(STATIC + [TF])], s,
-                        f"unseen-{name}-{lam}") for s in SEEDS]
+                renamed(compare(str(path), [*load_args(lam), "--policies",
+                                            ",".join(STATIC + [TF])], s, f"unseen-{name}-{lam}"))
+                for s in SEEDS]
         print(f"unseen {name} done", file=sys.stderr)
     res["full-edge|shifting-mix"] = [
-        compare("topologies/full-edge.yaml",
-                ["--workload", "workloads/shifting-mix.yaml", "--duration", str(a.duration),
-                 "--policies", ",".join(STATIC + [TF])], s, "unseen-shifting") for s in SEEDS]
+        renamed(compare("topologies/full-edge.yaml",
+                        ["--workload", "workloads/shifting-mix.yaml", "--duration",
+                         str(a.duration), "--policies", ",".join(STATIC + [TF])], s,
+                        "unseen-shifting")) for s in SEEDS]
     return res
+
+
+def renamed(r):
+    """A run's rows with the checkpoint's row named `tapfinger`."""
+    r["tapfinger"] = r.pop(TF)
+    return r
 
 
 def series(per_seed, name, k="success"):

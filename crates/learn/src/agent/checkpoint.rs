@@ -153,51 +153,24 @@ impl Checkpoint {
             margin: meta.margin.is_finite().then_some(meta.margin),
             config: meta.config.clone(),
         };
-        let header: HashMap<String, String> = [(
-            META_KEY.to_string(),
-            serde_json::to_string(&json).map_err(|e| io(e.to_string()))?,
-        )]
-        .into_iter()
-        .collect();
-        let data = vars.data().lock().expect("var map lock");
-        let tensors: Vec<(String, Tensor)> = data
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
-            .collect();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
-        }
-        safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
+        let text = serde_json::to_string(&json).map_err(|e| io(e.to_string()))?;
+        write_with_meta(path, vars, text)
     }
 
     /// Reads a checkpoint; a file that is not one gets [`CheckpointError::Format`].
     pub fn load(path: &Path) -> Result<Self, CheckpointError> {
         let p = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| CheckpointError::Io {
-            path: p.clone(),
-            message: e.to_string(),
-        })?;
         let fmt = |m: String| CheckpointError::Format {
             path: p.clone(),
             message: m,
         };
-        let (_, header) =
-            safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| fmt(e.to_string()))?;
-        let raw = header
-            .metadata()
-            .as_ref()
-            .and_then(|m| m.get(META_KEY))
-            .ok_or_else(|| fmt("no continuum metadata".into()))?;
-        let format = serde_json::from_str::<serde_json::Value>(raw)
-            .ok()
-            .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(String::from))
-            .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
+        let (bytes, raw, format) = read_meta(path)?;
         if format != FORMAT {
             return Err(fmt(format!(
                 "format is `{format}`, expected `{FORMAT}` (retrain it with this version: `continuum train`)"
             )));
         }
-        let m: MetaJson = serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
+        let m: MetaJson = serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         let classes = StreamClasses::new(m.classes, m.buckets, m.bucket_map)
             .map_err(|e| fmt(format!("classes: {e}")))?;
         m.fallback
@@ -228,4 +201,55 @@ impl Checkpoint {
             tensors,
         })
     }
+}
+
+/// Writes the variables of `vars` to `path` in safetensors format (sorted by name), with `meta`
+/// (a JSON object) under the header's continuum key.
+pub(crate) fn write_with_meta(
+    path: &Path,
+    vars: &VarMap,
+    meta: String,
+) -> Result<(), CheckpointError> {
+    let io = |m: String| CheckpointError::Io {
+        path: path.display().to_string(),
+        message: m,
+    };
+    let header: HashMap<String, String> = [(META_KEY.to_string(), meta)].into_iter().collect();
+    let data = vars.data().lock().expect("var map lock");
+    let mut tensors: Vec<(String, Tensor)> = data
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
+        .collect();
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+    }
+    safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
+}
+
+/// A checkpoint file's bytes, its continuum metadata (JSON text) and that metadata's `format`
+/// tag; a file that is not a continuum checkpoint gets [`CheckpointError::Format`].
+pub(crate) fn read_meta(path: &Path) -> Result<(Vec<u8>, String, String), CheckpointError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| CheckpointError::Io {
+        path: p.clone(),
+        message: e.to_string(),
+    })?;
+    let fmt = |m: String| CheckpointError::Format {
+        path: p.clone(),
+        message: m,
+    };
+    let (_, header) =
+        safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| fmt(e.to_string()))?;
+    let raw = header
+        .metadata()
+        .as_ref()
+        .and_then(|m| m.get(META_KEY))
+        .ok_or_else(|| fmt("no continuum metadata".into()))?
+        .clone();
+    let format = serde_json::from_str::<serde_json::Value>(&raw)
+        .ok()
+        .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(String::from))
+        .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
+    Ok((bytes, raw, format))
 }

@@ -3,7 +3,7 @@
 //! exploration schedule, checkpoints, and the trained agent that picks a dispatch policy per
 //! scheduler and class per window.
 
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod config;
 mod dqn;
 mod fallback;

@@ -6,6 +6,7 @@ use super::config::TapConfig;
 use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use super::net::{TapNet, TapNetShape};
 use crate::agent::CheckpointError;
+use crate::agent::checkpoint::{read_meta, write_with_meta};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use serde::{Deserialize, Serialize};
@@ -14,8 +15,6 @@ use std::path::Path;
 
 /// Format tag written in every TapFinger checkpoint.
 const FORMAT: &str = "continuum-tapfinger/1";
-/// Header key of the metadata.
-const META_KEY: &str = "continuum";
 
 /// Everything a checkpoint says besides its weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,47 +70,19 @@ impl TapCheckpoint {
             topology: topology.into(),
             config: config.clone(),
         };
-        let header: HashMap<String, String> = [(
-            META_KEY.to_string(),
-            serde_json::to_string(&meta).map_err(|e| io(e.to_string()))?,
-        )]
-        .into_iter()
-        .collect();
-        let data = vars.data().lock().expect("var map lock");
-        let mut tensors: Vec<(String, Tensor)> = data
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
-            .collect();
-        tensors.sort_by(|a, b| a.0.cmp(&b.0));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
-        }
-        safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
+        let text = serde_json::to_string(&meta).map_err(|e| io(e.to_string()))?;
+        write_with_meta(path, vars, text)
     }
 
     /// Reads a checkpoint; a file that is not a TapFinger checkpoint of this version gets a
     /// clear [`CheckpointError`].
     pub fn load(path: &Path) -> Result<Self, CheckpointError> {
         let p = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| CheckpointError::Io {
-            path: p.clone(),
-            message: e.to_string(),
-        })?;
         let fmt = |m: String| CheckpointError::Format {
             path: p.clone(),
             message: m,
         };
-        let (_, header) =
-            safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| fmt(e.to_string()))?;
-        let raw = header
-            .metadata()
-            .as_ref()
-            .and_then(|m| m.get(META_KEY))
-            .ok_or_else(|| fmt("no continuum metadata".into()))?;
-        let format = serde_json::from_str::<serde_json::Value>(raw)
-            .ok()
-            .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(String::from))
-            .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
+        let (bytes, raw, format) = read_meta(path)?;
         if format != FORMAT {
             return Err(CheckpointError::Incompatible {
                 path: p,
@@ -120,7 +91,8 @@ impl TapCheckpoint {
                 ),
             });
         }
-        let meta: TapMeta = serde_json::from_str(raw).map_err(|e| fmt(format!("metadata: {e}")))?;
+        let meta: TapMeta =
+            serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         if meta.features != feature_sizes() {
             return Err(CheckpointError::Incompatible {
                 path: p,

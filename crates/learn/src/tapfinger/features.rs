@@ -19,6 +19,15 @@ pub const WORKER_FEATURES: usize = 6;
 /// slack there and its share of the prior.
 pub const EDGE_FEATURES: usize = CLUSTER_FEATURES + 2;
 
+/// Most offers one agent's graph holds: its oldest pending streams, as TapFinger's pending queue
+/// has a fixed size (assumption: 32, above the streams a cluster of the shipped topologies is
+/// ever offered in one step at λ ≤ 100, so that the bound costs them nothing; it keeps a round's
+/// cost linear in the number of agents on large topologies, see docs/tapfinger.md).
+pub const MAX_OFFERS: usize = 32;
+/// Most competitor edges per offer: the nearest other eligible clusters (assumption: 24, more than
+/// the other clusters of any shipped topology, for the same reason).
+pub const MAX_EDGES: usize = 24;
+
 /// One agent's observation in one round.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentObs {
@@ -122,7 +131,7 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
                 shortcut,
                 ..Default::default()
             };
-            for o in &a.offers {
+            for o in a.offers.iter().take(MAX_OFFERS) {
                 let (p, w, e) = encode_offer(round, totals, a, o, &offers_at);
                 obs.pending.push(p);
                 obs.workers.push(w);
@@ -210,6 +219,7 @@ fn encode_offer(
     let edges = clusters
         .iter()
         .filter(|x| x.0 != a.cluster)
+        .take(MAX_EDGES)
         .map(|&(m, s, prior)| {
             let node = cluster_node(totals, m as usize, offers_at(m), round.round);
             let mut e = [0f32; EDGE_FEATURES];

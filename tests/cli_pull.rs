@@ -1,0 +1,121 @@
+//! Pull dispatch from the command line (docs/model.md §15): the pull rows of `compare`, their
+//! determinism whatever the thread count, TapFinger's training, and bad input refused clearly.
+
+mod cli_support;
+
+use cli_support::*;
+
+const ROWS: &str = "greedy-pull,random-pull,tapfinger:models/full-edge-tapfinger.tapfinger";
+
+fn pulled(threads: &str) -> serde_json::Value {
+    json(&[
+        "compare",
+        "topologies/full-edge.yaml",
+        "--duration",
+        "10",
+        "--seed",
+        "4",
+        "--threads",
+        threads,
+        "--policies",
+        ROWS,
+    ])["results"]
+        .clone()
+}
+
+#[test]
+fn pull_rows_do_not_depend_on_the_number_of_threads() {
+    let a = pulled("1");
+    let b = pulled("2");
+    assert_eq!(a, b);
+    let names: Vec<_> = a
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ROWS.split(',').collect::<Vec<_>>());
+    for r in a.as_array().unwrap() {
+        let n = |k: &str| r[k].as_u64().unwrap();
+        assert!(n("success") > 0, "{r}");
+        assert_eq!(n("offered"), n("success") + n("failure") + n("rejected"));
+        assert!(r["latency_mean_ms"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn bad_pull_arguments_are_refused_with_what_was_expected() {
+    let base = ["compare", "topologies/full-edge.yaml", "--duration", "5"];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        fails(&a)
+    };
+    let e = with(&["--policies", "tapfinger:no/such.tapfinger"]);
+    assert!(e.contains("no/such.tapfinger"), "{e}");
+    let e = with(&["--policies", "tapfinger:models/full-edge.dqn"]);
+    assert!(e.contains("continuum-tapfinger/1"), "{e}");
+    let e = with(&[
+        "--policies",
+        "tapfinger[coin]:models/full-edge-tapfinger.tapfinger",
+    ]);
+    assert!(
+        e.contains("uniform-prior") && e.contains("first-claim"),
+        "{e}"
+    );
+    let e = with(&["--policies", "greedy-pull", "--patience", "0"]);
+    assert!(e.contains("--patience") && e.contains("at least 1"), "{e}");
+    let e = with(&["--policies", "greedy-pull", "--pull-step-ms", "-3"]);
+    assert!(e.contains("--pull-step-ms"), "{e}");
+}
+
+#[test]
+fn tapfinger_trains_and_its_checkpoint_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("tf.yaml");
+    std::fs::write(
+        &cfg,
+        "method: tapfinger\nepisodes: 2\nepisode_s: 5\nhidden: 8\nlambda_range: [40, 40]\n",
+    )
+    .unwrap();
+    let ck = dir.path().join("small.tapfinger");
+    let (c, k) = (cfg.to_str().unwrap(), ck.to_str().unwrap());
+    ok(&[
+        "train",
+        "topologies/full-edge.yaml",
+        "--config",
+        c,
+        "--out",
+        k,
+    ]);
+    for f in [
+        "small.tapfinger",
+        "small.training.csv",
+        "small.training_curve.svg",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let csv = std::fs::read_to_string(dir.path().join("small.training.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let row = format!("tapfinger:{k}");
+    let v = json(&[
+        "compare",
+        "topologies/co-dc-cloud.yaml",
+        "--duration",
+        "5",
+        "--policies",
+        &row,
+    ]);
+    assert_eq!(results(&v)[0]["policy"], row.as_str());
+    // A config field out of range names the field and the file.
+    std::fs::write(&cfg, "method: tapfinger\nclip: 2\n").unwrap();
+    let e = fails(&[
+        "train",
+        "topologies/full-edge.yaml",
+        "--config",
+        c,
+        "--out",
+        k,
+    ]);
+    assert!(e.contains("tf.yaml") && e.contains("clip"), "{e}");
+}
