@@ -103,13 +103,16 @@ fn cluster_node(t: &ClusterTotals, n: usize, offers: usize, round: u32) -> [f32;
 
 /// The observation of every agent of `round`, in agent order.
 pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
-    let offers_at = |n: u32| {
-        round
-            .agents
-            .iter()
-            .find(|a| a.cluster == n)
-            .map_or(0, |a| a.offers.len())
-    };
+    // Computed once per round and shared by every agent that sees them: each cluster's offers
+    // and each stream's eligible clusters.
+    let mut offers = vec![0usize; totals.capacity.len()];
+    for a in round.agents {
+        if let Some(x) = offers.get_mut(a.cluster as usize) {
+            *x = a.offers.len();
+        }
+    }
+    let offers_at = |n: u32| offers.get(n as usize).copied().unwrap_or(0);
+    let mut eligible: Vec<Option<Eligible>> = vec![None; round.pending.len()];
     let nodes: Vec<[f32; CLUSTER_FEATURES]> = round
         .agents
         .iter()
@@ -132,7 +135,9 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
                 ..Default::default()
             };
             for o in a.offers.iter().take(MAX_OFFERS) {
-                let (p, w, e) = encode_offer(round, totals, a, o, &offers_at);
+                let j = o.pending as usize;
+                let el = eligible[j].get_or_insert_with(|| Eligible::of(round, j));
+                let (p, w, e) = encode_offer(round, totals, a, o, el, &offers_at);
                 obs.pending.push(p);
                 obs.workers.push(w);
                 obs.edges.push(e);
@@ -148,27 +153,45 @@ type OfferFeatures = (
     Vec<[f32; EDGE_FEATURES]>,
 );
 
+/// A pending stream's eligible clusters, nearest first: each with the best slack of its
+/// workers and its prior copies (eq. 11's Pr(n) before normalising), and their total.
+#[derive(Debug, Clone)]
+struct Eligible {
+    clusters: Vec<(u32, f64, f64)>,
+    total_prior: f64,
+}
+
+impl Eligible {
+    fn of(round: &Round, j: usize) -> Self {
+        let mut clusters: Vec<(u32, f64, f64)> = Vec::new();
+        for c in &round.cands[j] {
+            let s = slack(round, j, c);
+            match clusters.iter_mut().find(|x| x.0 == c.cluster) {
+                Some(x) => x.1 = x.1.max(s),
+                None => clusters.push((c.cluster, s, prior_copies(round, j, c.cluster))),
+            }
+        }
+        let total_prior = clusters.iter().map(|x| x.2).sum::<f64>().max(1e-9);
+        Self {
+            clusters,
+            total_prior,
+        }
+    }
+}
+
 fn encode_offer(
     round: &Round,
     totals: &ClusterTotals,
     a: &AgentView,
     o: &continuum_core::pull::Offer,
+    el: &Eligible,
     offers_at: &dyn Fn(u32) -> usize,
 ) -> OfferFeatures {
     let j = o.pending as usize;
     let p = &round.pending[j];
     let d = &p.demand;
     let cands = &round.cands[j];
-    // Best slack per eligible cluster, and each cluster's prior copies.
-    let mut clusters: Vec<(u32, f64, f64)> = Vec::new();
-    for c in cands {
-        let s = slack(round, j, c);
-        match clusters.iter_mut().find(|x| x.0 == c.cluster) {
-            Some(x) => x.1 = x.1.max(s),
-            None => clusters.push((c.cluster, s, prior_copies(round, j, c.cluster))),
-        }
-    }
-    let total_prior: f64 = clusters.iter().map(|x| x.2).sum::<f64>().max(1e-9);
+    let (clusters, total_prior) = (&el.clusters, el.total_prior);
     let own = *clusters
         .iter()
         .find(|x| x.0 == a.cluster)
