@@ -61,64 +61,11 @@ fn posterior_is_eq_11() {
     assert_eq!(posterior(&[0.0, 0.5], &[2.0, 0.0]), vec![0.0, 0.0]);
 }
 
-/// Scheduler a0's stream (10 qps of 10 KB, η = 1) fits 10 times on a0 (one small-b1, free 100)
-/// and 20 times on co (two small-b1, free 200): priors 1/3 and 2/3. With Pr(j|a0) = 0.9 and
-/// Pr(j|co) = 0.4, a0 wins (0.9 > 0.8); with Pr(j|co) = 0.5, co wins (1.0 > 0.9).
-#[test]
-fn bayes_weighs_the_pick_by_free_capacity() {
+/// a0 and co both claim scheduler a0's one stream (30 ms, 10 qps of 10 KB), with pick
+/// probabilities `p_a0` and `p_co`, resolved by `how`: the winning cluster, the step's counters
+/// and which claim won (agents in cluster order).
+fn conflict(how: Resolution, p_a0: f64, p_co: f64) -> (u32, StepStats, Vec<bool>) {
     let (t, f) = setup();
-    let a0 = t.cluster_index("a0").unwrap() as u32;
-    let co = t.cluster_index("co").unwrap() as u32;
-    let view = LoadView::idle(f.workers.len());
-    let pending = [Pending {
-        demand: demand(30.0, 0.0, 10.0),
-        reach: &t.schedulers[0].reach,
-        sched: 0,
-        waited: 0,
-    }];
-    for (p_co, winner) in [(0.4, a0), (0.5, co)] {
-        let mut cands = [Vec::new()];
-        feasible(
-            &pending[0].demand,
-            pending[0].reach,
-            &f,
-            &view,
-            &mut cands[0],
-        );
-        let k = |n: u32| cands[0].iter().position(|c| c.cluster == n).unwrap() as u32;
-        let claims = vec![
-            (
-                a0,
-                Claim {
-                    pending: 0,
-                    cand: k(a0),
-                    p: 0.9,
-                },
-            ),
-            (
-                co,
-                Claim {
-                    pending: 0,
-                    cand: k(co),
-                    p: p_co,
-                },
-            ),
-        ];
-        let mut rng = stream_rng(1, Purpose::Other, 0, 0);
-        let mut fixed = Fixed(claims, Resolution::Bayes, Vec::new());
-        let (out, stats) = step(&pending, &f, &view, &mut fixed, &mut rng);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].1.cluster, winner, "p_co = {p_co}");
-        assert_eq!(stats.conflicts_lost, 1);
-        assert_eq!(fixed.2.iter().filter(|w| **w).count(), 1);
-    }
-}
-
-#[test]
-fn ablation_resolutions_pick_as_named() {
-    let (t, f) = setup();
-    let a0 = t.cluster_index("a0").unwrap() as u32;
-    let co = t.cluster_index("co").unwrap() as u32;
     let view = LoadView::idle(f.workers.len());
     let pending = [Pending {
         demand: demand(30.0, 0.0, 10.0),
@@ -128,35 +75,54 @@ fn ablation_resolutions_pick_as_named() {
     }];
     let mut cands = Vec::new();
     feasible(&pending[0].demand, pending[0].reach, &f, &view, &mut cands);
-    let k = |n: u32| cands.iter().position(|c| c.cluster == n).unwrap() as u32;
-    // co is farther (its e2e is larger) but more confident.
-    let claims = vec![
+    let claim = |id: &str, p: f64| {
+        let n = t.cluster_index(id).unwrap() as u32;
+        let cand = cands.iter().position(|c| c.cluster == n).unwrap() as u32;
         (
-            a0,
+            n,
             Claim {
                 pending: 0,
-                cand: k(a0),
-                p: 0.2,
+                cand,
+                p,
             },
-        ),
-        (
-            co,
-            Claim {
-                pending: 0,
-                cand: k(co),
-                p: 0.9,
-            },
-        ),
-    ];
+        )
+    };
+    let claims = vec![claim("a0", p_a0), claim("co", p_co)];
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    let mut fixed = Fixed(claims, how, Vec::new());
+    let (out, stats) = step(&pending, &f, &view, &mut fixed, &mut rng);
+    assert_eq!(out.len(), 1);
+    (out[0].1.cluster, stats, fixed.2)
+}
+
+/// Scheduler a0's stream (10 qps of 10 KB, η = 1) fits 10 times on a0 (one small-b1, free 100)
+/// and 20 times on co (two small-b1, free 200): priors 1/3 and 2/3. With Pr(j|a0) = 0.9 and
+/// Pr(j|co) = 0.4, a0 wins (0.9 > 0.8); with Pr(j|co) = 0.5, co wins (1.0 > 0.9).
+#[test]
+fn bayes_weighs_the_pick_by_free_capacity() {
+    let (t, _) = setup();
+    let a0 = t.cluster_index("a0").unwrap() as u32;
+    let co = t.cluster_index("co").unwrap() as u32;
+    for (p_co, winner) in [(0.4, a0), (0.5, co)] {
+        let (won_by, stats, won) = conflict(Resolution::Bayes, 0.9, p_co);
+        assert_eq!(won_by, winner, "p_co = {p_co}");
+        assert_eq!(stats.conflicts_lost, 1);
+        assert_eq!(won.iter().filter(|w| **w).count(), 1);
+    }
+}
+
+/// co is farther (its e2e is larger) but more confident (0.9 against 0.2).
+#[test]
+fn ablation_resolutions_pick_as_named() {
+    let (t, _) = setup();
+    let a0 = t.cluster_index("a0").unwrap() as u32;
+    let co = t.cluster_index("co").unwrap() as u32;
     for (how, winner) in [
         (Resolution::UniformPrior, co),
         (Resolution::FirstClaim, a0.min(co)),
         (Resolution::EarliestFinish, a0),
     ] {
-        let mut rng = stream_rng(1, Purpose::Other, 0, 0);
-        let mut fixed = Fixed(claims.clone(), how, Vec::new());
-        let (out, _) = step(&pending, &f, &view, &mut fixed, &mut rng);
-        assert_eq!(out[0].1.cluster, winner, "{how:?}");
+        assert_eq!(conflict(how, 0.2, 0.9).0, winner, "{how:?}");
     }
 }
 

@@ -1,0 +1,59 @@
+//! Run settings of a simulation: how long, which windows, how stale the load view, the queue
+//! bound, the seed, the mitigation and the workers' actual speed.
+
+use super::{CapacityScale, QueueBound};
+use continuum_core::mitigation::Mitigation;
+
+/// Run settings (the scenario's files say what is simulated; these say how).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimConfig {
+    /// Simulated time during which clients arrive and streams emit, s.
+    pub duration_s: f64,
+    /// Metrics (and meta-policy) window T, s.
+    pub window_s: f64,
+    /// Load publication period Δ (staleness), ms.
+    pub staleness_ms: f64,
+    /// Sliding window over which loads and throughputs are measured, ms.
+    pub load_window_ms: f64,
+    /// Worker queue bound.
+    pub queue_bound: QueueBound,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// What happens to late queries.
+    pub mitigation: Mitigation,
+    /// Actual worker speed against the profiles.
+    pub capacity: CapacityScale,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            duration_s: 600.0,
+            window_s: 5.0,
+            staleness_ms: 100.0,
+            load_window_ms: 1000.0,
+            queue_bound: QueueBound::Deadline,
+            seed: 1,
+            mitigation: Mitigation::None,
+            capacity: CapacityScale::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Checks the settings; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos = |x: f64, name: &str| {
+            if x > 0.0 && x.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{name} must be a finite number > 0, got {x}"))
+            }
+        };
+        pos(self.duration_s, "duration")?;
+        pos(self.window_s, "window")?;
+        pos(self.staleness_ms, "staleness")?;
+        pos(self.load_window_ms, "load window")?;
+        Ok(())
+    }
+}
