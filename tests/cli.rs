@@ -6,7 +6,7 @@ mod cli_support;
 use cli_support::*;
 use serde_json::Value;
 
-const POLICIES: [&str; 8] = [
+const POLICIES: [&str; 9] = [
     "closest",
     "load-balancing",
     "farthest",
@@ -15,6 +15,7 @@ const POLICIES: [&str; 8] = [
     "random-proportional-load",
     "least-impedance",
     "random",
+    "tetris",
 ];
 
 // ---- compare ---------------------------------------------------------------------------------

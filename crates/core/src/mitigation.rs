@@ -458,6 +458,7 @@ mod tests {
             e2e_ms,
             load_qps,
             capacity_qps: 100.0,
+            demand_qps: 1.0,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct Candidate {
     pub load_qps: f64,
     /// Capacity C of the worker, normalised qps.
     pub capacity_qps: f64,
+    /// The load the stream would bring to this worker, η_v^i · ρ_i · items, normalised qps
+    /// (the term of the load constraint; it differs between workers through ζ_ref(v)).
+    pub demand_qps: f64,
 }
 
 /// How many reachable workers failed each constraint (the first one failed counts), so an
@@ -139,8 +142,8 @@ pub fn feasible(
             continue;
         }
         let load = view.workers[r.worker as usize].load_qps;
-        let eta = d.size_kb / w.ref_kb;
-        if load + eta * d.rate_qps * f64::from(d.items) > w.capacity_qps {
+        let demand = d.size_kb / w.ref_kb * d.rate_qps * f64::from(d.items);
+        if load + demand > w.capacity_qps {
             short.load += 1;
             continue;
         }
@@ -152,6 +155,7 @@ pub fn feasible(
             e2e_ms: 2.0 * r.net_ms() + proc_ms,
             load_qps: load,
             capacity_qps: w.capacity_qps,
+            demand_qps: demand,
         });
     }
     short

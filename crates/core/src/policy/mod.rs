@@ -14,6 +14,7 @@ mod random_latency;
 mod random_load;
 mod rank;
 pub mod table;
+mod tetris;
 
 use crate::feasibility::Candidate;
 use crate::rng::SimRng;
@@ -42,6 +43,7 @@ pub static REGISTRY: &[&dyn Policy] = &[
     &random_load::RandomProportionalLoad,
     &least_impedance::LeastImpedance,
     &random::Random,
+    &tetris::Tetris,
 ];
 
 /// The policy registered under `name`.

@@ -18,6 +18,7 @@ fn cand(
         e2e_ms: 2.0 * net + proc_ms,
         load_qps: load,
         capacity_qps: cap,
+        demand_qps: 1.0,
     }
 }
 
@@ -45,6 +46,8 @@ fn deterministic_policies_pick_the_known_binding() {
     assert_eq!(pick("load-balancing", &c), 2);
     assert_eq!(pick("cheaper", &c), 2);
     assert_eq!(pick("least-impedance", &c), 1);
+    // Same demand (1 qps): (1/C)·((C − L)/C) is 0.004, 0.0045 and about 0.0025.
+    assert_eq!(pick("tetris", &c), 1);
 }
 
 #[test]
@@ -62,6 +65,7 @@ fn ties_break_by_load_then_cluster_then_variant() {
         "cheaper",
         "least-impedance",
         "load-balancing",
+        "tetris",
     ] {
         assert_eq!(pick(p, &c), 3, "{p}");
     }
@@ -73,6 +77,7 @@ fn ties_break_by_load_then_cluster_then_variant() {
         "cheaper",
         "least-impedance",
         "load-balancing",
+        "tetris",
     ] {
         assert_eq!(pick(p, c), 1, "{p}");
     }
@@ -132,7 +137,7 @@ fn random_is_uniform() {
 }
 
 #[test]
-fn registry_has_the_eight_policies_and_parses_lists() {
+fn registry_has_the_nine_policies_and_parses_lists() {
     assert_eq!(
         names(),
         [
@@ -143,7 +148,8 @@ fn registry_has_the_eight_policies_and_parses_lists() {
             "random-proportional-latency",
             "random-proportional-load",
             "least-impedance",
-            "random"
+            "random",
+            "tetris"
         ]
     );
     assert_eq!(parse_list("closest, random").unwrap().len(), 2);

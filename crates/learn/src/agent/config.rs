@@ -31,8 +31,9 @@ pub enum RewardSpec {
 pub struct DqnConfig {
     /// Configurations the agent chooses among: a policy name, or `policy+mitigation`
     /// (`least-impedance+reissue@0.8`; a joint action over a grid of policies and
-    /// mitigations). Default: docs/model.md §6's seven policies but `random`, `farthest` and `cheaper`
-    /// (the last two pick the slowest feasible binding by construction), no mitigation.
+    /// mitigations). Default: docs/model.md §6's policies but `random`, `farthest`, `cheaper`
+    /// (the slowest feasible binding by construction) and `tetris` (docs/model.md §9.1's five),
+    /// no mitigation.
     pub actions: Vec<String>,
     /// What a decision is scored by: counterfactual values, the fallback tables' search and the
     /// choice of the margin all use it (`success_ratio`, or `{tail: {weight: w}}`, which
@@ -236,11 +237,12 @@ pub enum RewardScope {
 impl Default for DqnConfig {
     fn default() -> Self {
         Self {
-            // docs/model.md §6's seven but the two that seek the slowest binding (`farthest`,
-            // `cheaper`): every action costs a counterfactual fork per class and window.
+            // docs/model.md §6's policies but the two that seek the slowest binding (`farthest`,
+            // `cheaper`), the uniform baseline and `tetris` (added after §9.1's set was fixed):
+            // every action costs a counterfactual fork per class and window.
             actions: continuum_core::policy::names()
                 .into_iter()
-                .filter(|n| !matches!(*n, "random" | "farthest" | "cheaper"))
+                .filter(|n| !matches!(*n, "random" | "farthest" | "cheaper" | "tetris"))
                 .map(String::from)
                 .collect(),
             objective: Objective::SuccessRatio,
@@ -466,11 +468,11 @@ mod tests {
     fn the_paper_configs_load_as_their_papers_define_them() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
         let aset = DqnConfig::load(&dir.join("aset.yaml")).expect("aset.yaml");
-        // ASET: one output per policy (all seven), one action per scheduler, no fallback,
-        // trained at λ 60 only.
+        // ASET: one output per policy (all seven of its paper: every registered one but
+        // `random` and `tetris`), one action per scheduler, no fallback, trained at λ 60 only.
         assert_eq!(
             aset.actions.len(),
-            continuum_core::policy::names().len() - 1
+            continuum_core::policy::names().len() - 2
         );
         assert!(!aset.actions.iter().any(|a| a == "random"));
         assert_eq!(
