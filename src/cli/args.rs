@@ -93,6 +93,13 @@ pub enum Command {
     },
     /// Train the DQN meta-policy on a topology and write its checkpoint.
     Train(TrainArgs),
+    /// The DeepRM reproduction (docs/deeprm.md): train, meta-train and evaluate job-scheduling
+    /// policies against Tetris, SJF and random.
+    Deeprm {
+        /// What to do.
+        #[command(subcommand)]
+        cmd: super::deeprm::DeepRmCommand,
+    },
     /// Find the best static per-class policy table on some seeds and write it (a baseline for
     /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).
     Table(TableArgs),

@@ -3,6 +3,8 @@
 
 mod allocated;
 mod args;
+pub mod deeprm;
+mod deeprm_eval;
 mod run;
 mod runner;
 mod table;

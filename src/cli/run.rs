@@ -117,6 +117,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Table(args) => return super::table::execute(args),
         Command::Topology { cmd } => return super::topology::execute(cmd),
         Command::Train(args) => return super::train::execute(args),
+        Command::Deeprm { cmd } => return super::deeprm::execute(cmd),
         Command::Worker { config } => return continuum_worker::run_from_file(config),
         Command::Gateway { config } => return continuum_gateway::run_from_file(config),
         Command::Allocator { config, slots } => {

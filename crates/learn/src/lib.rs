@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod deeprm;
 pub mod episode;
 pub mod meta;
 pub mod tapfinger;

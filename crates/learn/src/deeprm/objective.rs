@@ -1,0 +1,87 @@
+//! What an agent is rewarded for in the reproduction environment, paid each time time moves on
+//! (γ = 1 makes the episode's return the objective):
+//!
+//! | objective    | reward per timestep                              | return (γ = 1)            |
+//! |--------------|--------------------------------------------------|---------------------------|
+//! | `slowdown`   | −Σ_{j in system} 1/T_j (DeepRM's)                 | −Σ_j slowdown_j           |
+//! | `completion` | −\|J\|, jobs in the system                         | −Σ_j completion time_j    |
+//! | `utilisation`| share of the units in use during the timestep    | episode length × mean use |
+//! | `makespan`   | −1 while any job is in the system                | −makespan                 |
+
+use super::env::Env;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A reward objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// Average slowdown (the paper's).
+    Slowdown,
+    /// Average completion time.
+    Completion,
+    /// Resource utilisation.
+    Utilisation,
+    /// Makespan.
+    Makespan,
+}
+
+impl Objective {
+    /// Every objective, in report order.
+    pub const ALL: [Objective; 4] = [
+        Objective::Slowdown,
+        Objective::Completion,
+        Objective::Utilisation,
+        Objective::Makespan,
+    ];
+
+    /// Its name in configs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Slowdown => "slowdown",
+            Objective::Completion => "completion",
+            Objective::Utilisation => "utilisation",
+            Objective::Makespan => "makespan",
+        }
+    }
+
+    /// The reward for the timestep that just ended; `used_share` is the share of all units
+    /// that were in use during it.
+    pub fn reward(self, env: &Env, used_share: f64) -> f64 {
+        match self {
+            Objective::Slowdown => -env.in_system().map(|j| 1.0 / f64::from(j.len)).sum::<f64>(),
+            Objective::Completion => -(env.in_system().count() as f64),
+            Objective::Utilisation => used_share,
+            Objective::Makespan => {
+                if env.in_system().next().is_some() {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Objective {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Objective::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Objective::ALL.iter().map(|o| o.name()).collect();
+                format!(
+                    "unknown objective `{s}`; expected one of: {}",
+                    names.join(", ")
+                )
+            })
+    }
+}

@@ -1,0 +1,285 @@
+//! REINFORCE as DeepRM trains it (§3.2): for each jobset N rollouts of the current policy, the
+//! return v_t of every step, a baseline b_t = the mean of v_t over the N rollouts at the same t
+//! (shorter rollouts count as 0 there), and the step θ ← θ + α Σ_jobsets mean_t ∇log π(a_t|s_t)
+//! (v_t − b_t). The improved variants add, each a switch: an entropy bonus, advantages normalised
+//! over the batch, invalid actions masked out, a learned critic in place of the time baseline.
+
+use super::env::{End, Env, EnvParams, EpisodeSummary, JobSet};
+use super::net::{PgNet, Snapshot};
+use super::objective::Objective;
+use super::rmsprop::RmsProp;
+use candle_core::{D, Device, Result, Tensor};
+use candle_nn::{Optimizer, VarMap};
+use continuum_core::rng::SimRng;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// How the policy gradient is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PgVariant {
+    /// Entropy bonus weight β (0: none).
+    pub entropy: f64,
+    /// Normalise the advantages over each update's batch to mean 0, sd 1.
+    pub normalise: bool,
+    /// Give slots that cannot be placed (empty, or no room in the horizon) probability 0.
+    pub mask: bool,
+    /// A learned critic V(s) in place of the time-step baseline (advantage actor-critic).
+    pub critic: bool,
+}
+
+impl Default for PgVariant {
+    fn default() -> Self {
+        PgVariant::PLAIN
+    }
+}
+
+impl PgVariant {
+    /// The paper's REINFORCE with the time-step baseline.
+    pub const PLAIN: PgVariant = PgVariant {
+        entropy: 0.0,
+        normalise: false,
+        mask: false,
+        critic: false,
+    };
+
+    /// The named presets: `plain`, `entropy`, `normalised`, `masked`, `improved` (each adds one
+    /// switch to the one before), `critic` (improved with a learned critic).
+    pub fn preset(name: &str) -> std::result::Result<PgVariant, String> {
+        let e = PgVariant {
+            entropy: 0.01,
+            ..PgVariant::PLAIN
+        };
+        let n = PgVariant {
+            normalise: true,
+            ..e
+        };
+        let m = PgVariant { mask: true, ..n };
+        Ok(match name {
+            "plain" => PgVariant::PLAIN,
+            "entropy" => e,
+            "normalised" => n,
+            "masked" | "improved" => m,
+            "critic" => PgVariant { critic: true, ..m },
+            _ => {
+                return Err(format!(
+                    "unknown variant `{name}`; expected plain, entropy, normalised, masked, improved or critic"
+                ));
+            }
+        })
+    }
+}
+
+/// One rollout: what the policy saw and did, and what it earned.
+#[derive(Debug, Clone, Default)]
+pub struct Trajectory {
+    /// Observations, one after the other.
+    pub obs: Vec<f32>,
+    /// Share of the episode's arrival window left at each decision (the critic's extra input).
+    pub left: Vec<f32>,
+    /// Actions taken.
+    pub actions: Vec<u32>,
+    /// Reward of each action.
+    pub rewards: Vec<f32>,
+    /// Allowed actions at each decision (all true without masking), one after the other.
+    pub allowed: Vec<bool>,
+    /// The episode's figures.
+    pub summary: EpisodeSummary,
+}
+
+/// The actions allowed in `env`: the void action always, slots only if placeable when
+/// `mask`, every slot otherwise.
+pub fn allowed_actions(env: &Env, mask: bool, out: &mut Vec<bool>) {
+    out.clear();
+    out.extend((0..env.p.num_nw).map(|a| !mask || env.placeable(a)));
+    out.push(true);
+}
+
+/// Runs `policy` on `jobs` to the end, sampling its actions (or taking the most likely one
+/// when `greedy`).
+#[allow(clippy::too_many_arguments)]
+pub fn rollout(
+    p: EnvParams,
+    jobs: &JobSet,
+    objective: Objective,
+    end: End,
+    policy: &Snapshot,
+    mask: bool,
+    greedy: bool,
+    rng: &mut SimRng,
+) -> Trajectory {
+    let mut env = Env::new(p, jobs.clone(), end, objective);
+    let mut t = Trajectory::default();
+    let (mut ob, mut allowed, mut probs) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        env.observe(&mut ob);
+        allowed_actions(&env, mask, &mut allowed);
+        policy.probs(&ob, Some(&allowed), &mut probs);
+        let a = if greedy {
+            argmax(&probs)
+        } else {
+            sample(&probs, rng)
+        };
+        t.obs.extend_from_slice(&ob);
+        t.left
+            .push(1.0 - (env.time() as f32 / p.simu_len as f32).min(1.0));
+        t.allowed.extend_from_slice(&allowed);
+        t.actions.push(a as u32);
+        let s = env.step(a);
+        t.rewards.push(s.reward as f32);
+        if s.done {
+            break;
+        }
+    }
+    t.summary = env.summary();
+    t
+}
+
+fn argmax(p: &[f32]) -> usize {
+    let mut b = 0;
+    for (i, &x) in p.iter().enumerate() {
+        if x > p[b] {
+            b = i;
+        }
+    }
+    b
+}
+
+fn sample(p: &[f32], rng: &mut SimRng) -> usize {
+    let u: f32 = rng.random();
+    let mut acc = 0.0;
+    for (i, &x) in p.iter().enumerate() {
+        acc += x;
+        if u < acc && x > 0.0 {
+            return i;
+        }
+    }
+    // Rounding left u above the total: the last action with probability.
+    p.iter().rposition(|&x| x > 0.0).unwrap_or(0)
+}
+
+/// Discounted returns v_t = Σ_{k ≥ t} γ^{k−t} r_k.
+pub fn returns(rewards: &[f32], gamma: f64) -> Vec<f32> {
+    let mut out = vec![0.0; rewards.len()];
+    let mut acc = 0.0f64;
+    for (i, r) in rewards.iter().enumerate().rev() {
+        acc = f64::from(*r) + gamma * acc;
+        out[i] = acc as f32;
+    }
+    out
+}
+
+/// The time-step baseline: b_t = mean over the rollouts of v_t, a rollout shorter than t
+/// counting 0 (the public code pads with zeros).
+pub fn time_baseline(returns: &[Vec<f32>]) -> Vec<f32> {
+    let len = returns.iter().map(Vec::len).max().unwrap_or(0);
+    let n = returns.len().max(1) as f32;
+    (0..len)
+        .map(|t| returns.iter().filter_map(|r| r.get(t)).sum::<f32>() / n)
+        .collect()
+}
+
+/// What one update measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UpdateStats {
+    /// Mean return of the rollouts (first step).
+    pub mean_return: f64,
+    /// Mean policy entropy over the batch's decisions.
+    pub entropy: f64,
+    /// Decisions in the batch.
+    pub decisions: usize,
+}
+
+/// One policy-gradient step of `net` on `batches` (the rollouts of each jobset).
+pub fn update(
+    net: &PgNet,
+    opt: &mut RmsProp,
+    batches: &[Vec<Trajectory>],
+    variant: &PgVariant,
+    gamma: f64,
+    return_scale: f32,
+) -> Result<UpdateStats> {
+    let input = net.shape().input;
+    let actions = net.shape().actions;
+    let (mut obs, mut left, mut acts, mut bias) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rets, mut weights, mut adv) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first_returns = 0.0f64;
+    let mut episodes = 0usize;
+    for batch in batches {
+        let rs: Vec<Vec<f32>> = batch.iter().map(|t| returns(&t.rewards, gamma)).collect();
+        let base = time_baseline(&rs);
+        let n: usize = batch.iter().map(|t| t.actions.len()).sum();
+        for (t, r) in batch.iter().zip(&rs) {
+            first_returns += f64::from(r.first().copied().unwrap_or(0.0));
+            episodes += 1;
+            obs.extend_from_slice(&t.obs);
+            left.extend_from_slice(&t.left);
+            acts.extend_from_slice(&t.actions);
+            bias.extend(t.allowed.iter().map(|&ok| if ok { 0.0f32 } else { -1e9 }));
+            for (i, v) in r.iter().enumerate() {
+                rets.push(*v / return_scale);
+                adv.push((*v - base[i]) / return_scale);
+                weights.push(1.0 / n as f32);
+            }
+        }
+    }
+    let m = acts.len();
+    if m == 0 {
+        return Ok(UpdateStats::default());
+    }
+    let dev = Device::Cpu;
+    let x = Tensor::from_vec(obs, (m, input), &dev)?;
+    let logits = (net.logits(&x)? + Tensor::from_vec(bias, (m, actions), &dev)?)?;
+    let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let chosen = logp
+        .gather(&Tensor::from_vec(acts, (m, 1), &dev)?, 1)?
+        .squeeze(1)?;
+    let mut critic_loss = None;
+    if variant.critic {
+        let xl = Tensor::cat(&[&x, &Tensor::from_vec(left, (m, 1), &dev)?], 1)?;
+        let v = net.value(&xl)?.expect("a critic network");
+        let target = Tensor::from_slice(&rets, m, &dev)?;
+        let vals: Vec<f32> = v.to_vec1()?;
+        for ((a, r), v) in adv.iter_mut().zip(&rets).zip(&vals) {
+            *a = r - v;
+        }
+        critic_loss = Some((v - target)?.sqr()?.mean_all()?);
+    }
+    if variant.normalise {
+        let mean = adv.iter().sum::<f32>() / m as f32;
+        let sd = (adv.iter().map(|a| (a - mean).powi(2)).sum::<f32>() / m as f32).sqrt();
+        for a in &mut adv {
+            *a = (*a - mean) / (sd + 1e-6);
+        }
+    }
+    let coef: Vec<f32> = adv.iter().zip(&weights).map(|(a, w)| a * w).collect();
+    let mut loss = (chosen * Tensor::from_vec(coef, m, &dev)?)?
+        .sum_all()?
+        .neg()?;
+    let probs = logp.exp()?;
+    let entropy = (probs * &logp)?.sum(D::Minus1)?.neg()?.mean_all()?;
+    let jobsets = batches.len().max(1) as f64;
+    if variant.entropy > 0.0 {
+        loss = (loss - (&entropy * (variant.entropy * jobsets))?)?;
+    }
+    if let Some(c) = critic_loss {
+        loss = (loss + (c * jobsets)?)?;
+    }
+    opt.backward_step(&loss)?;
+    Ok(UpdateStats {
+        mean_return: first_returns / episodes.max(1) as f64,
+        entropy: f64::from(entropy.to_scalar::<f32>()?),
+        decisions: m,
+    })
+}
+
+/// The optimiser over `vars` at learning rate `lr`.
+pub fn optimiser(vars: &VarMap, lr: f64) -> Result<RmsProp> {
+    RmsProp::new(
+        vars.all_vars(),
+        super::rmsprop::RmsPropParams {
+            lr,
+            ..Default::default()
+        },
+    )
+}

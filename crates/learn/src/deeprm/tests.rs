@@ -1,0 +1,294 @@
+//! Unit tests of the reproduction: environment dynamics, baselines, the policy gradient on
+//! problems whose answer is known, Reptile's update, reproducibility and refusals.
+
+use super::env::{End, Env, EnvParams, JobSet};
+use super::eval::{Scheduler, episode};
+use super::heuristics::{Heuristic, alignment};
+use super::meta::meta_step;
+use super::net::{PgShape, build, flat};
+use super::objective::Objective;
+use super::reinforce::{PgVariant, Trajectory, optimiser, returns, time_baseline, update};
+use super::train::{PgConfig, rollouts, train};
+use continuum_core::rng::{Purpose, stream_rng};
+
+/// One resource of 2 units, 2 slots, an 8-step horizon, jobs up to 4 steps.
+fn tiny() -> EnvParams {
+    EnvParams {
+        num_res: 1,
+        num_nw: 2,
+        time_horizon: 8,
+        res_slot: 2,
+        max_job_size: 2,
+        max_job_len: 4,
+        backlog_size: 2,
+        simu_len: 8,
+        new_job_rate: 1.0,
+        small_job_chance: 0.5,
+        max_track_since_new: 4,
+        episode_max_length: 40,
+    }
+}
+
+/// A long job (4 steps) at t = 0, a short one (1 step) at t = 1, each needing the whole
+/// cluster: placing the long one at once gives slowdowns 1 and 4 (mean 2.5); waiting one step
+/// and running the short one first gives 1 and 6/4 (mean 1.25), the optimum. Nothing arrives
+/// after t = 1; the 8-step window lets the training return see the long job finish.
+fn wait_for_short() -> JobSet {
+    let mut j = vec![Some((4, vec![2])), Some((1, vec![2]))];
+    j.resize(8, None);
+    j
+}
+
+#[test]
+fn placing_and_moving_on_follow_the_model() {
+    let mut e = Env::new(tiny(), wait_for_short(), End::AllDone, Objective::Slowdown);
+    assert!(e.placeable(0) && !e.placeable(1));
+    let s = e.step(0);
+    assert!(s.placed && !s.done);
+    // Long job in the system (1/4), the short one arrives: −(1/4 + 1).
+    let s = e.step(2);
+    assert!(!s.placed);
+    assert!((s.reward + 1.25).abs() < 1e-9);
+    assert!(
+        e.placeable(0),
+        "the short job fits after the long one, within the horizon"
+    );
+    assert!(!e.fits_now(e.slot(0).unwrap()));
+    while !e.step(if e.placeable(0) { 0 } else { 2 }).done {}
+    let sum = e.summary();
+    let mean = sum.slowdowns.iter().sum::<f64>() / sum.slowdowns.len() as f64;
+    assert!((mean - 2.5).abs() < 1e-9, "{:?}", sum.slowdowns);
+    assert_eq!(sum.makespan, 5);
+    assert_eq!(sum.unfinished, 0);
+}
+
+#[test]
+fn the_image_shows_cluster_slots_backlog_and_time() {
+    let p = tiny();
+    let e = Env::new(p, wait_for_short(), End::AllDone, Objective::Slowdown);
+    let mut ob = Vec::new();
+    e.observe(&mut ob);
+    assert_eq!(ob.len(), p.input_len());
+    let w = p.image_width();
+    // Columns: cluster 0..2, slot 0 at 2..4, slot 1 at 4..6, backlog 6, time 7.
+    assert_eq!(w, 8);
+    let filled: usize = (0..p.time_horizon)
+        .map(|t| (2..4).filter(|c| ob[t * w + c] == 1.0).count())
+        .sum();
+    assert_eq!(filled, 4 * 2, "the long job's block is 4 steps × 2 units");
+    assert!(
+        (0..p.time_horizon).all(|t| ob[t * w] == 0.0),
+        "nothing runs yet"
+    );
+    assert_eq!(ob[7], 0.0, "a job has just arrived");
+}
+
+#[test]
+fn tetris_picks_the_best_aligned_job_that_fits() {
+    assert_eq!(alignment(&[6, 2], &[5, 1]), 32.0);
+    let p = EnvParams {
+        num_res: 2,
+        num_nw: 3,
+        simu_len: 3,
+        ..EnvParams::default()
+    };
+    // Free [10, 10]: job 0 [9, 1] scores 100, job 1 [2, 2] scores 40, job 2 [10, 10] would
+    // score 200 but only fits once the others are gone... it fits now, so it wins.
+    let jobs = vec![
+        Some((2, vec![9, 1])),
+        Some((2, vec![2, 2])),
+        Some((2, vec![10, 10])),
+    ];
+    let mut e = Env::new(p, jobs, End::AllDone, Objective::Slowdown);
+    e.step(p.num_nw); // the second job arrives
+    e.step(p.num_nw); // the third
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    assert_eq!(Heuristic::Tetris.act(&e, &mut rng), 2);
+    assert_eq!(
+        Heuristic::Sjf.act(&e, &mut rng),
+        0,
+        "equal lengths: the lower slot"
+    );
+    e.step(2);
+    // Free [0, 0]: nothing fits, the void action.
+    assert_eq!(Heuristic::Tetris.act(&e, &mut rng), p.num_nw);
+}
+
+#[test]
+fn the_time_baseline_pads_short_rollouts_with_zeros() {
+    let b = time_baseline(&[vec![1.0, 2.0, 3.0], vec![3.0]]);
+    assert_eq!(b, vec![2.0, 1.0, 1.5]);
+    assert_eq!(returns(&[1.0, 0.0, -2.0], 1.0), vec![-1.0, -2.0, -2.0]);
+    assert_eq!(returns(&[1.0, 1.0], 0.5), vec![1.5, 1.0]);
+}
+
+#[test]
+fn reinforce_learns_a_two_armed_bandit() {
+    let shape = PgShape {
+        input: 3,
+        hidden: 8,
+        actions: 2,
+        critic: false,
+    };
+    let (vars, net) = build(shape, 3).unwrap();
+    let mut opt = optimiser(&vars, 0.01).unwrap();
+    let mut rng = stream_rng(4, Purpose::Other, 0, 0);
+    let mut probs = Vec::new();
+    for _ in 0..150 {
+        let snap = net.snapshot().unwrap();
+        let batch: Vec<Trajectory> = (0..16)
+            .map(|_| {
+                snap.probs(&[1.0, 0.5, -0.5], None, &mut probs);
+                let a = usize::from(rand::Rng::random::<f32>(&mut rng) >= probs[0]);
+                Trajectory {
+                    obs: vec![1.0, 0.5, -0.5],
+                    left: vec![1.0],
+                    actions: vec![a as u32],
+                    rewards: vec![if a == 1 { 1.0 } else { 0.0 }],
+                    allowed: vec![true, true],
+                    ..Trajectory::default()
+                }
+            })
+            .collect();
+        update(&net, &mut opt, &[batch], &PgVariant::PLAIN, 1.0, 1.0).unwrap();
+    }
+    net.snapshot()
+        .unwrap()
+        .probs(&[1.0, 0.5, -0.5], None, &mut probs);
+    assert!(probs[1] > 0.95, "π(better arm) = {}", probs[1]);
+}
+
+#[test]
+fn reinforce_finds_the_known_best_order() {
+    let cfg = PgConfig {
+        env: tiny(),
+        jobsets: 1,
+        rollouts: 16,
+        hidden: 16,
+        learning_rate: 0.01,
+        ..PgConfig::default()
+    };
+    let (vars, net) = build(cfg.shape(), 5).unwrap();
+    let mut opt = optimiser(&vars, cfg.learning_rate).unwrap();
+    let jobsets = vec![wait_for_short()];
+    for it in 0..150 {
+        let batches = rollouts(&cfg, &net, &jobsets, 5, it).unwrap();
+        update(&net, &mut opt, &batches, &cfg.variant, 1.0, 1.0).unwrap();
+    }
+    let snap = net.snapshot().unwrap();
+    let s = episode(
+        cfg.env,
+        &jobsets[0],
+        Scheduler::Agent(&snap, false, true),
+        9,
+        0,
+    );
+    let mean = s.slowdowns.iter().sum::<f64>() / s.slowdowns.len() as f64;
+    assert!(
+        (mean - 1.25).abs() < 1e-9,
+        "greedy policy's slowdowns {:?}",
+        s.slowdowns
+    );
+    // A work-conserving heuristic cannot wait: it gets 2.5.
+    let h = episode(
+        cfg.env,
+        &jobsets[0],
+        Scheduler::Heuristic(Heuristic::Sjf),
+        9,
+        0,
+    );
+    assert!((h.slowdowns.iter().sum::<f64>() / 2.0 - 2.5).abs() < 1e-9);
+}
+
+#[test]
+fn reptile_converges_to_the_mean_of_the_task_optima() {
+    // Tasks: minimise (θ − c)², c in {−1, 2, 5}; inner loop: 5 SGD steps of rate 0.1. The
+    // adapted weights move a fixed share of the way to c, so the fixed point is mean c = 2.
+    let tasks = [-1.0f32, 2.0, 5.0];
+    let mut theta = vec![10.0f32];
+    for _ in 0..200 {
+        let dirs: Vec<Vec<f32>> = tasks
+            .iter()
+            .map(|c| {
+                let mut w = theta[0];
+                for _ in 0..5 {
+                    w -= 0.1 * 2.0 * (w - c);
+                }
+                vec![w - theta[0]]
+            })
+            .collect();
+        meta_step(&mut theta, &dirs, 0.5);
+    }
+    assert!((theta[0] - 2.0).abs() < 1e-4, "θ = {}", theta[0]);
+}
+
+#[test]
+fn training_is_reproducible_whatever_the_thread_count() {
+    let cfg = PgConfig {
+        env: EnvParams {
+            simu_len: 10,
+            ..EnvParams::default()
+        },
+        iterations: 2,
+        jobsets: 2,
+        rollouts: 3,
+        eval_every: 1,
+        eval_jobsets: 2,
+        variant: PgVariant::preset("critic").unwrap(),
+        ..PgConfig::default()
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| flat(&train(&cfg, 11, None, &|_| {}).unwrap().vars).unwrap())
+    };
+    assert_eq!(run(1), run(3));
+}
+
+#[test]
+fn bad_names_and_incompatible_checkpoints_are_refused() {
+    let e = "speed".parse::<Objective>().unwrap_err();
+    assert!(
+        e.contains("slowdown, completion, utilisation, makespan"),
+        "{e}"
+    );
+    assert!(PgVariant::preset("fancy").unwrap_err().contains("plain"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.deeprm");
+    let cfg = PgConfig::default();
+    let (vars, net) = build(cfg.shape(), 1).unwrap();
+    super::PgCheckpoint::save(&path, &vars, &net, &cfg, "train").unwrap();
+    let ck = super::PgCheckpoint::load(&path).unwrap();
+    assert_eq!(ck.weights, flat(&vars).unwrap());
+    let other = PgConfig { hidden: 32, ..cfg };
+    let err = ck.init_for(other.shape(), &path).unwrap_err().to_string();
+    assert!(
+        err.contains("incompatible") && err.contains("hidden"),
+        "{err}"
+    );
+    let bad = PgConfig {
+        iterations: 0,
+        ..cfg
+    };
+    assert!(
+        bad.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("`iterations`")
+    );
+}
+
+#[test]
+fn an_episode_run_to_the_end_waits_for_the_last_arrival() {
+    let mut jobs: JobSet = vec![None; 8];
+    jobs[0] = Some((2, vec![1]));
+    jobs[6] = Some((1, vec![1]));
+    let mut e = Env::new(tiny(), jobs, End::AllDone, Objective::Slowdown);
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    while !e.step(Heuristic::Tetris.act(&e, &mut rng)).done {}
+    let s = e.summary();
+    assert_eq!(s.slowdowns, vec![1.0, 1.0]);
+    assert_eq!((s.makespan, s.unfinished), (7, 0));
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The DeepRM reproduction (docs/deeprm.md): REINFORCE against Tetris, SJF and random on DeepRM's
+environment, the improved variants, the reward objectives, and meta-learning for fast
+adaptation. Every figure is a mean ± sd over the held-out evaluation seeds (default 101–105,
+20 jobsets each, run until every job is done); training draws its jobsets and rollouts from
+--train-seed only.
+
+  reproduction  one plain-REINFORCE agent per load of --train-loads (the public code's
+                settings but --iterations × --jobsets rollout batches), the heuristics at every
+                load of --loads: average slowdown vs load, the slowdown CDF at --cdf-load, the
+                learning curve of the agent trained at --cdf-load
+  ablation      at --ablation-load: plain, + entropy bonus, + normalised advantages, + masked
+                invalid actions (= improved), + learned critic, each trained alike: mean
+                slowdown and the share of jobs with slowdown <= 2
+  objectives    at --ablation-load: one plain agent per reward objective (slowdown,
+                completion, utilisation, makespan), each measured on every objective
+  meta          Reptile and first-order MAML meta-trained over loads 0.3-1.8 and short-job
+                shares 0.5-0.95; on 5 held-out tasks (drawn from seeds 101-105): adapt for
+                --adapt-iterations (10 % of --iterations) from the meta-initialisation, from
+                the plain agent trained at --ablation-load (transfer) and from scratch, against
+                scratch trained for the whole --iterations
+
+Usage: python3 scripts/deeprm_results.py [--parts reproduction,ablation,objectives,meta]
+       [--publish] [--from-json]
+"""
+import argparse
+import json
+import pathlib
+import random
+import shutil
+import sys
+
+import docgen
+from cells import pm, run
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--jobsets", default="20")
+p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.8")
+p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
+p.add_argument("--cdf-load", default="1.5")
+p.add_argument("--ablation-load", default="1.1")
+p.add_argument("--iterations", default="300")
+p.add_argument("--train-jobsets", default="10")
+p.add_argument("--adapt-iterations", default="30")
+p.add_argument("--meta-iterations", default="150")
+p.add_argument("--train-seed", default="1")
+p.add_argument("--parts", default="reproduction,ablation,objectives,meta")
+p.add_argument("--out", default="out/deeprm")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json"))
+out = pathlib.Path(a.out)
+out.mkdir(parents=True, exist_ok=True)
+DOCS = docgen.ROOT / "docs"
+HEUR = ["tetris", "sjf", "random"]
+OBJECTIVES = ["slowdown", "completion", "utilisation", "makespan"]
+VARIANTS = ["plain", "entropy", "normalised", "masked", "critic"]
+common_train = ["--iterations", a.iterations, "--jobsets", a.train_jobsets, "--seed", a.train_seed]
+
+
+def train(name, *extra, iterations=None):
+    ck = out / f"{name}.deeprm"
+    args = [a.bin, "deeprm", "train", "--out", str(ck)] + common_train + list(extra)
+    if iterations:
+        args[args.index("--iterations") + 1] = iterations
+    run(args)
+    return ck
+
+
+def evaluate(agents, loads, extra=()):
+    js = out / "eval.json"
+    args = [a.bin, "deeprm", "eval", "--loads", loads, "--seeds", a.seeds, "--jobsets",
+            a.jobsets, "--json", str(js)] + list(extra)
+    for spec in agents:
+        args += ["--agent", spec]
+    run(args)
+    return json.loads(js.read_text())
+
+
+def cell(report, name, load, key="mean_slowdown"):
+    return [r["figures"][key] for r in report["rows"]
+            if r["scheduler"] == name and abs(r["load"] - load) < 1e-9]
+
+
+def reproduction():
+    loads = [float(x) for x in a.loads.split(",")]
+    agents = [f"deeprm@{l}={train(f'plain-load{l}', '--load', l)}" for l in a.train_loads.split(",")]
+    rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
+    shutil.copy(out / "deeprm-load.svg", DOCS / "deeprm-load.svg")
+    shutil.copy(out / "deeprm-cdf.svg", DOCS / "deeprm-cdf.svg")
+    shutil.copy(out / f"plain-load{a.cdf_load}.training_curve.svg", DOCS / "deeprm-learning-curve.svg")
+    return {"report": rep, "curve": (out / f"plain-load{a.cdf_load}.training.csv").read_text()}
+
+
+def reproduction_text(r):
+    rep = r["report"]
+    loads = rep["loads"]
+    lines = ["| average slowdown | " + " | ".join(f"load {l:.0%}" for l in loads) + " |",
+             "|---|" + "---:|" * len(loads)]
+    for n in HEUR + ["deeprm"]:
+        cells = [pm(cell(rep, n, l)) if cell(rep, n, l) else "—" for l in loads]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines += ["", f"At load {float(a.cdf_load):.0%}: share of jobs with slowdown ≤ 2 and p90 slowdown "
+              "(pooled over the seeds' jobs):", "", "| scheduler | slowdown ≤ 2 | p90 |", "|---|---:|---:|"]
+    for n, v in sorted(rep["cdf"].items()):
+        s = sorted(v)
+        le2 = sum(1 for x in s if x <= 2) / max(1, len(s))
+        lines.append(f"| {n} | {le2:.1%} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
+    rows = [l.split(",") for l in r["curve"].splitlines()[1:]]
+    pts = [(int(x[0]), float(x[5])) for x in rows if x[5]]
+    lines += ["", f"Learning curve at load {float(a.cdf_load):.0%} (validation jobsets, mean slowdown): "
+              + ", ".join(f"it {i}: {v:.2f}" for i, v in pts if i % 50 == 0 or i == pts[-1][0])]
+    return "\n".join(lines)
+
+
+def ablation():
+    agents = [f"{v}={train(f'{v}-load{a.ablation_load}', '--load', a.ablation_load, '--variant', v)}"
+              for v in VARIANTS]
+    return {"report": evaluate(agents, a.ablation_load)}
+
+
+def ablation_text(r):
+    rep, l = r["report"], float(a.ablation_load)
+    lines = [f"| variant (load {l:.0%}) | mean slowdown | jobs with slowdown ≤ 2 |", "|---|---:|---:|"]
+    for n in VARIANTS + HEUR:
+        lines.append(f"| {n} | {pm(cell(rep, n, l))} | "
+                     f"{pm([100 * x for x in cell(rep, n, l, 'share_slowdown_le2')], 1)} % |")
+    return "\n".join(lines)
+
+
+def objectives():
+    agents = []
+    for o in OBJECTIVES:
+        ck = out / f"plain-load{a.ablation_load}.deeprm" if o == "slowdown" and (
+            out / f"plain-load{a.ablation_load}.deeprm").exists() else None
+        ck = ck or train(f"objective-{o}", "--load", a.ablation_load, "--objective", o)
+        agents.append(f"{o}={ck}")
+    return {"report": evaluate(agents, a.ablation_load)}
+
+
+def objectives_text(r):
+    rep, l = r["report"], float(a.ablation_load)
+    keys = [("mean_slowdown", "mean slowdown ↓", 1), ("mean_completion", "mean completion ↓", 1),
+            ("utilisation", "utilisation % ↑", 100), ("makespan", "makespan ↓", 1)]
+    lines = [f"| trained for (load {l:.0%}) | " + " | ".join(k[1] for k in keys) + " |",
+             "|---|" + "---:|" * len(keys)]
+    for n in OBJECTIVES + HEUR:
+        lines.append(f"| {n} | " + " | ".join(pm([k[2] * x for x in cell(rep, n, l, k[0])])
+                                              for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def held_out_tasks():
+    tasks = []
+    for s in a.seeds.split(","):
+        g = random.Random(int(s))
+        tasks.append((round(g.uniform(0.3, 1.8), 2), round(g.uniform(0.5, 0.95), 2)))
+    return tasks
+
+
+def meta():
+    inits = {}
+    for m in ["reptile", "fomaml"]:
+        ck = out / f"meta-{m}.deeprm"
+        run([a.bin, "deeprm", "meta-train", "--method", m, "--meta-iterations",
+             a.meta_iterations, "--seed", a.train_seed, "--out", str(ck)])
+        inits[m] = ck
+    transfer = out / f"plain-load{a.ablation_load}.deeprm"
+    if not transfer.exists():
+        transfer = train(f"plain-load{a.ablation_load}", "--load", a.ablation_load)
+    inits["transfer"] = transfer
+    res = []
+    for k, (load, small) in enumerate(held_out_tasks()):
+        cfg = out / f"task{k}.yaml"
+        cfg.write_text(f"env:\n  small_job_chance: {small}\neval_every: 1\n")
+        runs = {}
+        for name, init in list(inits.items()) + [("scratch", None)]:
+            extra = ["--config", str(cfg), "--load", str(load)]
+            if init:
+                extra += ["--init", str(init)]
+            ck = train(f"task{k}-{name}", *extra, iterations=a.adapt_iterations)
+            runs[name] = ck
+        runs["scratch-full"] = train(f"task{k}-scratch-full", "--config", str(cfg), "--load", str(load))
+        agents = [f"{n}={c}" for n, c in runs.items()]
+        rep = evaluate(agents, str(load), ["--small-job-chance", str(small)])
+        curves = {n: (out / f"task{k}-{n}.training.csv").read_text() for n in runs}
+        res.append({"load": load, "small": small, "report": rep, "curves": curves})
+    return {"tasks": res}
+
+
+def meta_text(r):
+    names = ["reptile", "fomaml", "transfer", "scratch", "scratch-full"]
+    head = {"reptile": f"Reptile, {a.adapt_iterations} it", "fomaml": f"FOMAML, {a.adapt_iterations} it",
+            "transfer": f"transfer, {a.adapt_iterations} it", "scratch": f"scratch, {a.adapt_iterations} it",
+            "scratch-full": f"scratch, {a.iterations} it"}
+    lines = ["| held-out task (load, short jobs) | " + " | ".join(head[n] for n in names) + " | tetris | sjf |",
+             "|---|" + "---:|" * (len(names) + 2)]
+    for t in r["tasks"]:
+        rep = t["report"]
+        l = rep["loads"][0]
+        lines.append(f"| {t['load']:.0%}, {t['small']:.0%} | "
+                     + " | ".join(pm(cell(rep, n, l)) for n in names + ["tetris", "sjf"]) + " |")
+    lines += ["", "Validation slowdown after 0 / 5 / 10 / " + a.adapt_iterations
+              + " adaptation iterations (mean over the tasks):", "", "| start | " +
+              " | ".join(f"it {i}" for i in [0, 5, 10, int(a.adapt_iterations) - 1]) + " |", "|---|---:|---:|---:|---:|"]
+    for n in ["reptile", "fomaml", "transfer", "scratch"]:
+        vals = []
+        for i in [0, 5, 10, int(a.adapt_iterations) - 1]:
+            xs = []
+            for t in r["tasks"]:
+                rows = [x.split(",") for x in t["curves"][n].splitlines()[1:]]
+                xs += [float(x[5]) for x in rows if int(x[0]) == i and x[5]]
+            vals.append(pm(xs))
+        lines.append(f"| {n} | " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+PARTS = {"reproduction": (reproduction, reproduction_text), "ablation": (ablation, ablation_text),
+         "objectives": (objectives, objectives_text), "meta": (meta, meta_text)}
+results = docgen.recorded_or_exit(CMD) if a.from_json else {}
+texts = {}
+for part in a.parts.split(","):
+    if part not in PARTS:
+        sys.exit(f"--parts: unknown part `{part}`; expected {', '.join(PARTS)}")
+    if not a.from_json:
+        results[part] = PARTS[part][0]()
+    texts[part] = PARTS[part][1](results[part])
+    print(f"## {part}\n\n{texts[part]}\n", flush=True)
+if a.publish:
+    docgen.publish(CMD, texts, results)

@@ -1,0 +1,405 @@
+//! `continuum deeprm train | meta-train | eval`: the DeepRM reproduction (docs/deeprm.md).
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use continuum_learn::deeprm::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
+use continuum_learn::deeprm::meta::{MetaConfig, MetaMethod, meta_train};
+use continuum_learn::deeprm::net::{build, set_flat};
+use continuum_learn::deeprm::train::{PgIterLog, train};
+use continuum_learn::deeprm::{Heuristic, Objective, PgCheckpoint, PgConfig, PgVariant};
+use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What to do with the reproduction.
+#[derive(Debug, Subcommand)]
+pub enum DeepRmCommand {
+    /// Train a policy (REINFORCE or an improved variant) and write its checkpoint, its
+    /// per-iteration log (`<out stem>.training.csv`) and learning curve (`.training_curve.svg`).
+    Train(DeepRmTrainArgs),
+    /// Meta-train an initialisation over a distribution of loads and job mixes.
+    MetaTrain(DeepRmMetaArgs),
+    /// Measure checkpoints and the heuristics (tetris, sjf, random) at several loads on
+    /// held-out jobsets, run until every job is done.
+    Eval(DeepRmEvalArgs),
+}
+
+/// Options of `deeprm train`.
+#[derive(Debug, Args)]
+pub struct DeepRmTrainArgs {
+    /// Training config (YAML; every field optional, defaults: the public code's).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Reward objective: slowdown, completion, utilisation, makespan.
+    #[arg(long)]
+    pub objective: Option<String>,
+    /// Policy-gradient variant: plain, entropy, normalised, masked (= improved), critic.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Offered load (sets the arrival rate).
+    #[arg(long)]
+    pub load: Option<f64>,
+    /// Policy-gradient iterations.
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Training jobsets.
+    #[arg(long)]
+    pub jobsets: Option<usize>,
+    /// Start from this checkpoint's weights (adaptation); its network must match.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
+    /// Seed of the weights, jobsets and rollouts.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: one per core); results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Checkpoint to write.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Options of `deeprm meta-train`.
+#[derive(Debug, Args)]
+pub struct DeepRmMetaArgs {
+    /// Meta-training config (YAML; every field optional).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// `reptile` or `fomaml`.
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Meta-iterations.
+    #[arg(long)]
+    pub meta_iterations: Option<usize>,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: one per core); results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Checkpoint to write.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Options of `deeprm eval`.
+#[derive(Debug, Args)]
+pub struct DeepRmEvalArgs {
+    /// A checkpoint to measure, `name=path` (repeatable); `name@load=path` measures it at that
+    /// load only, so checkpoints trained one per load form one row.
+    #[arg(long)]
+    pub agent: Vec<String>,
+    /// Comma-separated offered loads.
+    #[arg(long, default_value = "0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.9")]
+    pub loads: String,
+    /// Comma-separated held-out seeds (never used in training).
+    #[arg(long, default_value = "101,102,103,104,105")]
+    pub seeds: String,
+    /// Jobsets per seed.
+    #[arg(long, default_value_t = 20)]
+    pub jobsets: usize,
+    /// Share of short jobs (default: the environment's).
+    #[arg(long)]
+    pub small_job_chance: Option<f64>,
+    /// Agents take their most likely action (default: they sample, as the public code).
+    #[arg(long)]
+    pub greedy: bool,
+    /// Load at which every job's slowdown is kept for the CDF.
+    #[arg(long)]
+    pub cdf_load: Option<f64>,
+    /// Write the results as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write `<prefix>-load.svg` (slowdown vs load) and `<prefix>-cdf.svg` here.
+    #[arg(long)]
+    pub svg_prefix: Option<PathBuf>,
+    /// Worker threads (default: one per core); results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Runs a `deeprm` subcommand.
+pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
+    let threads = match cmd {
+        DeepRmCommand::Train(a) => a.threads,
+        DeepRmCommand::MetaTrain(a) => a.threads,
+        DeepRmCommand::Eval(a) => a.threads,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    pool.install(|| match cmd {
+        DeepRmCommand::Train(a) => train_cmd(a),
+        DeepRmCommand::MetaTrain(a) => meta_cmd(a),
+        DeepRmCommand::Eval(a) => super::deeprm_eval::eval_cmd(a),
+    })
+}
+
+fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
+    let mut cfg = match &a.config {
+        Some(p) => PgConfig::load(p)?,
+        None => PgConfig::default(),
+    };
+    if let Some(o) = &a.objective {
+        cfg.objective = o.parse().map_err(|e| anyhow::anyhow!("--objective: {e}"))?;
+    }
+    if let Some(v) = &a.variant {
+        cfg.variant = PgVariant::preset(v).map_err(|e| anyhow::anyhow!("--variant: {e}"))?;
+    }
+    if let Some(l) = a.load {
+        cfg.env.new_job_rate = rate_for(&cfg, l)?;
+    }
+    if let Some(i) = a.iterations {
+        cfg.iterations = i;
+    }
+    if let Some(j) = a.jobsets {
+        cfg.jobsets = j;
+    }
+    cfg.validate()?;
+    let init = match &a.init {
+        Some(p) => {
+            let ck = PgCheckpoint::load(p)?;
+            Some((
+                ck.init_for(cfg.shape(), p)?.to_vec(),
+                p.display().to_string(),
+            ))
+        }
+        None => None,
+    };
+    eprintln!(
+        "training {} on load {:.2} ({} iterations × {} jobsets × {} rollouts), objective {}",
+        variant_name(&cfg.variant),
+        cfg.env.load(),
+        cfg.iterations,
+        cfg.jobsets,
+        cfg.rollouts,
+        cfg.objective
+    );
+    let progress = |l: &PgIterLog| {
+        if let Some(e) = &l.eval {
+            eprintln!(
+                "[{:>6.1} s] iteration {:>4}  return {:+9.2}  validation slowdown {:.3}  entropy {:.3}",
+                l.wall_s, l.iteration, l.mean_return, e.mean_slowdown, l.entropy
+            );
+        }
+    };
+    let t = train(
+        &cfg,
+        a.seed,
+        init.as_ref().map(|(w, _)| w.as_slice()),
+        &progress,
+    )?;
+    let origin = match &init {
+        Some((_, p)) => format!("adapt from {p}"),
+        None => "train".into(),
+    };
+    PgCheckpoint::save(&a.out, &t.vars, &t.net, &cfg, &origin)?;
+    write_log(&a.out, &t.log)?;
+    eprintln!("wrote {}", a.out.display());
+    Ok(())
+}
+
+/// The arrival rate for `load`, or why it cannot be offered.
+pub fn rate_for(cfg: &PgConfig, load: f64) -> Result<f64> {
+    let r = cfg.env.rate_for_load(load);
+    if !(load > 0.0 && r <= 1.0) {
+        bail!(
+            "--load: expected a load in (0, {:.2}] (one job per timestep at most)",
+            cfg.env.rate_for_load(1.0).recip()
+        );
+    }
+    Ok(r)
+}
+
+fn variant_name(v: &PgVariant) -> &'static str {
+    ["plain", "entropy", "normalised", "masked", "critic"]
+        .into_iter()
+        .find(|n| PgVariant::preset(n).is_ok_and(|p| p == *v))
+        .unwrap_or("custom variant")
+}
+
+fn write_log(out: &Path, log: &[PgIterLog]) -> Result<()> {
+    let stem = out.with_extension("");
+    let name = stem
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("deeprm")
+        .to_string();
+    let csv = stem.with_file_name(format!("{name}.training.csv"));
+    let svg = stem.with_file_name(format!("{name}.training_curve.svg"));
+    let mut text = String::from(
+        "iteration,mean_return,train_slowdown,entropy,wall_s,val_slowdown,val_share_le2\n",
+    );
+    for l in log {
+        let (s, q) = l.eval.as_ref().map_or((String::new(), String::new()), |e| {
+            (
+                format!("{:.4}", e.mean_slowdown),
+                format!("{:.4}", e.share_slowdown_le2),
+            )
+        });
+        text.push_str(&format!(
+            "{},{:.4},{:.4},{:.4},{:.2},{s},{q}\n",
+            l.iteration, l.mean_return, l.train_slowdown, l.entropy, l.wall_s
+        ));
+    }
+    std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
+    let pts = |f: &dyn Fn(&EvalFigures) -> f64| -> Vec<(f64, f64)> {
+        log.iter()
+            .filter_map(|l| l.eval.as_ref().map(|e| (l.iteration as f64, f(e))))
+            .collect()
+    };
+    let fig = Figure {
+        title: format!("DeepRM training ({name})"),
+        x: Axis::new("iteration", Format::Number),
+        panels: vec![
+            Panel {
+                y: Axis::new("validation mean slowdown", Format::Number),
+                series: vec![Series::new(
+                    "slowdown",
+                    pts(&|e| e.mean_slowdown),
+                    Emphasis::Bold,
+                )],
+            },
+            Panel {
+                y: Axis::new("mean return", Format::Number),
+                series: vec![Series::new(
+                    "return",
+                    log.iter()
+                        .map(|l| (l.iteration as f64, l.mean_return))
+                        .collect(),
+                    Emphasis::Normal,
+                )],
+            },
+        ],
+    };
+    continuum_plot::line_chart(&svg, &fig).map_err(anyhow::Error::msg)
+}
+
+fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
+    let mut cfg = match &a.config {
+        Some(p) => MetaConfig::load(p)?,
+        None => MetaConfig::default(),
+    };
+    if let Some(m) = &a.method {
+        cfg.method = match m.as_str() {
+            "reptile" => MetaMethod::Reptile,
+            "fomaml" => MetaMethod::Fomaml,
+            _ => bail!("--method: unknown method `{m}`; expected reptile or fomaml"),
+        };
+    }
+    if let Some(i) = a.meta_iterations {
+        cfg.meta_iterations = i;
+    }
+    cfg.validate()?;
+    let progress = |l: &continuum_learn::deeprm::meta::MetaLog| {
+        if l.iteration % 10 == 0 {
+            eprintln!(
+                "[{:>6.1} s] meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",
+                l.wall_s, l.iteration, l.mean_return, l.mean_load
+            );
+        }
+    };
+    let (theta, log) = meta_train(&cfg, a.seed, &progress)?;
+    let (vars, net) = build(cfg.base.shape(), a.seed)?;
+    set_flat(&vars, &theta)?;
+    let method = match cfg.method {
+        MetaMethod::Reptile => "reptile",
+        MetaMethod::Fomaml => "fomaml",
+    };
+    PgCheckpoint::save(
+        &a.out,
+        &vars,
+        &net,
+        &cfg.base,
+        &format!("meta-train ({method})"),
+    )?;
+    let csv = a.out.with_extension("meta.csv");
+    let mut text = String::from("meta_iteration,mean_return,mean_load,wall_s\n");
+    for l in &log {
+        text.push_str(&format!(
+            "{},{:.4},{:.4},{:.2}\n",
+            l.iteration, l.mean_return, l.mean_load, l.wall_s
+        ));
+    }
+    std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
+    eprintln!("wrote {} and {}", a.out.display(), csv.display());
+    Ok(())
+}
+
+/// One measured cell: a scheduler at a load on one seed.
+#[derive(Debug, Serialize)]
+pub struct EvalRow {
+    /// Scheduler name.
+    pub scheduler: String,
+    /// Offered load.
+    pub load: f64,
+    /// Held-out seed.
+    pub seed: u64,
+    /// What it achieved.
+    pub figures: EvalFigures,
+}
+
+/// A scheduler of an evaluation: its row name, the one load it is measured at (all if none),
+/// and a checkpoint with whether it masks (none: a heuristic).
+pub type Who = (String, Option<f64>, Option<(PgCheckpoint, bool)>);
+
+/// Every scheduler of an evaluation: the heuristics then the agents.
+pub fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
+    let mut out: Vec<Who> = Heuristic::ALL
+        .iter()
+        .map(|h| (h.name().to_string(), None, None))
+        .collect();
+    for spec in &a.agent {
+        let (name, path) = spec.split_once('=').ok_or_else(|| {
+            anyhow::anyhow!("--agent: expected name=path or name@load=path, got `{spec}`")
+        })?;
+        let (name, load) = match name.split_once('@') {
+            Some((n, l)) => (
+                n,
+                Some(
+                    l.parse::<f64>()
+                        .map_err(|_| anyhow::anyhow!("--agent: `{l}` in `{spec}` is not a load"))?,
+                ),
+            ),
+            None => (name, None),
+        };
+        let ck = PgCheckpoint::load(Path::new(path))?;
+        let mask = ck.meta.config.variant.mask;
+        out.push((name.to_string(), load, Some((ck, mask))));
+    }
+    Ok(out)
+}
+
+/// Measures `who` at `cfg`'s environment on `seed`'s held-out jobsets.
+pub fn measure(
+    env: continuum_learn::deeprm::EnvParams,
+    who: &Option<(PgCheckpoint, bool)>,
+    name: &str,
+    seed: u64,
+    jobsets: usize,
+    greedy: bool,
+) -> Result<(EvalFigures, Vec<f64>)> {
+    let sets = eval_jobsets(&env, seed, jobsets);
+    Ok(match who {
+        None => evaluate(
+            env,
+            &sets,
+            Scheduler::Heuristic(name.parse().map_err(anyhow::Error::msg)?),
+            seed,
+        ),
+        Some((ck, mask)) => {
+            if ck.meta.config.env.input_len() != env.input_len() {
+                bail!("agent `{name}`: trained on another environment size");
+            }
+            let (_, net) = ck.network()?;
+            let snap = net.snapshot()?;
+            evaluate(env, &sets, Scheduler::Agent(&snap, *mask, greedy), seed)
+        }
+    })
+}
+
+/// The objective names, for messages.
+pub fn objectives() -> String {
+    Objective::ALL.map(|o| o.name()).join(", ")
+}

@@ -1,0 +1,210 @@
+//! `continuum deeprm eval`: every scheduler at every load on the held-out seeds, as a table,
+//! JSON, and the paper's two figures (slowdown vs load, slowdown CDF at one load).
+
+use super::deeprm::{DeepRmEvalArgs, EvalRow, measure, schedulers};
+use anyhow::{Context, Result, bail};
+use continuum_learn::deeprm::EnvParams;
+use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The JSON an evaluation writes.
+#[derive(Debug, Serialize)]
+struct EvalReport {
+    loads: Vec<f64>,
+    seeds: Vec<u64>,
+    jobsets_per_seed: usize,
+    greedy: bool,
+    rows: Vec<EvalRow>,
+    cdf_load: Option<f64>,
+    /// Scheduler → every finished job's slowdown at `cdf_load`, pooled over the seeds.
+    cdf: BTreeMap<String, Vec<f64>>,
+}
+
+fn list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse::<T>()
+                .map_err(|_| anyhow::anyhow!("{flag}: `{x}` is not a number"))
+        })
+        .collect()
+}
+
+/// Runs `deeprm eval`.
+pub fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
+    let loads: Vec<f64> = list("--loads", &a.loads)?;
+    let seeds: Vec<u64> = list("--seeds", &a.seeds)?;
+    if loads.is_empty() || seeds.is_empty() || a.jobsets == 0 {
+        bail!("--loads, --seeds and --jobsets must not be empty");
+    }
+    let who = schedulers(a)?;
+    let mut base = who
+        .iter()
+        .find_map(|(_, _, w)| w.as_ref().map(|(ck, _)| ck.meta.config.env))
+        .unwrap_or_default();
+    if let Some(s) = a.small_job_chance {
+        base.small_job_chance = s;
+    }
+    let mut rows = Vec::new();
+    let mut cdf = BTreeMap::new();
+    for &load in &loads {
+        let rate = base.rate_for_load(load);
+        if !(load > 0.0 && rate <= 1.0) {
+            bail!("--loads: {load} cannot be offered (at most one job per timestep)");
+        }
+        let env = EnvParams {
+            new_job_rate: rate,
+            ..base
+        };
+        env.validate().map_err(anyhow::Error::msg)?;
+        for (name, only, w) in &who {
+            if only.is_some_and(|o| (o - load).abs() > 1e-9) {
+                continue;
+            }
+            for &seed in &seeds {
+                let (f, slow) = measure(env, w, name, seed, a.jobsets, a.greedy)?;
+                if a.cdf_load.is_some_and(|c| (c - load).abs() < 1e-9) {
+                    cdf.entry(name.clone())
+                        .or_insert_with(Vec::new)
+                        .extend(slow);
+                }
+                rows.push(EvalRow {
+                    scheduler: name.clone(),
+                    load,
+                    seed,
+                    figures: f,
+                });
+            }
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for (n, _, _) in &who {
+        if !names.contains(n) {
+            names.push(n.clone());
+        }
+    }
+    print_table(&rows, &names, &loads);
+    if let Some(prefix) = &a.svg_prefix {
+        plots(prefix, &rows, &names, &loads, &cdf, a.cdf_load)?;
+    }
+    if let Some(path) = &a.json {
+        let report = EvalReport {
+            loads,
+            seeds,
+            jobsets_per_seed: a.jobsets,
+            greedy: a.greedy,
+            rows,
+            cdf_load: a.cdf_load,
+            cdf,
+        };
+        std::fs::write(path, serde_json::to_string(&report)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, var.sqrt())
+}
+
+fn cell(rows: &[EvalRow], name: &str, load: f64) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.scheduler == name && r.load == load)
+        .map(|r| r.figures.mean_slowdown)
+        .collect()
+}
+
+fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) {
+    print!("{:<14}", "mean slowdown");
+    for l in loads {
+        print!(" {:>13}", format!("load {l:.2}"));
+    }
+    println!();
+    for n in names {
+        print!("{n:<14}");
+        for &l in loads {
+            let v = cell(rows, n, l);
+            if v.is_empty() {
+                print!(" {:>13}", "—");
+            } else {
+                let (m, s) = mean_sd(&v);
+                print!(" {:>13}", format!("{m:.2} ± {s:.2}"));
+            }
+        }
+        println!();
+    }
+}
+
+fn plots(
+    prefix: &std::path::Path,
+    rows: &[EvalRow],
+    names: &[String],
+    loads: &[f64],
+    cdf: &BTreeMap<String, Vec<f64>>,
+    cdf_load: Option<f64>,
+) -> Result<()> {
+    let with = |suffix: &str| {
+        let mut p = prefix.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p)
+    };
+    let emph = |n: &str| {
+        if ["tetris", "sjf", "random"].contains(&n) {
+            Emphasis::Normal
+        } else {
+            Emphasis::Bold
+        }
+    };
+    let series = names
+        .iter()
+        .map(|n| {
+            let pts = loads
+                .iter()
+                .filter(|&&l| !cell(rows, n, l).is_empty())
+                .map(|&l| (l * 100.0, mean_sd(&cell(rows, n, l)).0))
+                .collect();
+            Series::new(n.clone(), pts, emph(n))
+        })
+        .collect();
+    let fig = Figure {
+        title: "Average job slowdown vs cluster load (held-out jobsets)".into(),
+        x: Axis::new("offered load (%)", Format::Number),
+        panels: vec![Panel {
+            y: Axis::new("average slowdown", Format::Number),
+            series,
+        }],
+    };
+    continuum_plot::line_chart(&with("-load.svg"), &fig).map_err(anyhow::Error::msg)?;
+    if let Some(l) = cdf_load {
+        let series = names
+            .iter()
+            .filter_map(|n| cdf.get(n).map(|v| (n, v)))
+            .map(|(n, v)| {
+                let mut s = v.clone();
+                s.sort_by(f64::total_cmp);
+                let k = s.len().max(1) as f64;
+                let pts = s
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| (*x, (i + 1) as f64 / k))
+                    .collect();
+                Series::new(n.clone(), pts, emph(n))
+            })
+            .collect();
+        let fig = Figure {
+            title: format!("Job slowdown CDF at load {:.0} %", l * 100.0),
+            x: Axis::new("job slowdown", Format::Number),
+            panels: vec![Panel {
+                y: Axis::new("share of jobs", Format::Percent),
+                series,
+            }],
+        };
+        continuum_plot::line_chart(&with("-cdf.svg"), &fig).map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
