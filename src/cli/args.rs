@@ -93,6 +93,9 @@ pub enum Command {
     },
     /// Train the DQN meta-policy on a topology and write its checkpoint.
     Train(TrainArgs),
+    /// Meta-train an initialisation of the meta-policy network over generated topologies
+    /// (Reptile), to adapt from with `train --init <it> --budget <queries>`.
+    MetaTrain(super::meta_train::MetaTrainArgs),
     /// The DeepRM reproduction (docs/deeprm.md): train, meta-train and evaluate job-scheduling
     /// policies against Tetris, SJF and random.
     Deeprm {
@@ -252,6 +255,15 @@ pub struct TrainArgs {
     /// (prefixed with the checkpoint's name).
     #[arg(long)]
     pub out: PathBuf,
+    /// Start from this checkpoint's network (adaptation or transfer): it must have the same
+    /// actions, classes and state size (see `state_workers`).
+    #[arg(long)]
+    pub init: Option<PathBuf>,
+    /// Simulated queries of the training episodes alone, the fallback tables' and margin's
+    /// validation not counted (overrides the config's `budget_queries`, which counts both;
+    /// e.g. a tenth of a full training's episodes to adapt from `--init`).
+    #[arg(long)]
+    pub budget: Option<f64>,
     /// Worker threads (default: all cores). Training is reproducible for a given seed and
     /// thread count.
     #[arg(long)]

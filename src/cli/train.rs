@@ -37,6 +37,19 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
             .map_err(|(f, m)| anyhow::anyhow!("--capacity-scale ({f}): {m}"))?;
     }
     let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
+    if let Some(b) = args.budget {
+        if !(b > 0.0 && b.is_finite()) {
+            bail!("--budget: expected a positive number of simulated queries");
+        }
+        cfg.validate()
+            .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
+        let classes = train::classes_for(&sc, &cfg).len();
+        cfg.budget_queries = b + train::Budget::plan(&sc, &cfg, classes).validation_queries;
+    }
+    let init = match &args.init {
+        Some(p) => Some(train::init_weights_from(&sc, &cfg, p)?),
+        None => None,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
@@ -74,7 +87,8 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         }
     };
     let started = std::time::Instant::now();
-    let outcome = pool.install(|| train::train(&sc, &cfg, args.seed, &args.out, &progress))?;
+    let outcome =
+        pool.install(|| train::train(&sc, &cfg, args.seed, init.as_ref(), &args.out, &progress))?;
     bar.finish_and_clear();
     let logs = &outcome.logs;
     let stem = args.out.with_extension("");

@@ -9,5 +9,6 @@ pub mod agent;
 pub mod deeprm;
 pub mod episode;
 pub mod meta;
+pub mod reptile;
 pub mod tapfinger;
 pub mod train;

@@ -151,6 +151,31 @@ pub struct DqnConfig {
     /// schedulers keep believing the profiles): EdgeTuner's protocol retrains per resource
     /// level. 1: the profiles.
     pub capacity_scale: f64,
+    /// How the network learns: `dqn` (Double DQN, its output a value per action), `reinforce`
+    /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.4). Needs
+    /// `credit: counterfactual` unless `dqn`.
+    pub algorithm: Algorithm,
+    /// Entropy bonus weight of `reinforce-improved`.
+    pub entropy: f64,
+    /// Worker slots in the state: the K nearest workers of each scheduler, zero-padded (0:
+    /// every reachable worker, so the state's size depends on the topology). A fixed K gives
+    /// every topology the same network shape, which `--init` and meta-training need.
+    pub state_workers: usize,
+}
+
+/// The learning algorithm of the meta-policy network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Double DQN on the values (ε-greedy behaviour, replay).
+    Dqn,
+    /// REINFORCE: actions sampled from the policy; the gradient of the taken action's log
+    /// probability times its value less the class's mean value.
+    Reinforce,
+    /// REINFORCE improved: the all-action gradient Σ_a ∇π(a|s)(v_a − v̄) over every action's
+    /// counterfactual value (Mean Actor-Critic, Asadi et al. 2017), advantages normalised
+    /// over the batch, an entropy bonus.
+    ReinforceImproved,
 }
 
 /// Where a counterfactual fork applies the action.
@@ -292,6 +317,9 @@ impl Default for DqnConfig {
             reward_baseline_rate: 0.0,
             cf_apply: CfApply::All,
             capacity_scale: 1.0,
+            algorithm: Algorithm::Dqn,
+            entropy: 0.01,
+            state_workers: 0,
         }
     }
 }
@@ -423,6 +451,16 @@ impl DqnConfig {
         }
         if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
             return bad("margins", "expected numbers >= 0");
+        }
+        if self.algorithm != Algorithm::Dqn && self.credit != Credit::Counterfactual {
+            return bad(
+                "algorithm",
+                "`reinforce` and `reinforce-improved` need `credit: counterfactual` (every \
+                 action's value at each decision)",
+            );
+        }
+        if !(self.entropy >= 0.0 && self.entropy.is_finite()) {
+            return bad("entropy", "expected a number >= 0");
         }
         Ok(())
     }

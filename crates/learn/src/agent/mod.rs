@@ -8,6 +8,7 @@ mod config;
 mod dqn;
 mod fallback;
 mod net;
+mod pg;
 mod replay;
 mod schedule;
 mod state;
@@ -15,12 +16,13 @@ mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
 pub use config::{
-    CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile, RewardScope,
-    RewardSpec, parse_actions,
+    Algorithm, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile,
+    RewardScope, RewardSpec, parse_actions,
 };
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use fallback::Fallback;
-pub use net::{NetShape, QNet, build, copy_weights, init_weights};
+pub use net::{NetShape, QNet, build, copy_weights, flat, init_weights, set_flat};
+pub use pg::PgLearner;
 pub use replay::{Batch, ReplayBuffer, Transition};
 pub use schedule::EpsilonSchedule;
 pub use state::StateEncoder;

@@ -121,3 +121,35 @@ pub fn copy_weights(from: &VarMap, to: &VarMap) -> Result<()> {
     }
     Ok(())
 }
+
+/// Every variable of `vm` in name order, flattened into one vector.
+pub fn flat(vm: &VarMap) -> Result<Vec<f32>> {
+    let data = vm.data().lock().expect("var map lock");
+    let mut names: Vec<&String> = data.keys().collect();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        out.extend(data[n].as_tensor().flatten_all()?.to_vec1::<f32>()?);
+    }
+    Ok(out)
+}
+
+/// Sets every variable of `vm` (name order) from `values` (as [`flat`] wrote them).
+pub fn set_flat(vm: &VarMap, values: &[f32]) -> Result<()> {
+    let data = vm.data().lock().expect("var map lock");
+    let mut names: Vec<&String> = data.keys().collect();
+    names.sort();
+    let mut at = 0;
+    for n in names {
+        let v = &data[n];
+        let len = v.elem_count();
+        let dims = v.dims().to_vec();
+        v.set(&Tensor::from_slice(
+            &values[at..at + len],
+            dims,
+            &Device::Cpu,
+        )?)?;
+        at += len;
+    }
+    Ok(())
+}

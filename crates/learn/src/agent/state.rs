@@ -39,9 +39,20 @@ impl StateEncoder {
         let order: Vec<Vec<u32>> = topology
             .schedulers
             .iter()
-            .map(|s| s.reach.iter().map(|r| r.worker).collect())
+            .map(|s| {
+                let k = if cfg.state_workers > 0 {
+                    cfg.state_workers
+                } else {
+                    usize::MAX
+                };
+                s.reach.iter().take(k).map(|r| r.worker).collect()
+            })
             .collect();
-        let workers = order.iter().map(Vec::len).max().unwrap_or(0);
+        let workers = if cfg.state_workers > 0 {
+            cfg.state_workers
+        } else {
+            order.iter().map(Vec::len).max().unwrap_or(0)
+        };
         let buckets = cfg.buckets.len();
         let features = 3 * workers + buckets + if cfg.identity { order.len() } else { 0 };
         Self {

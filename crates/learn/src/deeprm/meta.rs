@@ -14,6 +14,7 @@ use super::env::EnvParams;
 use super::net::{build, flat, set_flat};
 use super::reinforce::{optimiser, update};
 use super::train::{PgConfig, return_scale, rollouts, train_jobsets};
+use crate::reptile::{meta_step, step_size};
 use anyhow::{Context, Result, bail};
 use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
 use rand::Rng;
@@ -146,7 +147,7 @@ pub fn meta_train(
     let start = Instant::now();
     let mut log = Vec::with_capacity(cfg.meta_iterations);
     for it in 0..cfg.meta_iterations {
-        let eps = cfg.meta_step * (1.0 - it as f64 / cfg.meta_iterations as f64);
+        let eps = step_size(cfg.meta_step, it, cfg.meta_iterations);
         let inner: Vec<Result<(Vec<f32>, f64, f64)>> = (0..cfg.tasks)
             .into_par_iter()
             .map(|b| {
@@ -178,15 +179,6 @@ pub fn meta_train(
         log.push(line);
     }
     Ok((theta, log))
-}
-
-/// The meta-update: θ ← θ + ε · mean of the tasks' directions.
-pub fn meta_step(theta: &mut [f32], dirs: &[Vec<f32>], eps: f64) {
-    let n = dirs.len().max(1) as f32;
-    for (i, t) in theta.iter_mut().enumerate() {
-        let m: f32 = dirs.iter().map(|d| d[i]).sum::<f32>() / n;
-        *t += eps as f32 * m;
-    }
 }
 
 /// k inner steps on one task from `theta`: the direction the meta-update follows and the mean

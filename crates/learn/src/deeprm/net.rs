@@ -4,6 +4,7 @@
 //! weights whose forward pass skips the image's zero cells (most of them).
 
 use crate::agent::init_weights;
+pub use crate::agent::{flat, set_flat};
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Linear, VarBuilder, VarMap, linear};
 use serde::{Deserialize, Serialize};
@@ -107,38 +108,6 @@ pub fn build(shape: PgShape, seed: u64) -> Result<(VarMap, PgNet)> {
     )?;
     init_weights(&vm, seed)?;
     Ok((vm, net))
-}
-
-/// Every variable of `vm` in name order, flattened into one vector.
-pub fn flat(vm: &VarMap) -> Result<Vec<f32>> {
-    let data = vm.data().lock().expect("var map lock");
-    let mut names: Vec<&String> = data.keys().collect();
-    names.sort();
-    let mut out = Vec::new();
-    for n in names {
-        out.extend(data[n].as_tensor().flatten_all()?.to_vec1::<f32>()?);
-    }
-    Ok(out)
-}
-
-/// Sets every variable of `vm` (name order) from `values` (as [`flat`] wrote them).
-pub fn set_flat(vm: &VarMap, values: &[f32]) -> Result<()> {
-    let data = vm.data().lock().expect("var map lock");
-    let mut names: Vec<&String> = data.keys().collect();
-    names.sort();
-    let mut at = 0;
-    for n in names {
-        let v = &data[n];
-        let len = v.elem_count();
-        let dims = v.dims().to_vec();
-        v.set(&Tensor::from_slice(
-            &values[at..at + len],
-            dims,
-            &Device::Cpu,
-        )?)?;
-        at += len;
-    }
-    Ok(())
 }
 
 /// The policy's weights as plain vectors.

@@ -4,11 +4,11 @@
 use super::env::{End, Env, EnvParams, JobSet};
 use super::eval::{Scheduler, episode};
 use super::heuristics::{Heuristic, alignment};
-use super::meta::meta_step;
 use super::net::{PgShape, build, flat};
 use super::objective::Objective;
 use super::reinforce::{PgVariant, Trajectory, optimiser, returns, time_baseline, update};
 use super::train::{PgConfig, rollouts, train};
+use crate::reptile::meta_step;
 use continuum_core::rng::{Purpose, stream_rng};
 
 /// One resource of 2 units, 2 slots, an 8-step horizon, jobs up to 4 steps.

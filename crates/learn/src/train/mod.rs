@@ -9,6 +9,7 @@ mod budget;
 mod counterfactual;
 mod curve;
 mod env;
+pub mod meta_learn;
 
 mod select;
 
@@ -20,11 +21,13 @@ pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
 pub use select::{LevelChoice, Selection, level_lambdas, select};
 
 use crate::agent::{
-    Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, Fallback, LearnSettings,
-    Learner, NetShape, ReplayBuffer, StateEncoder, Transition, argmax, topology_fingerprint,
+    Algorithm, Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, Fallback,
+    LearnSettings, Learner, NetShape, PgLearner, QNet, ReplayBuffer, StateEncoder, Transition,
+    argmax, topology_fingerprint,
 };
 use anyhow::{Context, Result};
 use candle_core::{Device, Tensor};
+use candle_nn::VarMap;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_sim::Scenario;
@@ -91,6 +94,85 @@ struct Slot {
     loss_steps: usize,
 }
 
+/// The network being learnt and how: Double DQN with its replay buffer, or a policy gradient.
+enum Learning {
+    Dqn(Box<Learner>, ReplayBuffer),
+    Pg(PgLearner),
+}
+
+impl Learning {
+    fn net(&self) -> &QNet {
+        match self {
+            Learning::Dqn(l, _) => l.online(),
+            Learning::Pg(p) => p.net(),
+        }
+    }
+
+    fn vars(&self) -> &VarMap {
+        match self {
+            Learning::Dqn(l, _) => l.online_vars(),
+            Learning::Pg(p) => p.vars(),
+        }
+    }
+}
+
+/// The weights of checkpoint `path` as the starting point of training `cfg` on `scenario`, or
+/// why they cannot be: another state size (the topology's reach; see `state_workers`), other
+/// actions or classes.
+pub fn init_weights_from(scenario: &Scenario, cfg: &DqnConfig, path: &Path) -> Result<VarMap> {
+    let ck = crate::agent::Checkpoint::load(path)?;
+    let classes = classes_for(scenario, cfg);
+    let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
+    let want = (
+        encoder.features(),
+        encoder.history(),
+        classes.len(),
+        cfg.actions.clone(),
+    );
+    let have = (
+        ck.meta.shape.features,
+        ck.meta.shape.history,
+        ck.meta.shape.classes,
+        ck.meta.actions.clone(),
+    );
+    if want != have {
+        anyhow::bail!(
+            "--init {}: incompatible checkpoint: it has state {}×{}, {} classes and actions {:?}; \
+             this training needs {}×{}, {} classes and {:?} (set the same `state_workers`, \
+             workload and actions)",
+            path.display(),
+            have.0,
+            have.1,
+            have.2,
+            have.3,
+            want.0,
+            want.1,
+            want.2,
+            want.3
+        );
+    }
+    let (vars, _) = crate::agent::build(ck.meta.shape, 0)?;
+    {
+        let data = vars.data().lock().expect("var map lock");
+        for (name, var) in data.iter() {
+            let t = ck.tensors.get(name).ok_or_else(|| {
+                anyhow::anyhow!("--init {}: weights lack `{name}`", path.display())
+            })?;
+            if t.dims() != var.dims() {
+                anyhow::bail!(
+                    "--init {}: incompatible checkpoint: `{name}` is {:?}, this network's is {:?} \
+                     (another conv/hidden size)",
+                    path.display(),
+                    t.dims(),
+                    var.dims()
+                );
+            }
+            var.set(t)?;
+        }
+    }
+    Ok(vars)
+}
+
 /// The classes `cfg` asks for on `scenario`'s workload.
 pub fn classes_for(scenario: &Scenario, cfg: &DqnConfig) -> StreamClasses {
     match cfg.classes {
@@ -99,15 +181,73 @@ pub fn classes_for(scenario: &Scenario, cfg: &DqnConfig) -> StreamClasses {
     }
 }
 
-/// Trains on `scenario` with `cfg` from `seed`, writes the checkpoint to `out`, and returns the
-/// episode log and the validation.
+/// Trains on `scenario` with `cfg` from `seed` (or from the weights `init`, of the same shape),
+/// writes the checkpoint to `out`, and returns the episode log and the validation.
 pub fn train(
     scenario: &Scenario,
     cfg: &DqnConfig,
     seed: u64,
+    init: Option<&VarMap>,
     out: &Path,
     progress: Progress,
 ) -> Result<TrainOutcome> {
+    let Learnt {
+        vars,
+        shape,
+        classes,
+        logs,
+        budget,
+    } = learn(scenario, cfg, seed, init, progress)?;
+    let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
+    let mut meta = CheckpointMeta {
+        actions: cfg.actions.clone(),
+        classes: classes.clone(),
+        topology: scenario.topology.name.clone(),
+        fingerprint: fp,
+        shape,
+        config: cfg.clone(),
+        fallback: Fallback::single(vec![0; classes.len()]),
+        margin: f64::INFINITY,
+    };
+    progress(TrainEvent::Phase(if cfg.fallback_levels == 0 {
+        "no fallback tables and no margin (fallback_levels: 0)"
+    } else {
+        "choosing the fallback tables and the margin on held-out episodes"
+    }));
+    let selection = select(scenario, &meta, &vars, seed)?;
+    meta.fallback = selection.fallback.clone();
+    meta.margin = selection.margin;
+    crate::agent::Checkpoint::save(out, &vars, &meta)?;
+    Ok(TrainOutcome {
+        logs,
+        selection,
+        budget,
+    })
+}
+
+/// What the training episodes produced: the network's weights and shape, the classes, the log.
+pub struct Learnt {
+    /// The network's variables.
+    pub vars: VarMap,
+    /// Its shape.
+    pub shape: NetShape,
+    /// The stream classes of its heads.
+    pub classes: StreamClasses,
+    /// One line per episode.
+    pub logs: Vec<EpisodeLog>,
+    /// The episode budget it ran.
+    pub budget: Budget,
+}
+
+/// The training episodes alone (no fallback tables, no margin, no checkpoint): from `init` or
+/// weights drawn from `seed`, within `cfg`'s budget. Meta-training's inner loop.
+pub fn learn(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    seed: u64,
+    init: Option<&VarMap>,
+    progress: Progress,
+) -> Result<Learnt> {
     cfg.validate()
         .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
     let start = Instant::now();
@@ -143,13 +283,35 @@ pub fn train(
         classes.len(),
         cfg.actions.len()
     )));
-    let mut learner = Learner::new(shape, settings, seed).context("cannot build the network")?;
-    let mut replay = ReplayBuffer::new(
-        cfg.buffer_size,
-        encoder.state_len(),
-        shape.classes,
-        shape.actions,
-    );
+    let mut learning = match cfg.algorithm {
+        Algorithm::Dqn => Learning::Dqn(
+            Box::new(Learner::new(shape, settings, seed).context("cannot build the network")?),
+            ReplayBuffer::new(
+                cfg.buffer_size,
+                encoder.state_len(),
+                shape.classes,
+                shape.actions,
+            ),
+        ),
+        algorithm => Learning::Pg(
+            PgLearner::new(
+                shape,
+                algorithm,
+                cfg.learning_rate,
+                cfg.entropy,
+                cfg.max_grad_norm,
+                cfg.batch_size,
+                seed,
+            )
+            .context("cannot build the network")?,
+        ),
+    };
+    if let Some(w) = init {
+        crate::agent::copy_weights(w, learning.vars()).context("--init weights")?;
+        if let Learning::Dqn(learner, _) = &mut learning {
+            learner.sync_target().context("--init weights")?;
+        }
+    }
     let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
     let schedulers = encoder.schedulers();
     let windows = (cfg.horizon_s / cfg.window_s).floor() as usize;
@@ -191,10 +353,14 @@ pub fn train(
         }
         let rows = states.len() / encoder.state_len();
         let q = Tensor::from_slice(&states, (rows, shape.features, shape.history), &Device::Cpu)
-            .and_then(|x| learner.online().forward(&x))
+            .and_then(|x| learning.net().forward(&x))
             .and_then(|q| q.to_vec3::<f32>())
             .context("forward pass")?;
-        let epsilon = eps.at(env_steps);
+        let epsilon = match learning {
+            Learning::Dqn(..) => eps.at(env_steps),
+            Learning::Pg(_) => 0.0,
+        };
+        let sampled = matches!(learning, Learning::Pg(_));
         let mut row = 0;
         let mut actions: Vec<Vec<Vec<u32>>> = Vec::with_capacity(slots.len());
         for slot in slots.iter_mut().flatten() {
@@ -206,7 +372,9 @@ pub fn train(
                         q[row + i]
                             .iter()
                             .map(|qc| {
-                                if env_rng.random::<f64>() < epsilon {
+                                if sampled {
+                                    PgLearner::sample(qc, env_rng)
+                                } else if env_rng.random::<f64>() < epsilon {
                                     env_rng.random_range(0..shape.actions) as u32
                                 } else {
                                     argmax(qc) as u32
@@ -225,9 +393,17 @@ pub fn train(
             .zip(actions.par_iter())
             .map(|(slot, a)| slot.env.step(a))
             .collect();
+        let mut round_losses = Vec::new();
         for (slot, ts) in running.iter_mut().zip(&produced) {
             for t in ts {
-                replay.push(t);
+                match &mut learning {
+                    Learning::Dqn(_, replay) => replay.push(t),
+                    Learning::Pg(pg) => {
+                        if let Some(loss) = pg.push(t).context("policy-gradient step")? {
+                            round_losses.push(f64::from(loss));
+                        }
+                    }
+                }
                 if let Some(v) = t.taken_value() {
                     slot.rewards += f64::from(v);
                     slot.transitions += 1;
@@ -235,14 +411,20 @@ pub fn train(
             }
             env_steps += ts.len() as u64;
         }
-        if replay.len() >= cfg.learning_starts.max(cfg.batch_size) {
+        if let Learning::Dqn(learner, replay) = &mut learning
+            && replay.len() >= cfg.learning_starts.max(cfg.batch_size)
+        {
             for _ in 0..cfg.gradient_steps {
                 replay.sample(cfg.batch_size, &mut rng, &mut batch);
-                let loss = f64::from(learner.train_step(&batch).context("gradient step")?);
-                for slot in running.iter_mut() {
-                    slot.losses += loss;
-                    slot.loss_steps += 1;
-                }
+                round_losses.push(f64::from(
+                    learner.train_step(&batch).context("gradient step")?,
+                ));
+            }
+        }
+        for loss in round_losses {
+            for slot in running.iter_mut() {
+                slot.losses += loss;
+                slot.loss_steps += 1;
             }
         }
         // Log finished episodes and start new ones in their slots.
@@ -282,29 +464,15 @@ pub fn train(
             }
         }
     }
-    let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
-    let mut meta = CheckpointMeta {
-        actions: cfg.actions.clone(),
-        classes: classes.clone(),
-        topology: scenario.topology.name.clone(),
-        fingerprint: fp,
-        shape,
-        config: cfg.clone(),
-        fallback: Fallback::single(vec![0; classes.len()]),
-        margin: f64::INFINITY,
+    let vars = match learning {
+        Learning::Dqn(l, _) => l.online_vars().clone(),
+        Learning::Pg(p) => p.vars().clone(),
     };
-    progress(TrainEvent::Phase(if cfg.fallback_levels == 0 {
-        "no fallback tables and no margin (fallback_levels: 0)"
-    } else {
-        "choosing the fallback tables and the margin on held-out episodes"
-    }));
-    let selection = select(scenario, &meta, learner.online_vars(), seed)?;
-    meta.fallback = selection.fallback.clone();
-    meta.margin = selection.margin;
-    crate::agent::Checkpoint::save(out, learner.online_vars(), &meta)?;
-    Ok(TrainOutcome {
+    Ok(Learnt {
+        vars,
+        shape,
+        classes,
         logs,
-        selection,
         budget,
     })
 }

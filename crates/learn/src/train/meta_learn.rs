@@ -1,0 +1,249 @@
+//! Meta-learning an initialisation of the meta-policy network that adapts to a new topology
+//! fast (Reptile, [`crate::reptile`]): each meta-iteration draws `tasks` topologies from the
+//! generator (antennas, fan-outs, link delays and compute per layer all drawn) and trains a copy
+//! of the network on each for `task_budget_queries` from the current initialisation θ (in
+//! parallel); θ moves towards the mean of the trained weights. The state must have a fixed
+//! size on every topology (`state_workers` > 0) and the workload fixes the classes.
+
+use super::{Learnt, Progress, learn};
+use crate::agent::{DqnConfig, NetShape, build, flat, set_flat};
+use crate::reptile::{meta_step, step_size};
+use anyhow::{Context, Result, bail};
+use candle_nn::VarMap;
+use continuum_core::config::Source;
+use continuum_core::policy::StreamClasses;
+use continuum_core::profiles::Profiles;
+use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
+use continuum_core::topology::Topology;
+use continuum_core::topology::generate::{GenerateOptions, generate};
+use continuum_core::workload::Workload;
+use continuum_sim::Scenario;
+use rand::Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// The task distribution and the schedule of meta-training (defaults: assumptions, sized for
+/// a 2-core machine).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetaSettings {
+    /// Meta-iterations.
+    pub meta_iterations: usize,
+    /// Topologies per meta-iteration.
+    pub tasks: usize,
+    /// Simulated queries of each inner training (a tenth of config/dqn.yaml's budget).
+    pub task_budget_queries: f64,
+    /// Initial meta step size ε0 (falls linearly to 0).
+    pub meta_step: f64,
+    /// Antennas of a task, uniform in this range.
+    pub antennas: [usize; 2],
+    /// Antennas per central office, uniform in this range.
+    pub antennas_per_co: [usize; 2],
+    /// Central offices per regional DC, uniform in this range.
+    pub cos_per_rdc: [usize; 2],
+    /// Every layer's link delay is the generator's default times a factor uniform in this range.
+    pub link_scale: [f64; 2],
+    /// Every layer's cores and GPUs are the generator's defaults times a factor uniform in this
+    /// range.
+    pub compute_scale: [f64; 2],
+}
+
+impl Default for MetaSettings {
+    fn default() -> Self {
+        Self {
+            meta_iterations: 8,
+            tasks: 2,
+            task_budget_queries: 3.5e8,
+            meta_step: 1.0,
+            antennas: [8, 64],
+            antennas_per_co: [2, 6],
+            cos_per_rdc: [1, 4],
+            link_scale: [0.5, 2.0],
+            compute_scale: [0.6, 1.5],
+        }
+    }
+}
+
+impl MetaSettings {
+    /// Checks every field, naming the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |f: &str, m: &str| bail!("meta-training: `{f}`: expected {m}");
+        if self.meta_iterations == 0 || self.tasks == 0 {
+            return bad("meta_iterations / tasks", "at least 1");
+        }
+        if !(self.task_budget_queries > 0.0 && self.task_budget_queries.is_finite()) {
+            return bad("task_budget_queries", "a positive number");
+        }
+        if !(self.meta_step > 0.0 && self.meta_step <= 1.0) {
+            return bad("meta_step", "a number in (0, 1]");
+        }
+        for (f, r) in [
+            ("antennas", self.antennas),
+            ("antennas_per_co", self.antennas_per_co),
+            ("cos_per_rdc", self.cos_per_rdc),
+        ] {
+            if r[0] == 0 || r[0] > r[1] {
+                return bad(f, "[low, high] with 1 <= low <= high");
+            }
+        }
+        for (f, r) in [
+            ("link_scale", self.link_scale),
+            ("compute_scale", self.compute_scale),
+        ] {
+            if !(r[0] > 0.0 && r[0] <= r[1] && r[1].is_finite()) {
+                return bad(f, "[low, high] with 0 < low <= high");
+            }
+        }
+        Ok(())
+    }
+
+    /// The generator options of a task drawn with `rng`.
+    pub fn task(&self, rng: &mut SimRng, name: String) -> GenerateOptions {
+        let d = GenerateOptions::default();
+        let link = rng.random_range(self.link_scale[0]..=self.link_scale[1]);
+        let compute = rng.random_range(self.compute_scale[0]..=self.compute_scale[1]);
+        GenerateOptions {
+            name,
+            antennas: rng.random_range(self.antennas[0]..=self.antennas[1]),
+            antennas_per_co: rng.random_range(self.antennas_per_co[0]..=self.antennas_per_co[1]),
+            cos_per_rdc: rng.random_range(self.cos_per_rdc[0]..=self.cos_per_rdc[1]),
+            link_ms: d.link_ms.map(|x| x * link),
+            cpu: d.cpu.map(|x| (x * compute).round().max(4.0)),
+            gpu: d
+                .gpu
+                .map(|x| ((f64::from(x) * compute).round() as u32).max(1)),
+            seed: rng.random(),
+            ..d
+        }
+    }
+}
+
+/// One meta-iteration's log line.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetaLine {
+    /// Meta-iteration (0-based).
+    pub iteration: usize,
+    /// The tasks' topologies (name: antennas).
+    pub tasks: Vec<String>,
+    /// Mean success ratio of the inner trainings' last episodes.
+    pub success_ratio: f64,
+    /// Seconds since meta-training began.
+    pub wall_s: f64,
+}
+
+/// The meta-trained initialisation.
+pub struct MetaTrained {
+    /// Its weights.
+    pub vars: VarMap,
+    /// The network's shape.
+    pub shape: NetShape,
+    /// The classes of its heads.
+    pub classes: StreamClasses,
+    /// One line per meta-iteration.
+    pub log: Vec<MetaLine>,
+}
+
+/// Meta-trains the network of `cfg` over generated topologies with `profiles` and `workload`.
+pub fn meta_train(
+    profiles: &Profiles,
+    workload: &Workload,
+    cfg: &DqnConfig,
+    m: &MetaSettings,
+    seed: u64,
+    progress: &(dyn Fn(&MetaLine) + Sync),
+) -> Result<MetaTrained> {
+    m.validate()?;
+    if cfg.state_workers == 0 || cfg.identity {
+        bail!(
+            "meta-training needs a state of the same size on every topology: set `state_workers` \
+             (e.g. 8) and leave `identity` off"
+        );
+    }
+    // The inner loops run episodes only: no fallback tables or margin to budget for.
+    let inner = DqnConfig {
+        budget_queries: m.task_budget_queries,
+        fallback_levels: 0,
+        ..cfg.clone()
+    };
+    let start = Instant::now();
+    let mut theta: Option<(Vec<f32>, NetShape, StreamClasses)> = None;
+    let mut log = Vec::with_capacity(m.meta_iterations);
+    let quiet: Progress = &|_| {};
+    for it in 0..m.meta_iterations {
+        let eps = step_size(m.meta_step, it, m.meta_iterations);
+        let init = match &theta {
+            Some((w, shape, _)) => {
+                let (vars, _) = build(*shape, 0)?;
+                set_flat(&vars, w)?;
+                Some(vars)
+            }
+            None => None,
+        };
+        let runs: Vec<Result<(Learnt, String)>> = (0..m.tasks)
+            .into_par_iter()
+            .map(|b| {
+                let task_seed = mix64(seed ^ mix64(it as u64 + 1) ^ (b as u64 + 1));
+                let mut rng = stream_rng(task_seed, Purpose::Other, 0x6d65_7461, 0);
+                let name = format!("meta-task-{it}-{b}");
+                let o = m.task(&mut rng, name.clone());
+                let text = generate(&o);
+                let topo = Topology::from_source(&Source::inline(&name, &text), profiles)
+                    .with_context(|| format!("generated task topology {name}"))?;
+                let sc = Scenario::new(profiles.clone(), topo, workload.clone());
+                // The first iteration starts every task from the same weights (from `seed`).
+                let learnt = learn(&sc, &inner, seed, init.as_ref(), quiet)?;
+                Ok((learnt, format!("{name}: {} antennas", o.antennas)))
+            })
+            .collect();
+        let mut dirs = Vec::with_capacity(m.tasks);
+        let (mut names, mut success) = (Vec::new(), 0.0);
+        let base = match &theta {
+            Some((w, _, _)) => w.clone(),
+            None => {
+                let (vars, _) = build(
+                    runs.iter()
+                        .find_map(|r| r.as_ref().ok().map(|(l, _)| l.shape))
+                        .context("every task of the first meta-iteration failed")?,
+                    seed,
+                )?;
+                flat(&vars)?
+            }
+        };
+        for r in runs {
+            let (l, name) = r?;
+            let w = flat(&l.vars)?;
+            dirs.push(
+                w.iter()
+                    .zip(&base)
+                    .map(|(a, t)| a - t)
+                    .collect::<Vec<f32>>(),
+            );
+            success += l.logs.last().map_or(0.0, |x| x.success_ratio) / m.tasks as f64;
+            names.push(name);
+            if theta.is_none() {
+                theta = Some((base.clone(), l.shape, l.classes.clone()));
+            }
+        }
+        if let Some((w, _, _)) = &mut theta {
+            meta_step(w, &dirs, eps);
+        }
+        let line = MetaLine {
+            iteration: it,
+            tasks: names,
+            success_ratio: success,
+            wall_s: start.elapsed().as_secs_f64(),
+        };
+        progress(&line);
+        log.push(line);
+    }
+    let (w, shape, classes) = theta.context("no meta-iteration ran")?;
+    let (vars, _) = build(shape, seed)?;
+    set_flat(&vars, &w)?;
+    Ok(MetaTrained {
+        vars,
+        shape,
+        classes,
+        log,
+    })
+}

@@ -1,0 +1,247 @@
+//! Policy-gradient training, adaptation and meta-training from the command line: the
+//! `reinforce` algorithms write checkpoints `compare --agent` runs, reproducibly; `--init`
+//! adapts a compatible checkpoint and refuses another; `meta-train` writes an initialisation;
+//! the DeepRM reproduction trains, evaluates and refuses bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn continuum(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    assert!(!o.status.success(), "expected a failure");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// tests/fixtures/tiny-dqn.yaml with `extra` appended.
+fn config(dir: &Path, name: &str, extra: &str) -> String {
+    let base = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, format!("{base}\n{extra}\n")).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn train(topology: &str, cfg: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "train",
+        topology,
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+        "--config",
+        cfg,
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    continuum(&args)
+}
+
+#[test]
+fn reinforce_trains_reproducibly_and_its_checkpoint_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "pg.yaml", "algorithm: reinforce-improved");
+    let (a, b) = (dir.path().join("a.dqn"), dir.path().join("b.dqn"));
+    let topo = "tests/fixtures/tiny-topology.yaml";
+    ok(&train(topo, &cfg, &a, &["--threads", "1"]));
+    ok(&train(topo, &cfg, &b, &["--threads", "2"]));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let report = ok(&continuum(&[
+        "compare",
+        topo,
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+        "--duration",
+        "30",
+        "--policies",
+        "closest,tetris",
+        "--agent",
+        a.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let r: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let names: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["closest", "tetris", "dqn"]);
+    // REINFORCE needs every action's value: temporal-difference credit is refused.
+    let bad = config(dir.path(), "bad.yaml", "algorithm: reinforce\ncredit: td");
+    let e = err(&train(topo, &bad, &dir.path().join("c.dqn"), &[]));
+    assert!(
+        e.contains("algorithm") && e.contains("counterfactual"),
+        "{e}"
+    );
+}
+
+#[test]
+fn init_adapts_a_compatible_checkpoint_and_refuses_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = "tests/fixtures/tiny-topology.yaml";
+    let fixed = config(
+        dir.path(),
+        "fixed.yaml",
+        "algorithm: reinforce-improved\nstate_workers: 2",
+    );
+    let src = dir.path().join("src.dqn");
+    ok(&train(topo, &fixed, &src, &[]));
+    let adapted = dir.path().join("adapted.dqn");
+    ok(&train(
+        topo,
+        &fixed,
+        &adapted,
+        &["--init", src.to_str().unwrap(), "--budget", "1e4"],
+    ));
+    assert!(adapted.exists());
+    let other = config(dir.path(), "other.yaml", "algorithm: reinforce-improved");
+    let e = err(&train(
+        topo,
+        &other,
+        &dir.path().join("x.dqn"),
+        &["--init", src.to_str().unwrap()],
+    ));
+    assert!(
+        e.contains("incompatible checkpoint") && e.contains("state_workers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn meta_train_writes_an_initialisation_to_adapt_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        "inner.yaml",
+        "algorithm: reinforce-improved\nstate_workers: 4",
+    );
+    let meta = dir.path().join("meta.yaml");
+    std::fs::write(
+        &meta,
+        "meta_iterations: 1\ntasks: 2\ntask_budget_queries: 1.0e3\nantennas: [2, 3]\nantennas_per_co: [1, 2]\ncos_per_rdc: [1, 1]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("meta.dqn");
+    ok(&continuum(&[
+        "meta-train",
+        "--config",
+        &cfg,
+        "--meta",
+        meta.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let log = std::fs::read_to_string(dir.path().join("meta.meta.csv")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    // Without a fixed state size there is nothing to share between topologies.
+    let loose = config(dir.path(), "loose.yaml", "algorithm: reinforce-improved");
+    let e = err(&continuum(&[
+        "meta-train",
+        "--config",
+        &loose,
+        "--meta",
+        meta.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(e.contains("state_workers"), "{e}");
+}
+
+#[test]
+fn deeprm_trains_evaluates_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("deeprm.yaml");
+    std::fs::write(
+        &cfg,
+        "env: {simu_len: 10}\njobsets: 2\nrollouts: 3\neval_every: 1\neval_jobsets: 2\n",
+    )
+    .unwrap();
+    let ck = dir.path().join("d.deeprm");
+    let args = |out: &Path, extra: &[&str]| -> Output {
+        let mut v = vec![
+            "deeprm",
+            "train",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--iterations",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        v.extend_from_slice(extra);
+        continuum(&v)
+    };
+    ok(&args(&ck, &["--threads", "1"]));
+    let again = dir.path().join("e.deeprm");
+    ok(&args(&again, &["--threads", "2"]));
+    assert_eq!(std::fs::read(&ck).unwrap(), std::fs::read(&again).unwrap());
+    assert!(dir.path().join("d.training.csv").exists());
+    let json = dir.path().join("eval.json");
+    let table = ok(&continuum(&[
+        "deeprm",
+        "eval",
+        "--agent",
+        &format!("agent={}", ck.display()),
+        "--loads",
+        "0.5",
+        "--seeds",
+        "101,102",
+        "--jobsets",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    for row in ["tetris", "sjf", "random", "agent"] {
+        assert!(table.contains(row), "{table}");
+    }
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["rows"].as_array().unwrap().len(), 4 * 2);
+    let e = err(&args(
+        &dir.path().join("f.deeprm"),
+        &["--objective", "speed"],
+    ));
+    assert!(e.contains("unknown objective `speed`"), "{e}");
+    let wide = dir.path().join("wide.yaml");
+    std::fs::write(&wide, "env: {simu_len: 10}\nhidden: 32\n").unwrap();
+    let e = err(&continuum(&[
+        "deeprm",
+        "train",
+        "--config",
+        wide.to_str().unwrap(),
+        "--init",
+        ck.to_str().unwrap(),
+        "--out",
+        dir.path().join("g.deeprm").to_str().unwrap(),
+    ]));
+    assert!(e.contains("incompatible checkpoint"), "{e}");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "env: {num_nw: 5}\nrollout: 3\n").unwrap();
+    let e = err(&continuum(&[
+        "deeprm",
+        "train",
+        "--config",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.path().join("h.deeprm").to_str().unwrap(),
+    ]));
+    assert!(e.contains("rollout") && e.contains(":2:"), "{e}");
+}
