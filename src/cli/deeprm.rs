@@ -1,14 +1,14 @@
 //! `continuum deeprm train | meta-train | eval`: the DeepRM reproduction (docs/deeprm.md).
 
+use super::deeprm_eval::DeepRmEvalArgs;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use continuum_learn::deeprm::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
+use continuum_learn::deeprm::eval::EvalFigures;
 use continuum_learn::deeprm::meta::{MetaConfig, MetaMethod, meta_train};
 use continuum_learn::deeprm::net::{build, set_flat};
 use continuum_learn::deeprm::train::{PgIterLog, train};
-use continuum_learn::deeprm::{Heuristic, Objective, PgCheckpoint, PgConfig, PgVariant};
+use continuum_learn::deeprm::{PgCheckpoint, PgConfig, PgVariant};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// What to do with the reproduction.
@@ -80,42 +80,6 @@ pub struct DeepRmMetaArgs {
     /// Checkpoint to write.
     #[arg(long)]
     pub out: PathBuf,
-}
-
-/// Options of `deeprm eval`.
-#[derive(Debug, Args)]
-pub struct DeepRmEvalArgs {
-    /// A checkpoint to measure, `name=path` (repeatable); `name@load=path` measures it at that
-    /// load only, so checkpoints trained one per load form one row.
-    #[arg(long)]
-    pub agent: Vec<String>,
-    /// Comma-separated offered loads.
-    #[arg(long, default_value = "0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.9")]
-    pub loads: String,
-    /// Comma-separated held-out seeds (never used in training).
-    #[arg(long, default_value = "101,102,103,104,105")]
-    pub seeds: String,
-    /// Jobsets per seed.
-    #[arg(long, default_value_t = 20)]
-    pub jobsets: usize,
-    /// Share of short jobs (default: the environment's).
-    #[arg(long)]
-    pub small_job_chance: Option<f64>,
-    /// Agents take their most likely action (default: they sample, as the public code).
-    #[arg(long)]
-    pub greedy: bool,
-    /// Load at which every job's slowdown is kept for the CDF.
-    #[arg(long)]
-    pub cdf_load: Option<f64>,
-    /// Write the results as JSON here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write `<prefix>-load.svg` (slowdown vs load) and `<prefix>-cdf.svg` here.
-    #[arg(long)]
-    pub svg_prefix: Option<PathBuf>,
-    /// Worker threads (default: one per core); results do not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
 }
 
 /// Runs a `deeprm` subcommand.
@@ -325,81 +289,4 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
     std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
     eprintln!("wrote {} and {}", a.out.display(), csv.display());
     Ok(())
-}
-
-/// One measured cell: a scheduler at a load on one seed.
-#[derive(Debug, Serialize)]
-pub struct EvalRow {
-    /// Scheduler name.
-    pub scheduler: String,
-    /// Offered load.
-    pub load: f64,
-    /// Held-out seed.
-    pub seed: u64,
-    /// What it achieved.
-    pub figures: EvalFigures,
-}
-
-/// A scheduler of an evaluation: its row name, the one load it is measured at (all if none),
-/// and a checkpoint with whether it masks (none: a heuristic).
-pub type Who = (String, Option<f64>, Option<(PgCheckpoint, bool)>);
-
-/// Every scheduler of an evaluation: the heuristics then the agents.
-pub fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
-    let mut out: Vec<Who> = Heuristic::ALL
-        .iter()
-        .map(|h| (h.name().to_string(), None, None))
-        .collect();
-    for spec in &a.agent {
-        let (name, path) = spec.split_once('=').ok_or_else(|| {
-            anyhow::anyhow!("--agent: expected name=path or name@load=path, got `{spec}`")
-        })?;
-        let (name, load) = match name.split_once('@') {
-            Some((n, l)) => (
-                n,
-                Some(
-                    l.parse::<f64>()
-                        .map_err(|_| anyhow::anyhow!("--agent: `{l}` in `{spec}` is not a load"))?,
-                ),
-            ),
-            None => (name, None),
-        };
-        let ck = PgCheckpoint::load(Path::new(path))?;
-        let mask = ck.meta.config.variant.mask;
-        out.push((name.to_string(), load, Some((ck, mask))));
-    }
-    Ok(out)
-}
-
-/// Measures `who` at `cfg`'s environment on `seed`'s held-out jobsets.
-pub fn measure(
-    env: continuum_learn::deeprm::EnvParams,
-    who: &Option<(PgCheckpoint, bool)>,
-    name: &str,
-    seed: u64,
-    jobsets: usize,
-    greedy: bool,
-) -> Result<(EvalFigures, Vec<f64>)> {
-    let sets = eval_jobsets(&env, seed, jobsets);
-    Ok(match who {
-        None => evaluate(
-            env,
-            &sets,
-            Scheduler::Heuristic(name.parse().map_err(anyhow::Error::msg)?),
-            seed,
-        ),
-        Some((ck, mask)) => {
-            if ck.meta.config.env.input_len() != env.input_len() {
-                bail!("agent `{name}`: trained on another environment size");
-            }
-            let (_, net) = ck.network()?;
-            let snap = net.snapshot()?;
-            evaluate(env, &sets, Scheduler::Agent(&snap, *mask, greedy), seed)
-        }
-    })
-}
-
-/// The objective names, for messages.
-pub fn objectives() -> String {
-    Objective::ALL.map(|o| o.name()).join(", ")
 }

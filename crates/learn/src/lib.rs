@@ -1,7 +1,9 @@
-//! The learned side of continuum: [`agent`] (the DQN meta-policy, its state encoder and
-//! checkpoints), [`episode`] (what one training or validation episode is), [`train`] (episodes
-//! of the simulation that teach the agent) and [`meta`] (running a meta-policy over the
-//! simulator: the agent, fallback tables, the per-window oracle).
+//! The learned side of continuum: [`agent`] (the meta-policy network, learnt by DQN or policy
+//! gradient, its state encoder and checkpoints), [`episode`] (what one training or validation
+//! episode is), [`train`] (episodes of the simulation that teach the agent, and meta-training
+//! over generated topologies), [`reptile`] (the first-order meta-update), [`meta`] (running a
+//! meta-policy over the simulator: the agent, fallback tables, the per-window oracle),
+//! [`tapfinger`] (learned pull dispatch) and [`deeprm`] (the DeepRM reproduction).
 
 #![warn(missing_docs)]
 

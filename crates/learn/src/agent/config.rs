@@ -152,7 +152,7 @@ pub struct DqnConfig {
     /// level. 1: the profiles.
     pub capacity_scale: f64,
     /// How the network learns: `dqn` (Double DQN, its output a value per action), `reinforce`
-    /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.4). Needs
+    /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
     /// `credit: counterfactual` unless `dqn`.
     pub algorithm: Algorithm,
     /// Entropy bonus weight of `reinforce-improved`.

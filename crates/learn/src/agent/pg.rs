@@ -1,4 +1,4 @@
-//! Policy-gradient learning of the meta-policy network (docs/model.md §9.4): the branching
+//! Policy-gradient learning of the meta-policy network (docs/model.md §9.8): the branching
 //! network's outputs read as logits of a softmax policy per class; actions are sampled from
 //! it; every `batch_size` transitions, one gradient step on them (on-policy; the buffer is then
 //! cleared). A transition's values are the counterfactual value of each (class, action) — how

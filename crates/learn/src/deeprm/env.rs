@@ -4,7 +4,7 @@
 //! jobs; the void action, an empty slot or a job that fits nowhere in the horizon advances it by
 //! one step ("move on"), which is when rewards are paid.
 
-use super::objective::Objective;
+use super::objective::{Objective, StepFacts};
 use continuum_core::rng::SimRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -369,7 +369,12 @@ impl Env {
         if !done {
             self.arrive();
         }
-        let reward = self.objective.reward(self, used_share);
+        let facts = StepFacts {
+            jobs: self.in_system().count(),
+            inverse_lengths: self.in_system().map(|j| 1.0 / f64::from(j.len)).sum(),
+            used_share,
+        };
+        let reward = self.objective.reward(&facts);
         Step {
             reward,
             placed: false,

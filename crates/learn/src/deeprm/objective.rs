@@ -8,7 +8,6 @@
 //! | `utilisation`| share of the units in use during the timestep    | episode length × mean use |
 //! | `makespan`   | −1 while any job is in the system                | −makespan                 |
 
-use super::env::Env;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -46,15 +45,14 @@ impl Objective {
         }
     }
 
-    /// The reward for the timestep that just ended; `used_share` is the share of all units
-    /// that were in use during it.
-    pub fn reward(self, env: &Env, used_share: f64) -> f64 {
+    /// The reward for the timestep that just ended.
+    pub fn reward(self, s: &StepFacts) -> f64 {
         match self {
-            Objective::Slowdown => -env.in_system().map(|j| 1.0 / f64::from(j.len)).sum::<f64>(),
-            Objective::Completion => -(env.in_system().count() as f64),
-            Objective::Utilisation => used_share,
+            Objective::Slowdown => -s.inverse_lengths,
+            Objective::Completion => -(s.jobs as f64),
+            Objective::Utilisation => s.used_share,
             Objective::Makespan => {
-                if env.in_system().next().is_some() {
+                if s.jobs > 0 {
                     -1.0
                 } else {
                     0.0
@@ -62,6 +60,17 @@ impl Objective {
             }
         }
     }
+}
+
+/// What the rewards are computed from, once a timestep has passed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepFacts {
+    /// Jobs in the system (placed and unfinished, waiting, in the backlog).
+    pub jobs: usize,
+    /// Σ 1/T_j over those jobs.
+    pub inverse_lengths: f64,
+    /// Share of all units in use during the timestep.
+    pub used_share: f64,
 }
 
 impl fmt::Display for Objective {
