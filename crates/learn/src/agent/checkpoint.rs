@@ -253,3 +253,20 @@ pub(crate) fn read_meta(path: &Path) -> Result<(Vec<u8>, String, String), Checkp
         .ok_or_else(|| fmt("metadata lacks `format`".into()))?;
     Ok((bytes, raw, format))
 }
+
+/// A checkpoint file's bytes and metadata (JSON text) when its format tag is `expected`; another
+/// tag is [`CheckpointError::Incompatible`], `hint` saying how such a checkpoint is made.
+pub(crate) fn read_meta_of(
+    path: &Path,
+    expected: &str,
+    hint: &str,
+) -> Result<(Vec<u8>, String), CheckpointError> {
+    let (bytes, raw, format) = read_meta(path)?;
+    if format != expected {
+        return Err(CheckpointError::Incompatible {
+            path: path.display().to_string(),
+            message: format!("format is `{format}`, expected `{expected}` ({hint})"),
+        });
+    }
+    Ok((bytes, raw))
+}

@@ -4,7 +4,7 @@
 use super::net::{PgNet, PgShape, flat};
 use super::train::PgConfig;
 use crate::agent::CheckpointError;
-use crate::agent::checkpoint::{read_meta, write_with_meta};
+use crate::agent::checkpoint::{read_meta_of, write_with_meta};
 use candle_core::Device;
 use candle_nn::VarMap;
 use serde::{Deserialize, Serialize};
@@ -66,15 +66,11 @@ impl PgCheckpoint {
             path: p.clone(),
             message: m,
         };
-        let (bytes, raw, format) = read_meta(path)?;
-        if format != FORMAT {
-            return Err(CheckpointError::Incompatible {
-                path: p,
-                message: format!(
-                    "format is `{format}`, expected `{FORMAT}` (a checkpoint of `continuum deeprm train` or `meta-train`)"
-                ),
-            });
-        }
+        let (bytes, raw) = read_meta_of(
+            path,
+            FORMAT,
+            "a checkpoint of `continuum deeprm train` or `meta-train`",
+        )?;
         let meta: PgMeta = serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu)
             .map_err(|e| fmt(e.to_string()))?;

@@ -220,10 +220,6 @@ fn inner_loop(
 impl MetaConfig {
     /// Reads a YAML config (every field optional; unknown fields refused with file:line:col).
     pub fn load(path: &std::path::Path) -> Result<Self> {
-        let src = continuum_core::config::Source::read(path)?;
-        let c: Self = src.parse()?;
-        c.validate()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(c)
+        super::train::load_yaml(path, Self::validate)
     }
 }

@@ -247,10 +247,17 @@ pub fn return_scale(batches: &[Vec<Trajectory>]) -> f32 {
 impl PgConfig {
     /// Reads a YAML config (every field optional; unknown fields refused with file:line:col).
     pub fn load(path: &std::path::Path) -> Result<Self> {
-        let src = continuum_core::config::Source::read(path)?;
-        let c: Self = src.parse()?;
-        c.validate()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(c)
+        load_yaml(path, Self::validate)
     }
+}
+
+/// Reads a YAML file into `T` (unknown fields refused with file:line:col), then checks it with
+/// `validate`, whose message gets the file's name.
+pub fn load_yaml<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    validate: impl Fn(&T) -> Result<()>,
+) -> Result<T> {
+    let c: T = continuum_core::config::Source::read(path)?.parse()?;
+    validate(&c).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(c)
 }

@@ -6,7 +6,7 @@ use super::config::TapConfig;
 use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use super::net::{TapNet, TapNetShape};
 use crate::agent::CheckpointError;
-use crate::agent::checkpoint::{read_meta, write_with_meta};
+use crate::agent::checkpoint::{read_meta_of, write_with_meta};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use serde::{Deserialize, Serialize};
@@ -82,15 +82,11 @@ impl TapCheckpoint {
             path: p.clone(),
             message: m,
         };
-        let (bytes, raw, format) = read_meta(path)?;
-        if format != FORMAT {
-            return Err(CheckpointError::Incompatible {
-                path: p,
-                message: format!(
-                    "format is `{format}`, expected `{FORMAT}` (a TapFinger checkpoint of this version: `continuum train --config config/tapfinger.yaml`)"
-                ),
-            });
-        }
+        let (bytes, raw) = read_meta_of(
+            path,
+            FORMAT,
+            "a TapFinger checkpoint of this version: `continuum train --config config/tapfinger.yaml`",
+        )?;
         let meta: TapMeta =
             serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
         if meta.features != feature_sizes() {
