@@ -6,12 +6,13 @@ adaptation. Every figure is a mean ± sd over the held-out evaluation seeds (def
 --train-seed only.
 
   reproduction  one plain-REINFORCE agent per load of --train-loads (the public code's
-                settings but --iterations × --jobsets rollout batches), the heuristics at every
-                load of --loads: average slowdown vs load, the slowdown CDF at --cdf-load, the
-                learning curve of the agent trained at --cdf-load
+                settings, training episodes ending with the jobset, but --iterations ×
+                --jobsets rollout batches), one trained on all-done episodes per load of
+                --alldone-loads, the heuristics at every load of --loads: average slowdown vs
+                load, the slowdown CDF at --cdf-load, the all-done agent's learning curve
   ablation      at --ablation-load: plain, + entropy bonus, + normalised advantages, + masked
-                invalid actions (= improved), + learned critic, each trained alike: mean
-                slowdown and the share of jobs with slowdown <= 2
+                invalid actions (= improved), + learned critic, each trained alike, and plain
+                on all-done episodes: mean slowdown and the share of jobs with slowdown <= 2
   objectives    at --ablation-load: one plain agent per reward objective (slowdown,
                 completion, utilisation, makespan), each measured on every objective
   meta          Reptile and first-order MAML meta-trained over loads 0.3-1.8 and short-job
@@ -39,6 +40,9 @@ p.add_argument("--jobsets", default="20")
 p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.8")
 p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
 p.add_argument("--cdf-load", default="1.5")
+p.add_argument("--alldone-loads", default="1.1,1.5",
+               help="loads at which plain REINFORCE is also trained on all-done episodes")
+p.add_argument("--alldone-iterations", default="150")
 p.add_argument("--ablation-load", default="1.1")
 p.add_argument("--iterations", default="300")
 p.add_argument("--train-jobsets", default="10")
@@ -50,8 +54,10 @@ p.add_argument("--out", default="out/deeprm")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--reuse-checkpoints", action="store_true",
+               help="keep a checkpoint already in --out instead of training it again")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json"))
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-checkpoints"))
 out = pathlib.Path(a.out)
 out.mkdir(parents=True, exist_ok=True)
 DOCS = docgen.ROOT / "docs"
@@ -63,6 +69,8 @@ common_train = ["--iterations", a.iterations, "--jobsets", a.train_jobsets, "--s
 
 def train(name, *extra, iterations=None):
     ck = out / f"{name}.deeprm"
+    if a.reuse_checkpoints and ck.exists() and ck.with_suffix(".training.csv").exists():
+        return ck
     args = [a.bin, "deeprm", "train", "--out", str(ck)] + common_train + list(extra)
     if iterations:
         args[args.index("--iterations") + 1] = iterations
@@ -88,11 +96,17 @@ def cell(report, name, load, key="mean_slowdown"):
 def reproduction():
     loads = [float(x) for x in a.loads.split(",")]
     agents = [f"deeprm@{l}={train(f'plain-load{l}', '--load', l)}" for l in a.train_loads.split(",")]
+    agents += [f"deeprm-all-done@{l}={alldone(l)}" for l in a.alldone_loads.split(",")]
     rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
     shutil.copy(out / "deeprm-load.svg", DOCS / "deeprm-load.svg")
     shutil.copy(out / "deeprm-cdf.svg", DOCS / "deeprm-cdf.svg")
-    shutil.copy(out / f"plain-load{a.cdf_load}.training_curve.svg", DOCS / "deeprm-learning-curve.svg")
-    return {"report": rep, "curve": (out / f"plain-load{a.cdf_load}.training.csv").read_text()}
+    shutil.copy(out / f"alldone-load{a.cdf_load}.training_curve.svg", DOCS / "deeprm-learning-curve.svg")
+    return {"report": rep, "curve": (out / f"alldone-load{a.cdf_load}.training.csv").read_text()}
+
+
+def alldone(load):
+    return train(f"alldone-load{load}", "--load", load, "--end", "all-done",
+                 iterations=a.alldone_iterations)
 
 
 def reproduction_text(r):
@@ -100,9 +114,16 @@ def reproduction_text(r):
     loads = rep["loads"]
     lines = ["| average slowdown | " + " | ".join(f"load {l:.0%}" for l in loads) + " |",
              "|---|" + "---:|" * len(loads)]
-    for n in HEUR + ["deeprm"]:
+    for n in HEUR + ["deeprm", "deeprm-all-done"]:
         cells = [pm(cell(rep, n, l)) if cell(rep, n, l) else "—" for l in loads]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    names = HEUR + ["deeprm", "deeprm-all-done"]
+    unf = {n: sum(r["figures"]["unfinished"] for r in rep["rows"] if r["scheduler"] == n)
+           for n in names}
+    jobs = {n: sum(r["figures"]["jobs"] for r in rep["rows"] if r["scheduler"] == n)
+            for n in names}
+    lines += ["", "Jobs left unfinished at 1000 steps or dropped, all loads and seeds (an unfinished job "
+              "counts with its earliest possible completion): " + ", ".join(f"{n} {unf[n]} of {jobs[n]}" for n in unf)]
     lines += ["", f"At load {float(a.cdf_load):.0%}: share of jobs with slowdown ≤ 2 and p90 slowdown "
               "(pooled over the seeds' jobs):", "", "| scheduler | slowdown ≤ 2 | p90 |", "|---|---:|---:|"]
     for n, v in sorted(rep["cdf"].items()):
@@ -111,7 +132,7 @@ def reproduction_text(r):
         lines.append(f"| {n} | {le2:.1%} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
     rows = [l.split(",") for l in r["curve"].splitlines()[1:]]
     pts = [(int(x[0]), float(x[5])) for x in rows if x[5]]
-    lines += ["", f"Learning curve at load {float(a.cdf_load):.0%} (validation jobsets, mean slowdown): "
+    lines += ["", f"Learning curve of deeprm-all-done at load {float(a.cdf_load):.0%} (validation jobsets, mean slowdown): "
               + ", ".join(f"it {i}: {v:.2f}" for i, v in pts if i % 50 == 0 or i == pts[-1][0])]
     return "\n".join(lines)
 
@@ -119,15 +140,18 @@ def reproduction_text(r):
 def ablation():
     agents = [f"{v}={train(f'{v}-load{a.ablation_load}', '--load', a.ablation_load, '--variant', v)}"
               for v in VARIANTS]
+    agents.append(f"all-done={alldone(a.ablation_load)}")
     return {"report": evaluate(agents, a.ablation_load)}
 
 
 def ablation_text(r):
     rep, l = r["report"], float(a.ablation_load)
-    lines = [f"| variant (load {l:.0%}) | mean slowdown | jobs with slowdown ≤ 2 |", "|---|---:|---:|"]
-    for n in VARIANTS + HEUR:
+    lines = [f"| variant (load {l:.0%}) | mean slowdown | jobs with slowdown ≤ 2 | unfinished |",
+             "|---|---:|---:|---:|"]
+    for n in VARIANTS + ["all-done"] + HEUR:
         lines.append(f"| {n} | {pm(cell(rep, n, l))} | "
-                     f"{pm([100 * x for x in cell(rep, n, l, 'share_slowdown_le2')], 1)} % |")
+                     f"{pm([100 * x for x in cell(rep, n, l, 'share_slowdown_le2')], 1)} % | "
+                     f"{sum(cell(rep, n, l, 'unfinished'))} |")
     return "\n".join(lines)
 
 

@@ -7,7 +7,7 @@ use continuum_learn::deeprm::eval::EvalFigures;
 use continuum_learn::deeprm::meta::{MetaConfig, MetaMethod, meta_train};
 use continuum_learn::deeprm::net::{build, set_flat};
 use continuum_learn::deeprm::train::{PgIterLog, train};
-use continuum_learn::deeprm::{PgCheckpoint, PgConfig, PgVariant};
+use continuum_learn::deeprm::{End, PgCheckpoint, PgConfig, PgVariant};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,9 @@ pub struct DeepRmTrainArgs {
     /// Offered load (sets the arrival rate).
     #[arg(long)]
     pub load: Option<f64>,
+    /// When training episodes end: `no-new-job` (the public code's) or `all-done`.
+    #[arg(long)]
+    pub end: Option<String>,
     /// Policy-gradient iterations.
     #[arg(long)]
     pub iterations: Option<usize>,
@@ -116,6 +119,13 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
     }
     if let Some(i) = a.iterations {
         cfg.iterations = i;
+    }
+    if let Some(e) = &a.end {
+        cfg.end = match e.as_str() {
+            "no-new-job" => End::NoNewJob,
+            "all-done" => End::AllDone,
+            _ => bail!("--end: unknown `{e}`; expected no-new-job or all-done"),
+        };
     }
     if let Some(j) = a.jobsets {
         cfg.jobsets = j;

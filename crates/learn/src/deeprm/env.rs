@@ -189,7 +189,8 @@ impl EnvParams {
 pub type JobSet = Vec<Option<(u32, Vec<u32>)>>;
 
 /// When an episode ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum End {
     /// When the jobset's last timestep has passed (training episodes, as in the public code).
     NoNewJob,
@@ -441,20 +442,23 @@ impl Env {
 
     /// The episode's figures (jobs still in the system count as unfinished).
     pub fn summary(&self) -> EpisodeSummary {
-        let slowdowns: Vec<f64> = self
+        // A job still in the system counts with the earliest completion it can still have: its
+        // finish time if placed, else now plus its duration (a lower bound, so a scheduler that
+        // leaves jobs waiting at the end is never flattered by their absence).
+        let now = self.time;
+        let completions: Vec<(f64, f64)> = self
             .done_jobs
             .iter()
-            .filter_map(|j| j.finish.map(|f| f64::from(f - j.enter) / f64::from(j.len)))
-            .collect();
-        let completion: Vec<f64> = self
-            .done_jobs
-            .iter()
-            .filter_map(|j| j.finish.map(|f| f64::from(f - j.enter)))
+            .chain(self.in_system())
+            .map(|j| {
+                let c = j.finish.unwrap_or(now + j.len) - j.enter;
+                (f64::from(c), f64::from(c) / f64::from(j.len))
+            })
             .collect();
         let cap = f64::from(self.p.res_slot) * self.p.num_res as f64 * f64::from(self.time.max(1));
         EpisodeSummary {
-            slowdowns,
-            completion,
+            slowdowns: completions.iter().map(|c| c.1).collect(),
+            completion: completions.iter().map(|c| c.0).collect(),
             utilisation: self.used_units as f64 / cap,
             makespan: self.time,
             unfinished: (self.in_system().count() + self.yet_to_arrive()) as u32 + self.dropped,
@@ -465,9 +469,10 @@ impl Env {
 /// What an episode achieved.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EpisodeSummary {
-    /// Slowdown (C_j − arrival) / T_j of every finished job.
+    /// Slowdown (C_j − arrival) / T_j of every job that arrived and was not dropped (for one
+    /// left in the system, its earliest possible C_j).
     pub slowdowns: Vec<f64>,
-    /// Completion time C_j − arrival of every finished job.
+    /// Completion time C_j − arrival of the same jobs.
     pub completion: Vec<f64>,
     /// Used resource-time over capacity × episode length.
     pub utilisation: f64,

@@ -10,6 +10,10 @@ use continuum_core::rng::{Purpose, stream_rng};
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// Evaluation episodes run until every job has finished, up to this many timesteps (5× the
+/// public code's 200, so that jobs a policy leaves waiting are measured, not cut off).
+pub const EVAL_MAX_LENGTH: usize = 1000;
+
 /// Who schedules.
 #[derive(Debug, Clone, Copy)]
 pub enum Scheduler<'a> {
@@ -23,19 +27,19 @@ pub enum Scheduler<'a> {
 /// What a scheduler achieved over some jobsets.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct EvalFigures {
-    /// Mean slowdown over finished jobs.
+    /// Mean slowdown over the jobs (one left unfinished at its earliest possible completion).
     pub mean_slowdown: f64,
-    /// Share of finished jobs with slowdown ≤ 2.
+    /// Share of the jobs with slowdown ≤ 2.
     pub share_slowdown_le2: f64,
-    /// Mean completion time over finished jobs, timesteps.
+    /// Mean completion time over the jobs, timesteps.
     pub mean_completion: f64,
     /// Mean utilisation over the episodes.
     pub utilisation: f64,
     /// Mean makespan, timesteps.
     pub makespan: f64,
-    /// Jobs finished.
+    /// Jobs measured.
     pub jobs: usize,
-    /// Jobs left unfinished at `episode_max_length` or dropped.
+    /// Jobs left unfinished at the cap or dropped.
     pub unfinished: u32,
 }
 
@@ -67,6 +71,10 @@ pub fn eval_jobsets(p: &EnvParams, seed: u64, n: usize) -> Vec<JobSet> {
 
 /// One episode of `who` on `jobs`, until all jobs are done.
 pub fn episode(p: EnvParams, jobs: &JobSet, who: Scheduler, seed: u64, i: u64) -> EpisodeSummary {
+    let p = EnvParams {
+        episode_max_length: p.episode_max_length.max(EVAL_MAX_LENGTH),
+        ..p
+    };
     let mut rng = stream_rng(seed, Purpose::Policy, 0x6576_616c, i);
     match who {
         Scheduler::Agent(policy, mask, greedy) => {

@@ -292,3 +292,20 @@ fn an_episode_run_to_the_end_waits_for_the_last_arrival() {
     assert_eq!(s.slowdowns, vec![1.0, 1.0]);
     assert_eq!((s.makespan, s.unfinished), (7, 0));
 }
+
+#[test]
+fn a_job_left_waiting_counts_with_its_earliest_completion() {
+    // A policy that only ever moves time on: the one job waits until the cap (12 steps).
+    let p = EnvParams {
+        episode_max_length: 12,
+        ..tiny()
+    };
+    let mut jobs: JobSet = vec![None; 8];
+    jobs[0] = Some((2, vec![1]));
+    let mut e = Env::new(p, jobs, End::AllDone, Objective::Slowdown);
+    while !e.step(p.num_nw).done {}
+    let s = e.summary();
+    assert_eq!(s.unfinished, 1);
+    // Earliest completion: now (13) + its 2 steps, from arrival at 0: slowdown 15 / 2.
+    assert_eq!(s.slowdowns, vec![7.5]);
+}

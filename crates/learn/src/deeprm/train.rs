@@ -38,6 +38,10 @@ pub struct PgConfig {
     pub gamma: f64,
     /// Draw fresh training jobsets every iteration (the public code keeps the same ones).
     pub resample: bool,
+    /// When a training episode ends: `no-new-job` (the jobset's last step, the public code's
+    /// default) or `all-done` (every job finished, or `episode_max_length`): only the latter
+    /// charges the jobs a policy leaves waiting after the jobset.
+    pub end: End,
     /// Validate every this many iterations (0: never).
     pub eval_every: usize,
     /// Validation jobsets.
@@ -57,6 +61,7 @@ impl Default for PgConfig {
             learning_rate: 1e-3,
             gamma: 1.0,
             resample: false,
+            end: End::NoNewJob,
             eval_every: 10,
             eval_jobsets: 20,
         }
@@ -213,7 +218,7 @@ pub fn rollouts(
                 cfg.env,
                 &jobsets[k / n],
                 cfg.objective,
-                End::NoNewJob,
+                cfg.end,
                 &snap,
                 cfg.variant.mask,
                 false,
