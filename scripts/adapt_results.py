@@ -104,8 +104,8 @@ def text(r):
         best = max(STATIC, key=lambda n: statistics.mean(rows[n]))
         gap = statistics.mean(arm["meta"]) - statistics.mean(arm["scratch-full"])
         floor = statistics.mean(arm["meta"]) - statistics.mean(rows[best])
-        verdict = ("met" if gap >= -0.3 else f"missed by {-gap - 0.3:.2f} pp") + \
-            (", ≥ best static − 0.3" if floor >= -0.3 else f", {floor:+.2f} pp vs best static")
+        verdict = (f"meta − scratch-full {gap:+.2f} pp: " + ("met" if gap >= -0.3 else "missed")
+                   + f"; meta − best static {floor:+.2f} pp: " + ("met" if floor >= -0.3 else "missed"))
         lines.append(f"| {t['topology']} | " + " | ".join(pm(arm[x]) for x in ARMS)
                      + f" | {best} {pm(rows[best])} | {verdict} |")
     return "\n".join(lines)

@@ -14,18 +14,20 @@ adaptation. Every figure is a mean ± sd over the held-out evaluation seeds (def
                 invalid actions (= improved), + learned critic, each trained alike, and plain
                 on all-done episodes: mean slowdown and the share of jobs with slowdown <= 2
   objectives    at --ablation-load: one plain agent per reward objective (slowdown,
-                completion, utilisation, makespan), each measured on every objective
+                completion, utilisation, makespan), trained on all-done episodes for
+                --alldone-iterations, each measured on every objective
   meta          Reptile and first-order MAML meta-trained over loads 0.3-1.8 and short-job
-                shares 0.5-0.95; on 5 held-out tasks (drawn from seeds 101-105): adapt for
-                --adapt-iterations (10 % of --iterations) from the meta-initialisation, from
-                the plain agent trained at --ablation-load (transfer) and from scratch, against
-                scratch trained for the whole --iterations
+                shares 0.5-0.95 (all-done episodes); on 5 held-out tasks (drawn from seeds
+                101-105): adapt for --adapt-iterations from the meta-initialisation, from the
+                all-done agent trained at --ablation-load (transfer) and from scratch, against
+                scratch trained for --iterations
 
 Usage: python3 scripts/deeprm_results.py [--parts reproduction,ablation,objectives,meta]
        [--publish] [--from-json]
 """
 import argparse
 import json
+import os
 import pathlib
 import random
 import shutil
@@ -47,7 +49,7 @@ p.add_argument("--ablation-load", default="1.1")
 p.add_argument("--iterations", default="300")
 p.add_argument("--train-jobsets", default="10")
 p.add_argument("--adapt-iterations", default="30")
-p.add_argument("--meta-iterations", default="150")
+p.add_argument("--meta-iterations", default="30")
 p.add_argument("--train-seed", default="1")
 p.add_argument("--parts", default="reproduction,ablation,objectives,meta")
 p.add_argument("--out", default="out/deeprm")
@@ -79,7 +81,7 @@ def train(name, *extra, iterations=None):
 
 
 def evaluate(agents, loads, extra=()):
-    js = out / "eval.json"
+    js = out / f"eval-{os.getpid()}.json"
     args = [a.bin, "deeprm", "eval", "--loads", loads, "--seeds", a.seeds, "--jobsets",
             a.jobsets, "--json", str(js)] + list(extra)
     for spec in agents:
@@ -158,9 +160,9 @@ def ablation_text(r):
 def objectives():
     agents = []
     for o in OBJECTIVES:
-        ck = out / f"plain-load{a.ablation_load}.deeprm" if o == "slowdown" and (
-            out / f"plain-load{a.ablation_load}.deeprm").exists() else None
-        ck = ck or train(f"objective-{o}", "--load", a.ablation_load, "--objective", o)
+        ck = alldone(a.ablation_load) if o == "slowdown" else train(
+            f"objective-alldone-{o}", "--load", a.ablation_load, "--objective", o, "--end",
+            "all-done", iterations=a.alldone_iterations)
         agents.append(f"{o}={ck}")
     return {"report": evaluate(agents, a.ablation_load)}
 
@@ -187,27 +189,30 @@ def held_out_tasks():
 
 def meta():
     inits = {}
+    meta_cfg = out / "meta.yaml"
+    meta_cfg.write_text("base: {end: all-done, jobsets: 4, rollouts: 20, resample: true, eval_every: 0}\n")
     for m in ["reptile", "fomaml"]:
         ck = out / f"meta-{m}.deeprm"
-        run([a.bin, "deeprm", "meta-train", "--method", m, "--meta-iterations",
-             a.meta_iterations, "--seed", a.train_seed, "--out", str(ck)])
+        if a.reuse_checkpoints and ck.exists():
+            inits[m] = ck
+            continue
+        run([a.bin, "deeprm", "meta-train", "--config", str(meta_cfg), "--method", m,
+             "--meta-iterations", a.meta_iterations, "--seed", a.train_seed, "--out", str(ck)])
         inits[m] = ck
-    transfer = out / f"plain-load{a.ablation_load}.deeprm"
-    if not transfer.exists():
-        transfer = train(f"plain-load{a.ablation_load}", "--load", a.ablation_load)
-    inits["transfer"] = transfer
+    inits["transfer"] = alldone(a.ablation_load)
     res = []
     for k, (load, small) in enumerate(held_out_tasks()):
         cfg = out / f"task{k}.yaml"
         cfg.write_text(f"env:\n  small_job_chance: {small}\neval_every: 1\n")
         runs = {}
         for name, init in list(inits.items()) + [("scratch", None)]:
-            extra = ["--config", str(cfg), "--load", str(load)]
+            extra = ["--config", str(cfg), "--load", str(load), "--end", "all-done"]
             if init:
                 extra += ["--init", str(init)]
             ck = train(f"task{k}-{name}", *extra, iterations=a.adapt_iterations)
             runs[name] = ck
-        runs["scratch-full"] = train(f"task{k}-scratch-full", "--config", str(cfg), "--load", str(load))
+        runs["scratch-full"] = train(f"task{k}-scratch-full", "--config", str(cfg), "--load", str(load),
+                                     "--end", "all-done")
         agents = [f"{n}={c}" for n, c in runs.items()]
         rep = evaluate(agents, str(load), ["--small-job-chance", str(small)])
         curves = {n: (out / f"task{k}-{n}.training.csv").read_text() for n in runs}

@@ -69,7 +69,7 @@ impl Default for MetaConfig {
             tasks: 4,
             inner_steps: 5,
             meta_step: 1.0,
-            load: [0.3, 1.9],
+            load: [0.3, 1.8],
             small_job_chance: [0.5, 0.95],
         }
     }

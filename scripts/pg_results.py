@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Policy gradient against Double DQN for continuum's per-class meta-policy (docs/deeprm.md,
+"On continuum's own problem"): the checkpoints trained by `continuum train` with
+config/reinforce.yaml and config/reinforce-improved.yaml (same budget, fallback tables and
+margin selection as config/dqn.yaml's models/full-edge.dqn), every static policy (tetris and
+random among them; the best by mean over the seeds is the baseline, as ASET's paper picks it),
+on full-edge at each λ of --lambdas, 300 s, seeds 101-105: success % mean ± sd.
+
+Usage: python3 scripts/pg_results.py [--publish] [--from-json]
+"""
+import argparse
+import json
+import statistics
+import sys
+
+import docgen
+from cells import pm, run
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--lambdas", default="20,60,100")
+p.add_argument("--duration", default="300")
+p.add_argument("--topology", default="full-edge")
+p.add_argument("--agents", default="dqn=models/full-edge.dqn,reinforce=models/full-edge-reinforce.dqn,"
+               "reinforce-improved=models/full-edge-reinforce-improved.dqn")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json"))
+STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+          "random-proportional-load", "least-impedance", "random", "tetris"]
+AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
+
+
+def measure():
+    cells = {}
+    for lam in a.lambdas.split(","):
+        rows = {}
+        for s in a.seeds.split(","):
+            args = [a.bin, "compare", f"topologies/{a.topology}.yaml", "--lambda", lam,
+                    "--duration", a.duration, "--seed", s, "--format", "json",
+                    "--policies", ",".join(STATIC)]
+            for _, path in AGENTS:
+                args += ["--agent", path]
+            for r in json.loads(run(args))["results"]:
+                rows.setdefault(r["policy"], []).append(100 * r["success_ratio"])
+        cells[lam] = rows
+    return cells
+
+
+def text(cells):
+    lams = list(cells)
+    lines = ["| row | " + " | ".join(f"λ {l}" for l in lams) + " |", "|---|" + "---:|" * len(lams)]
+    stem = {name: "dqn:" + path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for name, path in AGENTS}
+    for name, _ in AGENTS:
+        lines.append(f"| {name} | " + " | ".join(pm(cells[l][stem[name]]) for l in lams) + " |")
+    best = {l: max(STATIC, key=lambda n: statistics.mean(cells[l][n])) for l in lams}
+    lines.append("| best static | " + " | ".join(f"{pm(cells[l][best[l]])} ({best[l]})" for l in lams) + " |")
+    for n in ["tetris", "random"]:
+        lines.append(f"| {n} | " + " | ".join(pm(cells[l][n]) for l in lams) + " |")
+    return "\n".join(lines)
+
+
+results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+t = text(results)
+print(t)
+if a.publish:
+    docgen.publish(CMD, {None: t}, results)
