@@ -183,7 +183,11 @@ def held_out_tasks():
     tasks = []
     for s in a.seeds.split(","):
         g = random.Random(int(s))
-        tasks.append((round(g.uniform(0.3, 1.8), 2), round(g.uniform(0.5, 0.95), 2)))
+        load, small = round(g.uniform(0.3, 1.8), 2), round(g.uniform(0.5, 0.95), 2)
+        # At most one job per step: the load a rate of 1 offers with this mix (2 resources,
+        # mean demand 4.5 of 10 units; short jobs 2 steps on average, long ones 12.5).
+        top = 0.45 * (2 * small + 12.5 * (1 - small))
+        tasks.append((min(load, int(top * 100) / 100), small))
     return tasks
 
 

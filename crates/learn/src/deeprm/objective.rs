@@ -7,6 +7,9 @@
 //! | `completion` | −\|J\|, jobs in the system                         | −Σ_j completion time_j    |
 //! | `utilisation`| share of the units in use during the timestep    | episode length × mean use |
 //! | `makespan`   | −1 while any job is in the system                | −makespan                 |
+//!
+//! On episodes run until every job is done, `utilisation`'s return is the total work, a
+//! constant: it teaches only on fixed-length episodes (`makespan` raises utilisation there).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
