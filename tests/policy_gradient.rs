@@ -3,25 +3,22 @@
 //! adapts a compatible checkpoint and refuses another; `meta-train` writes an initialisation;
 //! the DeepRM reproduction trains, evaluates and refuses bad input.
 
+mod cli_support;
+
+use cli_support::{continuum, stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn continuum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_continuum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("runs")
+/// Requires success; the standard output.
+fn succeeded(o: &Output) -> String {
+    assert!(o.status.success(), "{}", stderr(o));
+    stdout(o)
 }
 
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
+/// Requires failure; the standard error.
+fn failed(o: &Output) -> String {
     assert!(!o.status.success(), "expected a failure");
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    stderr(o)
 }
 
 /// tests/fixtures/tiny-dqn.yaml with `extra` appended.
@@ -57,10 +54,10 @@ fn reinforce_trains_reproducibly_and_its_checkpoint_runs() {
     let cfg = config(dir.path(), "pg.yaml", "algorithm: reinforce-improved");
     let (a, b) = (dir.path().join("a.dqn"), dir.path().join("b.dqn"));
     let topo = "tests/fixtures/tiny-topology.yaml";
-    ok(&train(topo, &cfg, &a, &["--threads", "1"]));
-    ok(&train(topo, &cfg, &b, &["--threads", "2"]));
+    succeeded(&train(topo, &cfg, &a, &["--threads", "1"]));
+    succeeded(&train(topo, &cfg, &b, &["--threads", "2"]));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    let report = ok(&continuum(&[
+    let report = succeeded(&continuum(&[
         "compare",
         topo,
         "--profiles",
@@ -86,7 +83,7 @@ fn reinforce_trains_reproducibly_and_its_checkpoint_runs() {
     assert_eq!(names, ["closest", "tetris", "dqn"]);
     // REINFORCE needs every action's value: temporal-difference credit is refused.
     let bad = config(dir.path(), "bad.yaml", "algorithm: reinforce\ncredit: td");
-    let e = err(&train(topo, &bad, &dir.path().join("c.dqn"), &[]));
+    let e = failed(&train(topo, &bad, &dir.path().join("c.dqn"), &[]));
     assert!(
         e.contains("algorithm") && e.contains("counterfactual"),
         "{e}"
@@ -103,9 +100,9 @@ fn init_adapts_a_compatible_checkpoint_and_refuses_another() {
         "algorithm: reinforce-improved\nstate_workers: 2",
     );
     let src = dir.path().join("src.dqn");
-    ok(&train(topo, &fixed, &src, &[]));
+    succeeded(&train(topo, &fixed, &src, &[]));
     let adapted = dir.path().join("adapted.dqn");
-    ok(&train(
+    succeeded(&train(
         topo,
         &fixed,
         &adapted,
@@ -113,7 +110,7 @@ fn init_adapts_a_compatible_checkpoint_and_refuses_another() {
     ));
     assert!(adapted.exists());
     let other = config(dir.path(), "other.yaml", "algorithm: reinforce-improved");
-    let e = err(&train(
+    let e = failed(&train(
         topo,
         &other,
         &dir.path().join("x.dqn"),
@@ -140,7 +137,7 @@ fn meta_train_writes_an_initialisation_to_adapt_from() {
     )
     .unwrap();
     let out = dir.path().join("meta.dqn");
-    ok(&continuum(&[
+    succeeded(&continuum(&[
         "meta-train",
         "--config",
         &cfg,
@@ -153,7 +150,7 @@ fn meta_train_writes_an_initialisation_to_adapt_from() {
     assert_eq!(log.lines().count(), 2, "{log}");
     // Without a fixed state size there is nothing to share between topologies.
     let loose = config(dir.path(), "loose.yaml", "algorithm: reinforce-improved");
-    let e = err(&continuum(&[
+    let e = failed(&continuum(&[
         "meta-train",
         "--config",
         &loose,
@@ -189,13 +186,13 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
         v.extend_from_slice(extra);
         continuum(&v)
     };
-    ok(&args(&ck, &["--threads", "1"]));
+    succeeded(&args(&ck, &["--threads", "1"]));
     let again = dir.path().join("e.deeprm");
-    ok(&args(&again, &["--threads", "2"]));
+    succeeded(&args(&again, &["--threads", "2"]));
     assert_eq!(std::fs::read(&ck).unwrap(), std::fs::read(&again).unwrap());
     assert!(dir.path().join("d.training.csv").exists());
     let json = dir.path().join("eval.json");
-    let table = ok(&continuum(&[
+    let table = succeeded(&continuum(&[
         "deeprm",
         "eval",
         "--agent",
@@ -215,14 +212,14 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["rows"].as_array().unwrap().len(), 4 * 2);
-    let e = err(&args(
+    let e = failed(&args(
         &dir.path().join("f.deeprm"),
         &["--objective", "speed"],
     ));
     assert!(e.contains("unknown objective `speed`"), "{e}");
     let wide = dir.path().join("wide.yaml");
     std::fs::write(&wide, "env: {simu_len: 10}\nhidden: 32\n").unwrap();
-    let e = err(&continuum(&[
+    let e = failed(&continuum(&[
         "deeprm",
         "train",
         "--config",
@@ -235,7 +232,7 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     assert!(e.contains("incompatible checkpoint"), "{e}");
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "env: {num_nw: 5}\nrollout: 3\n").unwrap();
-    let e = err(&continuum(&[
+    let e = failed(&continuum(&[
         "deeprm",
         "train",
         "--config",

@@ -51,15 +51,9 @@ pub struct DeepRmTrainArgs {
     /// Start from this checkpoint's weights (adaptation); its network must match.
     #[arg(long)]
     pub init: Option<PathBuf>,
-    /// Seed of the weights, jobsets and rollouts.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Worker threads (default: one per core); results do not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Checkpoint to write.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Seed, threads, checkpoint.
+    #[command(flatten)]
+    pub common: TrainCommon,
 }
 
 /// Options of `deeprm meta-train`.
@@ -74,7 +68,15 @@ pub struct DeepRmMetaArgs {
     /// Meta-iterations.
     #[arg(long)]
     pub meta_iterations: Option<usize>,
-    /// Seed.
+    /// Seed, threads, checkpoint.
+    #[command(flatten)]
+    pub common: TrainCommon,
+}
+
+/// Options `deeprm train` and `meta-train` share.
+#[derive(Debug, Args)]
+pub struct TrainCommon {
+    /// Seed of the weights, jobsets (tasks) and rollouts.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Worker threads (default: one per core); results do not depend on it.
@@ -88,8 +90,8 @@ pub struct DeepRmMetaArgs {
 /// Runs a `deeprm` subcommand.
 pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
     let threads = match cmd {
-        DeepRmCommand::Train(a) => a.threads,
-        DeepRmCommand::MetaTrain(a) => a.threads,
+        DeepRmCommand::Train(a) => a.common.threads,
+        DeepRmCommand::MetaTrain(a) => a.common.threads,
         DeepRmCommand::Eval(a) => a.threads,
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -160,7 +162,7 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
     };
     let t = train(
         &cfg,
-        a.seed,
+        a.common.seed,
         init.as_ref().map(|(w, _)| w.as_slice()),
         &progress,
     )?;
@@ -168,9 +170,9 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         Some((_, p)) => format!("adapt from {p}"),
         None => "train".into(),
     };
-    PgCheckpoint::save(&a.out, &t.vars, &t.net, &cfg, &origin)?;
-    write_log(&a.out, &t.log)?;
-    eprintln!("wrote {}", a.out.display());
+    PgCheckpoint::save(&a.common.out, &t.vars, &t.net, &cfg, &origin)?;
+    write_log(&a.common.out, &t.log)?;
+    eprintln!("wrote {}", a.common.out.display());
     Ok(())
 }
 
@@ -274,21 +276,21 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
             );
         }
     };
-    let (theta, log) = meta_train(&cfg, a.seed, &progress)?;
-    let (vars, net) = build(cfg.base.shape(), a.seed)?;
+    let (theta, log) = meta_train(&cfg, a.common.seed, &progress)?;
+    let (vars, net) = build(cfg.base.shape(), a.common.seed)?;
     set_flat(&vars, &theta)?;
     let method = match cfg.method {
         MetaMethod::Reptile => "reptile",
         MetaMethod::Fomaml => "fomaml",
     };
     PgCheckpoint::save(
-        &a.out,
+        &a.common.out,
         &vars,
         &net,
         &cfg.base,
         &format!("meta-train ({method})"),
     )?;
-    let csv = a.out.with_extension("meta.csv");
+    let csv = a.common.out.with_extension("meta.csv");
     let mut text = String::from("meta_iteration,mean_return,mean_load,wall_s\n");
     for l in &log {
         text.push_str(&format!(
@@ -297,6 +299,6 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         ));
     }
     std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
-    eprintln!("wrote {} and {}", a.out.display(), csv.display());
+    eprintln!("wrote {} and {}", a.common.out.display(), csv.display());
     Ok(())
 }

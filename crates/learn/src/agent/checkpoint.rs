@@ -270,3 +270,23 @@ pub(crate) fn read_meta_of(
     }
     Ok((bytes, raw))
 }
+
+/// Sets every variable of `vars` from the same-named tensor of `tensors`; a missing weight or
+/// one of another shape is refused with a message naming it.
+pub(crate) fn fill_vars(vars: &VarMap, tensors: &HashMap<String, Tensor>) -> Result<(), String> {
+    let data = vars.data().lock().expect("var map lock");
+    for (name, var) in data.iter() {
+        let t = tensors
+            .get(name)
+            .ok_or_else(|| format!("weight `{name}` is missing"))?;
+        if t.dims() != var.dims() {
+            return Err(format!(
+                "weight `{name}` is {:?}, the network expects {:?}",
+                t.dims(),
+                var.dims()
+            ));
+        }
+        var.set(t).map_err(|e| format!("`{name}`: {e}"))?;
+    }
+    Ok(())
+}

@@ -4,7 +4,7 @@
 use super::net::{PgNet, PgShape, flat};
 use super::train::PgConfig;
 use crate::agent::CheckpointError;
-use crate::agent::checkpoint::{read_meta_of, write_with_meta};
+use crate::agent::checkpoint::{fill_vars, read_meta_of, write_with_meta};
 use candle_core::Device;
 use candle_nn::VarMap;
 use serde::{Deserialize, Serialize};
@@ -75,22 +75,7 @@ impl PgCheckpoint {
         let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu)
             .map_err(|e| fmt(e.to_string()))?;
         let (vars, _) = super::net::build(meta.shape, 0).map_err(|e| fmt(e.to_string()))?;
-        {
-            let data = vars.data().lock().expect("var map lock");
-            for (name, var) in data.iter() {
-                let t = tensors
-                    .get(name)
-                    .ok_or_else(|| fmt(format!("weight `{name}` is missing")))?;
-                if t.dims() != var.dims() {
-                    return Err(fmt(format!(
-                        "weight `{name}` is {:?}, its shape says {:?}",
-                        t.dims(),
-                        var.dims()
-                    )));
-                }
-                var.set(t).map_err(|e| fmt(e.to_string()))?;
-            }
-        }
+        fill_vars(&vars, &tensors).map_err(fmt)?;
         let weights = flat(&vars).map_err(|e| fmt(e.to_string()))?;
         Ok(Self { meta, weights })
     }

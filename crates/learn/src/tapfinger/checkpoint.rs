@@ -6,7 +6,7 @@ use super::config::TapConfig;
 use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use super::net::{TapNet, TapNetShape};
 use crate::agent::CheckpointError;
-use crate::agent::checkpoint::{read_meta_of, write_with_meta};
+use crate::agent::checkpoint::{fill_vars, read_meta_of, write_with_meta};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use serde::{Deserialize, Serialize};
@@ -116,22 +116,7 @@ impl TapCheckpoint {
             VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu),
         )
         .map_err(|e| bad(e.to_string()))?;
-        let data = vm.data().lock().expect("var map lock");
-        for (name, var) in data.iter() {
-            let t = self
-                .tensors
-                .get(name)
-                .ok_or_else(|| bad(format!("weight `{name}` is missing")))?;
-            if t.dims() != var.dims() {
-                return Err(bad(format!(
-                    "weight `{name}` is {:?}, the network expects {:?}",
-                    t.dims(),
-                    var.dims()
-                )));
-            }
-            var.set(t).map_err(|e| bad(e.to_string()))?;
-        }
-        drop(data);
+        fill_vars(&vm, &self.tensors).map_err(bad)?;
         Ok((vm, net))
     }
 }

@@ -152,24 +152,8 @@ pub fn init_weights_from(scenario: &Scenario, cfg: &DqnConfig, path: &Path) -> R
         );
     }
     let (vars, _) = crate::agent::build(ck.meta.shape, 0)?;
-    {
-        let data = vars.data().lock().expect("var map lock");
-        for (name, var) in data.iter() {
-            let t = ck.tensors.get(name).ok_or_else(|| {
-                anyhow::anyhow!("--init {}: weights lack `{name}`", path.display())
-            })?;
-            if t.dims() != var.dims() {
-                anyhow::bail!(
-                    "--init {}: incompatible checkpoint: `{name}` is {:?}, this network's is {:?} \
-                     (another conv/hidden size)",
-                    path.display(),
-                    t.dims(),
-                    var.dims()
-                );
-            }
-            var.set(t)?;
-        }
-    }
+    crate::agent::checkpoint::fill_vars(&vars, &ck.tensors)
+        .map_err(|m| anyhow::anyhow!("--init {}: incompatible checkpoint: {m}", path.display()))?;
     Ok(vars)
 }
 
