@@ -67,6 +67,7 @@ fn json_report_has_every_allocator_gains_and_regret() {
             "oga-oblivious",
             "drf",
             "fairness",
+            "fairness-present",
             "binpacking",
             "spreading"
         ]
@@ -90,6 +91,7 @@ fn json_report_has_every_allocator_gains_and_regret() {
         [
             ("drf", 11.33),
             ("fairness", 7.75),
+            ("fairness-present", 7.75),
             ("binpacking", 13.89),
             ("spreading", 13.44)
         ]
@@ -166,6 +168,8 @@ fn bad_options_fail_cleanly_naming_the_option() {
         ("--alpha", "one,two"),
         ("--beta", "0.3"),
         ("--utility", "cubic"),
+        ("--links", "regular:99"),
+        ("--links", "mesh"),
         ("--eta0", "-1"),
         ("--decay", "1.2"),
         ("--regret-points", "0"),

@@ -1,31 +1,74 @@
-//! FAIRNESS (the proportional-share plugin of the Volcano scheduler, as OGASched's authors
-//! use it): every instance splits each resource among the ports that have a job this slot, in
-//! proportion to their requests, each capped at its request:
+//! FAIRNESS (the proportional-share plugin of the Volcano scheduler, as OGASched uses it):
+//! every instance splits each resource among its ports in proportion to their requests, each
+//! share capped at the request. Two versions, which differ only in the ports that share:
 //!
-//! y_(l,r)^k = min( a_l^k, c_r^k · a_l^k / Σ_{l' ∈ L_r, x_l' > 0} a_l'^k ).
+//! - `fairness` — the paper's printed formula (OGASched §5.1): the share of port l on instance r
+//!   is a_l^k / Σ_{l' ∈ L_r} a_l'^k over **every** port linked to r,
 //!
-//! What a cap leaves unused is not handed on (as in the authors' prototype).
+//!   y_(l,r)^k = min( a_l^k, c_r^k · a_l^k / Σ_{l' ∈ L_r} a_l'^k );
+//!
+//!   the share of a port with no job this slot stays idle. Ports with no job get 0 (their
+//!   share earns nothing and is not handed on).
+//! - `fairness-present` — the authors' prototype: the sum runs over the ports that have a job
+//!   this slot, Σ_{l' ∈ L_r, x_l' > 0} a_l'^k, so the present jobs split the whole instance.
+//!   With linear gains whose α depends only on (r, k) this takes min(c, Σ present requests) on
+//!   every instance and resource: the per-slot optimum, which no online policy can beat.
+//!
+//! In both, what a cap leaves unused is not handed on (as in the prototype).
 
 use super::Allocator;
 use super::problem::{Allocation, Problem};
 
+/// Which ports share an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShareOver {
+    /// Every port linked to the instance (the paper's formula).
+    #[default]
+    Linked,
+    /// Only the linked ports with a job this slot (the authors' prototype).
+    Present,
+}
+
 /// Request-proportional shares per instance.
 #[derive(Debug, Default, Clone)]
-pub struct Fairness;
+pub struct Fairness {
+    /// Which ports share.
+    pub over: ShareOver,
+}
+
+impl Fairness {
+    /// The paper's version (`fairness`).
+    pub fn paper() -> Self {
+        Fairness {
+            over: ShareOver::Linked,
+        }
+    }
+
+    /// The prototype's version (`fairness-present`).
+    pub fn present() -> Self {
+        Fairness {
+            over: ShareOver::Present,
+        }
+    }
+}
 
 impl Allocator for Fairness {
     fn name(&self) -> &'static str {
-        "fairness"
+        match self.over {
+            ShareOver::Linked => "fairness",
+            ShareOver::Present => "fairness-present",
+        }
     }
 
     fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
         out.clear();
         let links = p.links();
+        let shares = |l: usize| self.over == ShareOver::Linked || demand[l] > 0.0;
         for r in 0..p.instances() {
             for k in 0..p.resources() {
                 let asked: f64 = p
                     .instance_links(r)
-                    .filter(|&e| demand[links[e].port] > 0.0)
+                    .filter(|&e| shares(links[e].port))
                     .map(|e| p.request(links[e].port, k))
                     .sum();
                 if asked <= 0.0 {
@@ -52,17 +95,30 @@ mod tests {
     #[test]
     fn shares_follow_requests_and_stop_at_the_request() {
         // Instance 0 (c = 12) serves ports 0 (a = 2) and 1 (a = 6): shares 3 and 9, capped at
-        // 2 and 6. Instance 1 (c = 4) serves port 1 only: min(6, 4) = 4.
-        let p = two_by_two(&[2.0, 6.0], &[12.0, 4.0]);
-        let mut y = Allocation::zeros(&p);
-        Fairness.allocate(&p, &[1.0, 1.0], &mut y);
-        assert_eq!(y.values(), &[2.0, 6.0, 4.0]);
-        // Capacity 6 on instance 0: shares 6·2/8 = 1.5 and 4.5, below the caps.
+        // 2 and 6. Instance 1 (c = 4) serves port 1 only: min(6, 4) = 4. Both versions agree
+        // when every port has a job.
+        for mut f in [Fairness::paper(), Fairness::present()] {
+            let p = two_by_two(&[2.0, 6.0], &[12.0, 4.0]);
+            let mut y = Allocation::zeros(&p);
+            f.allocate(&p, &[1.0, 1.0], &mut y);
+            assert_eq!(y.values(), &[2.0, 6.0, 4.0]);
+            // Capacity 6 on instance 0: shares 6·2/8 = 1.5 and 4.5, below the caps.
+            let p = two_by_two(&[2.0, 6.0], &[6.0, 4.0]);
+            f.allocate(&p, &[1.0, 1.0], &mut y);
+            assert_eq!(y.values(), &[1.5, 4.5, 4.0]);
+        }
+    }
+
+    #[test]
+    fn the_paper_keeps_an_idle_ports_share_idle_and_the_prototype_does_not() {
+        // Port 1 absent. The paper: port 0 still gets 6·2/8 = 1.5 of instance 0 (port 1's 4.5
+        // stays idle). The prototype: port 0 alone on instance 0, capped at its request 2.
         let p = two_by_two(&[2.0, 6.0], &[6.0, 4.0]);
-        Fairness.allocate(&p, &[1.0, 1.0], &mut y);
-        assert_eq!(y.values(), &[1.5, 4.5, 4.0]);
-        // Port 1 absent: port 0 alone on instance 0, capped at its request.
-        Fairness.allocate(&p, &[1.0, 0.0], &mut y);
+        let mut y = Allocation::zeros(&p);
+        Fairness::paper().allocate(&p, &[1.0, 0.0], &mut y);
+        assert_eq!(y.values(), &[1.5, 0.0, 0.0]);
+        p.check_feasible(&y, Some(&[1.0, 0.0]), 0.0).unwrap();
+        Fairness::present().allocate(&p, &[1.0, 0.0], &mut y);
         assert_eq!(y.values(), &[2.0, 0.0, 0.0]);
         p.check_feasible(&y, Some(&[1.0, 0.0]), 0.0).unwrap();
     }

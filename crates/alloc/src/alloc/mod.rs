@@ -28,8 +28,9 @@
 //! Every slot an allocator maps (problem, demand) to an allocation in Y:
 //! `oga` and `oga-oblivious` ([`Oga`] with its two [`Timing`]s: a projected gradient step per
 //! slot, [`project`]; learning rate [`StepSize`]),
-//! `drf`, `fairness`, `binpacking`, `spreading` (the heuristics, each in its file with its
-//! exact rule). [`best_fixed`] computes the best fixed allocation in hindsight, the comparator
+//! `drf`, `fairness` (the paper's formula), `fairness-present` (the authors' prototype's),
+//! `binpacking`, `spreading` (the heuristics, each in its file with its exact rule).
+//! [`best_fixed`] computes the best fixed allocation in hindsight, the comparator
 //! of the regret.
 //!
 //! Where the paper is not explicit we follow the authors' public prototype and say so in the
@@ -49,7 +50,7 @@ mod utility;
 
 pub use binpacking::BinPacking;
 pub use drf::{Drf, dominant_share};
-pub use fairness::Fairness;
+pub use fairness::{Fairness, ShareOver};
 pub use hindsight::{BestFixed, best_fixed};
 pub use oga::{Oga, Timing};
 pub use problem::{Allocation, Link, Problem, ProblemError, ProblemSpec};
@@ -73,11 +74,12 @@ pub trait Allocator: Send {
 }
 
 /// The registered allocator names, in the order reports list them.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 7] = [
     "oga",
     "oga-oblivious",
     "drf",
     "fairness",
+    "fairness-present",
     "binpacking",
     "spreading",
 ];
@@ -89,7 +91,8 @@ pub fn by_name(name: &str, step: StepSize) -> Result<Box<dyn Allocator>, String>
         "oga" => Box::new(Oga::new(step, Timing::Observed)),
         "oga-oblivious" => Box::new(Oga::new(step, Timing::Oblivious)),
         "drf" => Box::new(Drf::default()),
-        "fairness" => Box::new(Fairness),
+        "fairness" => Box::new(Fairness::paper()),
+        "fairness-present" => Box::new(Fairness::present()),
         "binpacking" => Box::new(BinPacking::default()),
         "spreading" => Box::new(Spreading::default()),
         _ => {

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
-use synthetic::{SyntheticConfig, UtilityChoice};
+use synthetic::{Links, SyntheticConfig, UtilityChoice};
 
 /// Output formats of `oga-bench` on standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -43,9 +43,14 @@ pub struct OgaBenchArgs {
     #[arg(long, default_value_t = 0.7, allow_negative_numbers = true)]
     pub arrival_prob: f64,
     /// Contention level ℓ: a job type requests ℓ × a uniform draw from each resource's
-    /// instance-capacity range (about ℓ instances' worth).
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    /// instance-capacity range (about ℓ instances' worth; the paper's scale is ℓ ≤ 1).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub contention: f64,
+    /// How instances are linked to ports: `regular:D` (right-d-regular: every instance serves D
+    /// ports, a fractional D mixing ⌊D⌋ and ⌈D⌉; the prototype's default mode, with the
+    /// paper's Table 3 density) or `random` (a uniform number in 1..=|L| per instance).
+    #[arg(long, default_value = "regular:2.5")]
+    pub links: String,
     /// Range of the gain coefficients α, `MIN,MAX`.
     #[arg(long, default_value = "1.0,1.5", allow_hyphen_values = true)]
     pub alpha: String,
@@ -116,6 +121,7 @@ impl OgaBenchArgs {
             slots: count("slots", self.slots, 1)?,
             arrival_prob: self.arrival_prob,
             contention: self.contention,
+            links: Links::parse(&self.links)?,
             alpha: range("alpha", &self.alpha)?,
             beta: range("beta", &self.beta)?,
             utility,

@@ -10,10 +10,15 @@
 //!   an accelerator).
 //! - **Contention level** ℓ: a job type's request of each resource is ℓ times a uniform draw
 //!   from that resource's capacity range, a_l^k = ℓ · U(c_min^k, c_max^k), so that one job asks
-//!   about ℓ average instances' worth (the prototype's `contention_level` factor). With ℓ = 10
-//!   the per-link caps a_l^k almost never bind and the instances' capacities always do.
-//! - Links: each instance serves a uniform number in 1..=|L| of distinct ports, chosen
-//!   uniformly (the prototype's random-channel mode; its other mode draws one number for all).
+//!   about ℓ average instances' worth. Default ℓ = 1: the paper's scale, where a job asks about
+//!   one instance or less (the prototype accepts ℓ in (0, 1); the paper applies its ℓ to
+//!   trace-driven requests, a fraction of a machine each). With ℓ = 10 the per-link caps
+//!   a_l^k almost never bind and the instances' capacities always do.
+//! - Links ([`Links`]): by default right-d-regular (the prototype's default mode), d = 2.5:
+//!   every instance serves d distinct ports chosen uniformly, a fractional d mixing ⌊d⌋ and ⌈d⌉
+//!   so that the mean is d (the paper's Table 3 settings have about 2–3 ports per instance).
+//!   `random`: each instance serves a uniform number in 1..=|L| (mean (|L| + 1)/2: the
+//!   prototype's random-channel mode).
 //! - Gains: α_r^k uniform in [α_min, α_max]; the utility of each (instance, resource) is the
 //!   one asked for (default `linear`, as in the prototype's default environment), or with
 //!   `mixed` one of the four drawn uniformly. β_k uniform in
@@ -64,6 +69,48 @@ impl UtilityChoice {
     }
 }
 
+/// How instances are linked to ports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Links {
+    /// Each instance serves a uniform number in 1..=|L| of ports (random channels).
+    Random,
+    /// Each instance serves ⌊d⌋ or ⌈d⌉ ports, mean d (right-d-regular), clamped to 1..=|L|.
+    Regular(f64),
+}
+
+impl Links {
+    /// Parses `random` or `regular:D`; the error names `--links`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s == "random" {
+            return Ok(Links::Random);
+        }
+        s.strip_prefix("regular:")
+            .and_then(|d| d.trim().parse::<f64>().ok())
+            .map(Links::Regular)
+            .ok_or_else(|| format!("--links: expected `random` or `regular:D`, got `{s}`"))
+    }
+
+    /// `random` or `regular:D`.
+    pub fn name(&self) -> String {
+        match self {
+            Links::Random => "random".into(),
+            Links::Regular(d) => format!("regular:{d}"),
+        }
+    }
+
+    /// How many ports one instance serves, drawn from `rng`.
+    fn degree(&self, ports: usize, rng: &mut SimRng) -> usize {
+        match *self {
+            Links::Random => rng.random_range(1..=ports),
+            Links::Regular(d) => {
+                let lo = d.floor();
+                let n = lo as usize + usize::from(rng.random_bool((d - lo).clamp(0.0, 1.0)));
+                n.clamp(1, ports)
+            }
+        }
+    }
+}
+
 /// The parameters of the synthetic setting (defaults: the paper's Table 2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticConfig {
@@ -77,6 +124,8 @@ pub struct SyntheticConfig {
     pub arrival_prob: f64,
     /// Contention level ℓ (see the module doc).
     pub contention: f64,
+    /// How instances are linked to ports.
+    pub links: Links,
     /// α range.
     pub alpha: (f64, f64),
     /// β range.
@@ -94,7 +143,8 @@ impl Default for SyntheticConfig {
             instances: 128,
             slots: 2000,
             arrival_prob: 0.7,
-            contention: 10.0,
+            contention: 1.0,
+            links: Links::Regular(2.5),
             alpha: (1.0, 1.5),
             beta: (0.3, 0.5),
             // The authors' prototype's default environment (`run.py`) is linear everywhere.
@@ -156,7 +206,7 @@ pub fn draw(cfg: &SyntheticConfig) -> Instance {
     let mut link_rng = rng(cfg.seed, Draw::Links);
     let mut links = Vec::new();
     for r in 0..cfg.instances {
-        let d = link_rng.random_range(1..=cfg.ports);
+        let d = cfg.links.degree(cfg.ports, &mut link_rng);
         let mut ports = sample(&mut link_rng, cfg.ports, d).into_vec();
         ports.sort_unstable();
         links.extend(ports.into_iter().map(|l| (l, r)));
@@ -229,6 +279,14 @@ pub fn validate(cfg: &SyntheticConfig) -> Result<(), String> {
             cfg.contention
         ));
     }
+    if let Links::Regular(d) = cfg.links
+        && !(d.is_finite() && d >= 1.0 && d <= cfg.ports as f64)
+    {
+        return Err(format!(
+            "--links: expected a number of ports per instance in [1, {}], got {d}",
+            cfg.ports
+        ));
+    }
     let (a0, a1) = cfg.alpha;
     if !(a0.is_finite() && a1.is_finite() && a0 > 0.0 && a0 <= a1) {
         return Err(format!(
@@ -259,7 +317,7 @@ mod tests {
         assert_eq!((p.ports(), p.instances(), p.resources()), (10, 128, 6));
         for r in 0..p.instances() {
             let n = p.instance_links(r).len();
-            assert!((1..=10).contains(&n));
+            assert!((2..=3).contains(&n));
             for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
                 let c = p.capacity(r, k);
                 assert!(c >= f64::from(lo) && c <= f64::from(hi) && c.fract() == 0.0);
@@ -270,7 +328,7 @@ mod tests {
         for l in 0..p.ports() {
             for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
                 let a = p.request(l, k);
-                assert!(a >= 10.0 * f64::from(lo) && a <= 10.0 * f64::from(hi));
+                assert!(a >= f64::from(lo) && a <= f64::from(hi));
             }
         }
         for k in 0..6 {
@@ -284,6 +342,29 @@ mod tests {
         assert_eq!(a.problem.links(), b.problem.links());
         let c = draw(&SyntheticConfig { seed: 2, ..cfg });
         assert_ne!(a.arrivals, c.arrivals);
+    }
+
+    #[test]
+    fn regular_links_give_each_instance_floor_or_ceil_of_the_degree() {
+        let cfg = SyntheticConfig {
+            slots: 1,
+            instances: 400,
+            links: Links::Regular(2.5),
+            ..Default::default()
+        };
+        let p = draw(&cfg).problem;
+        let degrees: Vec<usize> = (0..400).map(|r| p.instance_links(r).len()).collect();
+        assert!(degrees.iter().all(|&d| d == 2 || d == 3), "{degrees:?}");
+        let mean = degrees.iter().sum::<usize>() as f64 / 400.0;
+        assert!((mean - 2.5).abs() < 0.1, "mean degree {mean}");
+        let bad = SyntheticConfig {
+            links: Links::Regular(11.0),
+            ..Default::default()
+        };
+        assert!(validate(&bad).unwrap_err().starts_with("--links"));
+        assert_eq!(Links::parse("regular:2.5"), Ok(Links::Regular(2.5)));
+        assert_eq!(Links::parse("random"), Ok(Links::Random));
+        assert!(Links::parse("regular").unwrap_err().starts_with("--links"));
     }
 
     #[test]
