@@ -3,6 +3,7 @@
 
 mod deploy;
 pub mod generate;
+pub mod import;
 mod paths;
 mod schema;
 
