@@ -358,9 +358,13 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
                 None => String::new(),
             };
             let (h, failed) = open_loop(&target, route, rate, RUN).await;
-            let own = match &g {
-                Some(g) => own_mean_us(&m0, &metrics_text(&c, g).await),
-                None => None,
+            let (own, transport) = match &g {
+                Some(g) => {
+                    let m1 = metrics_text(&c, g).await;
+                    let quic = matches!(route, Route::GatewayQuic | Route::QuicGatewayQuic);
+                    (own_mean_us(&m0, &m1), quic.then(|| quic_delta(&m0, &m1)))
+                }
+                None => (None, None),
             };
             let q = [pct(&h, 0.5), pct(&h, 0.99), pct(&h, 0.999)];
             println!(
@@ -375,6 +379,9 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
                     "  (gateway's own added latency: mean {m:.1} µs)"
                 ))
             );
+            if let Some(t) = transport {
+                println!("          {t}");
+            }
             rows.push(Row {
                 route,
                 rate,

@@ -457,6 +457,30 @@ pub fn own_mean_us(before: &str, after: &str) -> Option<f64> {
     (n1 > n0).then(|| (s1 - s0) / (n1 - n0) * 1e6)
 }
 
+/// One transport counter of the gateway's QUIC worker connections
+/// (`continuum_gateway_upstream_quic{stat="…"}`), summed over workers.
+pub fn quic_stat(text: &str, stat: &str) -> f64 {
+    let tag = format!("stat=\"{stat}\"");
+    text.lines()
+        .filter(|l| l.starts_with("continuum_gateway_upstream_quic{") && l.contains(&tag))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// What the QUIC worker connections did between two scrapes: lost packets, congestion events,
+/// flow-control blocking frames sent, and the congestion window at the end.
+pub fn quic_delta(before: &str, after: &str) -> String {
+    let d = |s: &str| quic_stat(after, s) - quic_stat(before, s);
+    format!(
+        "upstream QUIC: lost {} pkts, {} congestion events, blocked {}/{} (conn/stream), cwnd {:.0} KB",
+        d("lost_packets"),
+        d("congestion_events"),
+        d("data_blocked"),
+        d("stream_data_blocked"),
+        quic_stat(after, "cwnd_bytes") / 1e3
+    )
+}
+
 /// The gateway's /metrics text.
 pub async fn metrics_text(c: &HttpClient, gw: &str) -> String {
     let (_, b) = send(c, "GET", &format!("{gw}/metrics"), Body::Empty).await;

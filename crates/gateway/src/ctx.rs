@@ -87,6 +87,11 @@ impl Ctx {
                     worker: u.cfg.name.clone(),
                 })
                 .set(i64::from(u.is_up()));
+            if let Link::Quic(q) = &u.link
+                && let Some(stats) = q.stats()
+            {
+                self.state.metrics.quic_stats(&u.cfg.name, &stats);
+            }
         }
         self.state.meta.load_published(&snap.view);
         self.state.set_snapshot(snap);

@@ -53,6 +53,17 @@ pub struct WorkerLabel {
     pub worker: String,
 }
 
+/// A label set naming a QUIC worker connection and one of its transport counters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct QuicStatLabel {
+    /// Worker name.
+    pub worker: String,
+    /// `lost_packets`, `congestion_events`, `cwnd_bytes`, `sent_packets`, `data_blocked`
+    /// (DATA_BLOCKED frames sent: the worker's connection window stopped us) or
+    /// `stream_data_blocked` (the same for one stream's window).
+    pub stat: &'static str,
+}
+
 /// Every gateway metric, registered in one registry.
 pub struct GatewayMetrics {
     registry: Registry,
@@ -88,6 +99,9 @@ pub struct GatewayMetrics {
     pub mitigation: Family<ResultLabel, Counter>,
     /// End-to-end latency of answered queries at the gateway, s (the tail mitigation acts on).
     pub answer_seconds: Histogram,
+    /// Transport counters of each QUIC worker connection (since it was opened), sampled at
+    /// every load publication.
+    pub upstream_quic: Family<QuicStatLabel, Gauge>,
 }
 
 impl Default for GatewayMetrics {
@@ -100,6 +114,26 @@ impl GatewayMetrics {
     /// Counts one mitigation event.
     pub fn mitigation(&self, result: &'static str) {
         self.mitigation.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// Records the transport counters of `worker`'s QUIC connection.
+    pub fn quic_stats(&self, worker: &str, s: &quinn::ConnectionStats) {
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        for (stat, v) in [
+            ("lost_packets", s.path.lost_packets),
+            ("congestion_events", s.path.congestion_events),
+            ("cwnd_bytes", s.path.cwnd),
+            ("sent_packets", s.path.sent_packets),
+            ("data_blocked", s.frame_tx.data_blocked),
+            ("stream_data_blocked", s.frame_tx.stream_data_blocked),
+        ] {
+            self.upstream_quic
+                .get_or_create(&QuicStatLabel {
+                    worker: worker.to_string(),
+                    stat,
+                })
+                .set(clamp(v));
+        }
     }
 
     /// Creates and registers every metric.
@@ -125,6 +159,7 @@ impl GatewayMetrics {
             mitigation: Family::default(),
             // 1 ms … ~4.4 s in ×1.5 steps: inference deadlines are tens of ms to seconds.
             answer_seconds: Histogram::new(exponential_buckets(1e-3, 1.5, 21)),
+            upstream_quic: Family::default(),
         };
         let r = &mut registry;
         r.register(
@@ -191,6 +226,11 @@ impl GatewayMetrics {
             "continuum_gateway_answer_seconds",
             "End-to-end latency of answered queries at the gateway",
             m.answer_seconds.clone(),
+        );
+        r.register(
+            "continuum_gateway_upstream_quic",
+            "Transport counters of each QUIC worker connection since it opened: lost_packets, congestion_events, cwnd_bytes, sent_packets, data_blocked, stream_data_blocked",
+            m.upstream_quic.clone(),
         );
         r.register(
             "continuum_gateway_worker_up",

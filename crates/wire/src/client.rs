@@ -124,6 +124,12 @@ impl QuicClient {
         self.conn.stats().path.current_mtu
     }
 
+    /// The connection's transport counters (lost packets, congestion events and window,
+    /// flow-control blocking frames), as quinn keeps them.
+    pub fn stats(&self) -> quinn::ConnectionStats {
+        self.conn.stats()
+    }
+
     /// Whether the connection has ended (closed, timed out or lost).
     pub fn is_closed(&self) -> bool {
         self.conn.close_reason().is_some()

@@ -30,11 +30,32 @@ pub const MAX_UDP_PAYLOAD: u16 = 65_000;
 /// products of a 1 GB/s loopback flow at 250 µs RTT.
 pub const SOCKET_BUFFER: usize = 4 << 20;
 
+/// Bytes a peer may send on one connection beyond what the application has read (QUIC's
+/// connection flow-control window), and the most this side keeps unacknowledged in its send
+/// buffer. quinn's default receive window is unbounded: a sender whose peer is descheduled for
+/// a few milliseconds keeps sending at its congestion window, the peer's socket buffer
+/// ([`SOCKET_BUFFER`]) overflows, and every loss costs a loss-detection delay and halves the
+/// window. Bounded to half the socket buffer, what the peer has not read always fits in its
+/// kernel buffer. assumption: 2 MiB = 43 queries of 48 KB, some 170 bandwidth-delay products of
+/// a 5 000 qps × 48 KB flow at loopback's ~50 µs RTT, so throughput is not limited by it.
+pub const RECEIVE_WINDOW: u32 = (SOCKET_BUFFER / 2) as u32;
+
+/// Bytes a peer may send on one stream beyond what the application has read. assumption:
+/// 1 MiB (quinn's default is 1.25 MB): one query is one stream, 48 KB to a few MB of tensor,
+/// and one stream the application is slow to read cannot take the whole connection window.
+/// Both windows bound throughput at window / RTT: over a 20 ms WAN hop the connection carries
+/// at most ~100 MB/s (about 2 000 queries of 48 KB a second); raise both for such links.
+pub const STREAM_RECEIVE_WINDOW: u32 = 1 << 20;
+
 /// Transport settings shared by workers and their clients: [`MAX_CONCURRENT_STREAMS`] streams,
-/// path-MTU discovery up to [`MAX_UDP_PAYLOAD`].
+/// path-MTU discovery up to [`MAX_UDP_PAYLOAD`], flow-control windows [`RECEIVE_WINDOW`] and
+/// [`STREAM_RECEIVE_WINDOW`] (send buffer: [`RECEIVE_WINDOW`]).
 pub fn transport() -> quinn::TransportConfig {
     let mut t = quinn::TransportConfig::default();
     t.max_concurrent_bidi_streams(MAX_CONCURRENT_STREAMS.into());
+    t.receive_window(RECEIVE_WINDOW.into());
+    t.stream_receive_window(STREAM_RECEIVE_WINDOW.into());
+    t.send_window(u64::from(RECEIVE_WINDOW));
     let mut mtu = quinn::MtuDiscoveryConfig::default();
     mtu.upper_bound(MAX_UDP_PAYLOAD);
     t.mtu_discovery_config(Some(mtu));

@@ -80,6 +80,11 @@ impl QuicLink {
         self.client.read().expect("link lock").clone()
     }
 
+    /// The current connection's transport counters, if connected.
+    pub fn stats(&self) -> Option<quinn::ConnectionStats> {
+        self.current().map(|c| c.stats())
+    }
+
     /// Closes the current connection, if any (the maintenance task reconnects).
     pub fn drop_connection(&self) {
         if let Some(c) = self.client.write().expect("link lock").take() {
