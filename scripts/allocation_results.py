@@ -32,7 +32,7 @@ import sys
 import docgen
 from cells import run_json
 
-ALLOCATORS = ["static", "oga", "drf", "fairness", "binpacking", "spreading"]
+ALLOCATORS = ["static", "oga", "drf", "fairness", "fairness-present", "binpacking", "spreading"]
 GENERATE = ["topology", "generate", "--antennas", "24", "--antennas-per-co", "3",
             "--cos-per-rdc", "3", "--link-ms", "2,8,25", "--link-spread", "0.4",
             "--cpu", "12,48,96,192", "--gpu", "8,16,24", "--antenna-gpu-share", "0.3",
