@@ -99,6 +99,7 @@ def measure(topo):
     rows = []
     for label, lam_args, workload, duration, key in cells:
         table = out / "tables" / f"{topo}-{key}.yaml"
+        table.parent.mkdir(parents=True, exist_ok=True)
         if not table.exists():
             run([a.bin, "table", f"topologies/{topo}.yaml", "--workload", workload, *lam_args,
                  "--duration", str(duration), "--seeds", a.table_seeds, "--out", str(table)])
@@ -115,13 +116,14 @@ def measure(topo):
                 cmd.append("--oracle")
             r = json.loads(run(cmd))
             named = {}
+            stem = pathlib.Path(topo).name  # compare names checkpoints by file stem
             for x in r["results"]:
                 name = x["policy"]
-                if name == f"dqn:{topo}" or (name == "dqn" and not aset.exists()):
+                if name == f"dqn:{stem}" or (name == "dqn" and not aset.exists()):
                     name = "dqn"
-                elif name == f"dqn:{topo}-aset":
+                elif name == f"dqn:{stem}-aset":
                     name = "aset"
-                elif name == f"tables:{topo}":
+                elif name == f"tables:{stem}":
                     name = "tables"
                 elif name == f"per-class:{table}":
                     name = "table"

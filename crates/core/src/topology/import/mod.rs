@@ -324,14 +324,13 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
     }
     let mut gpu_rng = stream_rng(s.seed, Purpose::Other, 0x746f_706f, 0);
     let mut antennas = Vec::new();
-    for c in 0..n {
+    for (c, pop_id) in ids.iter().enumerate() {
         for a in 0..o.antennas_per_co {
-            let id = format!("ant-{}-{a}", ids[c]);
+            let id = format!("ant-{pop_id}-{a}");
             let extra = antenna_gpu(gpu_rng.random_bool(s.antenna_gpu_share), s.cpu[0]);
             let _ = writeln!(
                 w,
-                "  - {{id: {id}, layer: access, parent: co-{}, link: {}{extra}}}",
-                ids[c],
+                "  - {{id: {id}, layer: access, parent: co-{pop_id}, link: {}{extra}}}",
                 link(o.access_ms, s.jitter)
             );
             antennas.push((id, c));
