@@ -87,6 +87,15 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
         m.contains("continuum_gateway_active_policy{class=\"all\",policy=\"least-impedance\"} 1")
     );
     assert!(m.contains("continuum_gateway_load_view_age_seconds"));
+    // The QUIC worker connection's transport counters are exported.
+    assert!(
+        metric_sum(
+            &m,
+            "continuum_gateway_upstream_quic{worker=\"worker-co\",stat=\"sent_packets\"}"
+        ) > 0.0,
+        "{m}"
+    );
+    assert!(m.contains("stat=\"lost_packets\""));
     l.stop().await;
 }
 
