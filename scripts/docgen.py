@@ -161,6 +161,16 @@ def load_results(cmd):
     return json.loads(p.read_text()) if p.exists() else None
 
 
+def single_part(cmd, from_json, publish_too, measure, render, end="\n"):
+    """The whole run of a script with one part: its results (measured, or recorded with
+    --from-json), their text printed, and with --publish recorded and written into the docs."""
+    results = recorded_or_exit(cmd) if from_json else measure()
+    text = render(results)
+    print(text, end=end)
+    if publish_too:
+        publish(cmd, {None: text}, results)
+
+
 def recorded_or_exit(cmd):
     """The recorded results of `cmd` (for --from-json), or exit naming the file to produce."""
     results = load_results(cmd)

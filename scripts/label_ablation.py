@@ -86,8 +86,4 @@ def render(res):
     return "\n".join(text) + "\n"
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text = render(res)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, res)
+docgen.single_part(CMD, a.from_json, a.publish, measure, render, end="")

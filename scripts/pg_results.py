@@ -62,8 +62,4 @@ def text(cells):
     return "\n".join(lines)
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-t = text(results)
-print(t)
-if a.publish:
-    docgen.publish(CMD, {None: t}, results)
+docgen.single_part(CMD, a.from_json, a.publish, measure, text)
