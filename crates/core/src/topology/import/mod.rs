@@ -132,6 +132,20 @@ pub struct ImportSummary {
     pub dropped: Vec<String>,
 }
 
+/// The hierarchy the import builds over the PoPs.
+struct Tree {
+    /// The cloud's PoP.
+    cloud: usize,
+    /// The regional DCs' PoPs.
+    dcs: Vec<usize>,
+    /// Per PoP, the index (into `dcs`) of its central office's regional DC.
+    parent_dc: Vec<usize>,
+    /// Per PoP, the delay of its central office's link to its regional DC, ms.
+    co_link: Vec<f64>,
+    /// Per regional DC, the delay of its link to the cloud, ms.
+    dc_link: Vec<f64>,
+}
+
 /// Great-circle distance, km.
 pub fn haversine_km(a: (f64, f64), b: (f64, f64)) -> f64 {
     let (lon1, lat1) = (a.0.to_radians(), a.1.to_radians());
@@ -265,6 +279,15 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
         .iter()
         .map(|&p| floor(d[p][cloud]) + o.cloud_extra_ms)
         .collect();
+    let tree = Tree {
+        cloud,
+        dcs,
+        parent_dc,
+        co_link,
+        dc_link,
+    };
+    let (dcs, parent_dc, co_link, dc_link) =
+        (&tree.dcs, &tree.parent_dc, &tree.co_link, &tree.dc_link);
     let s = &o.sites;
     let name = o
         .name
@@ -337,7 +360,7 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
         }
     }
     let overrides = match o.override_threshold_ms {
-        Some(t) => write_overrides(w, o, &d, &ids, &antennas, &dcs, &parent_dc, cloud, t),
+        Some(t) => write_overrides(w, o, &d, &ids, &antennas, &tree, t),
         None => 0,
     };
     let diameter_ms = d.iter().flatten().fold(0.0f64, |m, &x| m.max(x));
@@ -355,22 +378,20 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
 
 /// Writes `overrides:` for every (antenna scheduler, cluster) pair whose mesh delay beats the
 /// tree path by more than `t` ms; returns how many.
-#[allow(clippy::too_many_arguments)]
 fn write_overrides(
     w: &mut String,
     o: &ImportOptions,
     d: &[Vec<f64>],
     ids: &[String],
     antennas: &[(String, usize)],
-    dcs: &[usize],
-    parent_dc: &[usize],
-    cloud: usize,
+    tree: &Tree,
     t: f64,
 ) -> usize {
     let floor = |x: f64| x.max(o.min_link_ms);
     let n = d.len();
-    let co_link = |c: usize| floor(d[c][dcs[parent_dc[c]]]);
-    let dc_link = |r: usize| floor(d[dcs[r]][cloud]) + o.cloud_extra_ms;
+    let (cloud, dcs, parent_dc) = (tree.cloud, &tree.dcs, &tree.parent_dc);
+    let co_link = |c: usize| tree.co_link[c];
+    let dc_link = |r: usize| tree.dc_link[r];
     // Tree delay from PoP i's CO up to a level: to its DC, to the cloud.
     let up_dc = |i: usize| co_link(i);
     let up_cloud = |i: usize| co_link(i) + dc_link(parent_dc[i]);
