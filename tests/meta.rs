@@ -317,3 +317,73 @@ fn training_refuses_a_bad_capacity_scale() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn capacity_spread_and_per_level_margins_train_and_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("robust.dqn");
+    let o = continuum(&[
+        "train",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+        "--config",
+        "tests/fixtures/tiny-dqn-robust.yaml",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Both levels report a margin, and the set is either kept or said not to be.
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("margins per level"))
+        .unwrap_or_else(|| panic!("no per-level margins in:\n{err}"));
+    assert_eq!(line.matches("λ ").count(), 2, "{line}");
+    assert!(line.ends_with(": kept"), "{line}");
+    // The checkpoint loads and runs, under another capacity too.
+    let o = continuum(&[
+        "compare",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+        "--policies",
+        "closest",
+        "--agent",
+        out.to_str().unwrap(),
+        "--capacity-scale",
+        "0.7",
+        "--duration",
+        "30",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(row_names(&json_report(&o)), ["closest", "dqn"]);
+}
+
+#[test]
+fn training_refuses_a_bad_capacity_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.yaml");
+    std::fs::write(&cfg, "capacity_spread: 1.5\n").unwrap();
+    let out = dir.path().join("x.dqn");
+    let o = continuum(&[
+        "train",
+        "tests/fixtures/tiny-topology.yaml",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("capacity_spread"), "{err}");
+    assert!(!out.exists());
+}

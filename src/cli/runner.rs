@@ -111,6 +111,8 @@ impl Runner {
     pub fn dqn_with_margin(name: String, path: &std::path::Path, margin: f64) -> Result<Self> {
         let mut ck = Checkpoint::load(path)?;
         ck.meta.margin = margin;
+        // The margin holds at every level: per-level margins would override it.
+        ck.meta.fallback.margins.clear();
         Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
     }
 

@@ -52,10 +52,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
     let lambda: Lambda = sc.workload.lambda.clone();
     let episodes: Vec<EpisodeSpec> = seeds
         .iter()
-        .map(|&seed| EpisodeSpec {
-            lambda: lambda.clone(),
-            seed,
-        })
+        .map(|&seed| EpisodeSpec::new(lambda.clone(), seed))
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
@@ -68,7 +65,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         actions: &actions,
         classes: &classes,
         objective: continuum_core::metrics::Objective::SuccessRatio,
-        capacity: continuum_sim::CapacityScale::default(),
+        every_episode: false,
     };
     let found = pool.install(|| search.search());
     let table = search.table(&found.table.0);

@@ -154,6 +154,27 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
             }
         );
     }
+    if let Some((per_level, score)) = &sel.level_margins {
+        let shown: Vec<String> = sel
+            .levels
+            .iter()
+            .zip(per_level)
+            .map(|(l, m)| {
+                let m = m.map_or("none".to_string(), |m| m.to_string());
+                format!("λ {:.0}: {m} ({:.2}{unit})", l.lambda, 100.0 * l.margin.1)
+            })
+            .collect();
+        eprintln!(
+            "margins per level: {}; on the validation episodes {:.2}{unit}: {}",
+            shown.join(", "),
+            100.0 * score,
+            if sel.fallback.margins.is_empty() {
+                "not kept (the one margin scored at least as well)"
+            } else {
+                "kept"
+            }
+        );
+    }
     eprintln!(
         "wrote {}, {}, {}",
         args.out.display(),

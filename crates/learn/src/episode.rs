@@ -1,11 +1,13 @@
 //! What a training or validation episode is: its client rate λ over time and its seed, drawn
 //! from the configuration's range and profile. Dynamic episodes move λ inside the episode —
 //! random steps or a sine with a random period and phase — so the agent sees load change as it
-//! does under a diurnal workload (ASET's "episodes with dynamic client rates").
+//! does under a diurnal workload (ASET's "episodes with dynamic client rates"). With a capacity
+//! spread, each episode also draws how fast its workers really are against their profiles.
 
 use crate::agent::{DqnConfig, LambdaProfile};
 use continuum_core::rng::SimRng;
 use continuum_core::workload::Lambda;
+use continuum_sim::CapacityScale;
 use rand::Rng;
 
 /// Shortest and longest time between two steps of a stepped λ, s (assumption: load shifts
@@ -17,19 +19,35 @@ const PERIOD_S: [f64; 2] = [120.0, 600.0];
 /// Resolution at which a sine with a random phase is laid out as steps, s.
 const SINE_STEP_S: f64 = 5.0;
 
-/// One episode's workload: λ over time and the seed of every random stream.
+/// One episode's workload: λ over time, the seed of every random stream, and the workers'
+/// actual capacity against their profiles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeSpec {
     /// Client rate over time, clients/min/antenna.
     pub lambda: Lambda,
     /// Seed of the episode's simulation.
     pub seed: u64,
+    /// Actual worker capacity against the profiles.
+    pub capacity: CapacityScale,
 }
 
 impl EpisodeSpec {
-    /// Draws an episode of `horizon_s` from `cfg`'s λ range and profile.
+    /// An episode at constant or profiled `lambda` with `seed`, workers as profiled.
+    pub fn new(lambda: Lambda, seed: u64) -> Self {
+        Self {
+            lambda,
+            seed,
+            capacity: CapacityScale::default(),
+        }
+    }
+
+    /// Draws an episode of `horizon_s` from `cfg`'s λ range and profile, and its capacity from
+    /// `cfg`'s scale and spread (no draw without a spread, so the λ and seed sequence is the same
+    /// as before spreads existed).
     pub fn draw(cfg: &DqnConfig, horizon_s: f64, rng: &mut SimRng) -> Self {
-        Self::draw_in(cfg.lambda_range, cfg.lambda_profile, horizon_s, rng)
+        let mut spec = Self::draw_in(cfg.lambda_range, cfg.lambda_profile, horizon_s, rng);
+        spec.capacity = draw_capacity(cfg, rng);
+        spec
     }
 
     /// Draws an episode of `horizon_s` with λ in `[lo, hi]` under `profile`.
@@ -78,16 +96,25 @@ impl EpisodeSpec {
                 )
             }
         };
-        Self {
-            lambda,
-            seed: rng.random(),
-        }
+        Self::new(lambda, rng.random())
     }
 
     /// Time-average of λ over `horizon_s`, clients/min/antenna.
     pub fn mean_lambda(&self, horizon_s: f64) -> f64 {
         self.lambda.mean_over(horizon_s * 1000.0)
     }
+}
+
+/// The capacity of one episode under `cfg`: `capacity_scale`, times a uniform draw from
+/// `[1 − spread, 1 + spread]` when `capacity_spread` > 0 (the only case that uses `rng`).
+pub fn draw_capacity(cfg: &DqnConfig, rng: &mut SimRng) -> CapacityScale {
+    let spread = cfg.capacity_spread;
+    let factor = if spread > 0.0 {
+        1.0 + spread * rng.random_range(-1.0..=1.0)
+    } else {
+        1.0
+    };
+    CapacityScale::Uniform(cfg.capacity_scale * factor)
 }
 
 #[cfg(test)]
@@ -122,5 +149,34 @@ mod tests {
         let e = EpisodeSpec::draw(&fixed, 300.0, &mut rng);
         assert_eq!(e.lambda, Lambda::Constant(60.0));
         assert_eq!(e.mean_lambda(300.0), 60.0);
+        assert_eq!(e.capacity, CapacityScale::Uniform(1.0));
+    }
+
+    #[test]
+    fn a_spread_draws_capacities_across_its_range_and_none_without() {
+        let cfg = DqnConfig {
+            capacity_spread: 0.5,
+            ..DqnConfig::default()
+        };
+        let mut rng = stream_rng(5, Purpose::Other, 0, 0);
+        let scales: Vec<f64> = (0..200)
+            .map(
+                |_| match EpisodeSpec::draw(&cfg, 300.0, &mut rng).capacity {
+                    CapacityScale::Uniform(x) => x,
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect();
+        assert!(scales.iter().all(|x| (0.5..=1.5).contains(x)));
+        assert!(scales.iter().any(|x| *x < 0.6) && scales.iter().any(|x| *x > 1.4));
+        // Without a spread the sequence of λ and seeds is unchanged by the capacity.
+        let plain = DqnConfig::default();
+        let (mut a, mut b) = (
+            stream_rng(6, Purpose::Other, 0, 0),
+            stream_rng(6, Purpose::Other, 0, 0),
+        );
+        let with = EpisodeSpec::draw(&plain, 300.0, &mut a);
+        let without = EpisodeSpec::draw_in(plain.lambda_range, plain.lambda_profile, 300.0, &mut b);
+        assert_eq!(with, without);
     }
 }

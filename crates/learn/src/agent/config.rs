@@ -133,6 +133,12 @@ pub struct DqnConfig {
     /// Candidate margins, in the value unit: a class deviates from the fallback table only when
     /// the greedy action's value beats the fallback action's by more than the margin.
     pub margins: Vec<f64>,
+    /// Whether a fallback table's change is kept only if it scores at least as well on every
+    /// one of the level's `fallback_seeds` episodes, not only in total (docs/model.md §9.6).
+    pub fallback_every_episode: bool,
+    /// Whether each load level also gets its own margin, chosen among `margins` (and infinite)
+    /// on the episodes that chose its table.
+    pub margin_per_level: MarginPerLevel,
     /// Scheduler identity in the state: a one-hot of the scheduler appended to every window's
     /// features, so the network shared by all schedulers knows whose workers its slots are.
     pub identity: bool,
@@ -151,6 +157,11 @@ pub struct DqnConfig {
     /// schedulers keep believing the profiles): EdgeTuner's protocol retrains per resource
     /// level. 1: the profiles.
     pub capacity_scale: f64,
+    /// Capacity randomisation in training and selection: each episode's workers run at a
+    /// multiple drawn uniformly from `capacity_scale × [1 − spread, 1 + spread]` (the
+    /// schedulers keep believing the profiles), so one checkpoint learns every resource level
+    /// in the range instead of one. 0: every episode at `capacity_scale`.
+    pub capacity_spread: f64,
     /// How the network learns: `dqn` (Double DQN, its output a value per action), `reinforce`
     /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
     /// `credit: counterfactual` unless `dqn`.
@@ -176,6 +187,19 @@ pub enum Algorithm {
     /// counterfactual value (Mean Actor-Critic, Asadi et al. 2017), advantages normalised
     /// over the batch, an entropy bonus.
     ReinforceImproved,
+}
+
+/// Whether the load levels get margins of their own (docs/model.md §9.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarginPerLevel {
+    /// One margin for every level.
+    Off,
+    /// A margin per level, kept only if it also beats the one margin on the dynamic
+    /// validation episodes.
+    Validated,
+    /// A margin per level, kept whatever the validation episodes say.
+    Always,
 }
 
 /// Where a counterfactual fork applies the action.
@@ -312,11 +336,14 @@ impl Default for DqnConfig {
             fallback_levels: 4,
             fallback_seeds: 2,
             margins: vec![0.0, 0.05, 0.1, 0.2],
+            margin_per_level: MarginPerLevel::Off,
+            fallback_every_episode: false,
             identity: false,
             reward_scale: 1.0,
             reward_baseline_rate: 0.0,
             cf_apply: CfApply::All,
             capacity_scale: 1.0,
+            capacity_spread: 0.0,
             algorithm: Algorithm::Dqn,
             entropy: 0.01,
             state_workers: 0,
@@ -437,6 +464,12 @@ impl DqnConfig {
         }
         if !pos(self.capacity_scale) {
             return bad("capacity_scale", "expected a number > 0 (1: the profiles)");
+        }
+        if !(0.0..1.0).contains(&self.capacity_spread) {
+            return bad(
+                "capacity_spread",
+                "expected 0 <= spread < 1 (0: no randomisation)",
+            );
         }
         if self.credit == Credit::Td
             && self.objective.needs_latency()

@@ -22,6 +22,11 @@ pub struct Fallback {
     pub edges_qps: Vec<f64>,
     /// Per level, the action (index) of each class.
     pub tables: Vec<Vec<usize>>,
+    /// Per level, the margin the network's greedy action must beat the table by (`None`:
+    /// infinite, the level is its table alone), chosen on the episodes that chose the level's
+    /// table; empty: the checkpoint's one margin at every level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub margins: Vec<Option<f64>>,
 }
 
 impl Fallback {
@@ -30,6 +35,7 @@ impl Fallback {
         Self {
             edges_qps: Vec::new(),
             tables: vec![table],
+            margins: Vec::new(),
         }
     }
 
@@ -53,6 +59,14 @@ impl Fallback {
         if below || above { raw } else { prev }
     }
 
+    /// The margin at `level`: its own where the levels have margins, else `margin`.
+    pub fn margin(&self, level: usize, margin: f64) -> f64 {
+        match self.margins.get(level) {
+            Some(m) => m.unwrap_or(f64::INFINITY),
+            None => margin,
+        }
+    }
+
     /// Checks the shape against `classes` classes and `actions` actions.
     pub fn validate(&self, classes: usize, actions: usize) -> Result<(), String> {
         if self.tables.is_empty() || self.edges_qps.len() + 1 != self.tables.len() {
@@ -69,6 +83,16 @@ impl Fallback {
             || self.edges_qps.iter().any(|e| !e.is_finite())
         {
             return Err("edges_qps must be finite and increasing".into());
+        }
+        if !self.margins.is_empty() && self.margins.len() != self.tables.len() {
+            return Err(format!(
+                "expected one margin per level ({}) or none, got {}",
+                self.tables.len(),
+                self.margins.len()
+            ));
+        }
+        if self.margins.iter().flatten().any(|m| !(*m >= 0.0)) {
+            return Err("margins must be numbers >= 0 (null: infinite)".into());
         }
         if let Some(t) = self
             .tables
@@ -92,6 +116,7 @@ mod tests {
         let f = Fallback {
             edges_qps: vec![500.0, 900.0],
             tables: vec![vec![0, 1], vec![2, 2], vec![3, 0]],
+            margins: Vec::new(),
         };
         assert!(f.validate(2, 4).is_ok());
         assert_eq!(f.table(100.0), [0, 1]);
@@ -108,10 +133,29 @@ mod tests {
     }
 
     #[test]
+    fn per_level_margins_override_the_one_margin() {
+        let mut f = Fallback {
+            edges_qps: vec![500.0],
+            tables: vec![vec![0], vec![1]],
+            margins: Vec::new(),
+        };
+        assert_eq!(f.margin(1, 0.1), 0.1);
+        f.margins = vec![None, Some(0.05)];
+        assert!(f.validate(1, 2).is_ok());
+        assert_eq!(f.margin(0, 0.1), f64::INFINITY);
+        assert_eq!(f.margin(1, 0.1), 0.05);
+        f.margins = vec![Some(0.05)];
+        assert!(f.validate(1, 2).is_err());
+        f.margins = vec![Some(-1.0), None];
+        assert!(f.validate(1, 2).is_err());
+    }
+
+    #[test]
     fn levels_change_only_past_the_hysteresis() {
         let f = Fallback {
             edges_qps: vec![500.0, 900.0],
             tables: vec![vec![0], vec![1], vec![2]],
+            margins: Vec::new(),
         };
         assert_eq!(f.level(520.0, None), 1);
         // Just above the edge: level 0 stays; 10 % above it moves up.

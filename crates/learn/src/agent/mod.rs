@@ -17,7 +17,7 @@ mod trained;
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointMeta, topology_fingerprint};
 pub use config::{
     Algorithm, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile,
-    RewardScope, RewardSpec, parse_actions,
+    MarginPerLevel, RewardScope, RewardSpec, parse_actions,
 };
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use fallback::Fallback;

@@ -132,9 +132,15 @@ impl Agent {
         self.margin
     }
 
-    /// Replaces the margin (validation tries several on one network).
+    /// Replaces the margin at every level (validation tries several on one network).
     pub fn set_margin(&mut self, margin: f64) {
         self.margin = margin;
+        self.fallback.margins.clear();
+    }
+
+    /// Replaces the per-level margins (`None`: infinite at that level).
+    pub fn set_level_margins(&mut self, margins: Vec<Option<f64>>) {
+        self.fallback.margins = margins;
     }
 
     /// Adds a window's observation to the state history.
@@ -161,28 +167,31 @@ impl Agent {
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
     /// beats the fallback (the table of the scheduler's load level, which changes only past
-    /// the hysteresis, [`Fallback::level`]) by more than the margin,
+    /// the hysteresis, [`Fallback::level`]) by more than the margin (the level's own where the
+    /// fallback has per-level margins, [`Fallback::margin`]),
     /// else the fallback; under `granularity: global`, then the action most schedulers chose,
     /// for all. With an infinite margin the network is not even evaluated.
     pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
         let n = self.encoder.schedulers();
+        let mut margins = Vec::with_capacity(n);
         let tables: Vec<Vec<usize>> = (0..n)
             .map(|s| {
                 let level = self
                     .fallback
                     .level(self.encoder.incoming_qps(s), self.levels[s]);
                 self.levels[s] = Some(level);
+                margins.push(self.fallback.margin(level, self.margin));
                 self.fallback.tables[level].clone()
             })
             .collect();
-        let own = if self.margin.is_infinite() {
+        let own = if margins.iter().all(|m| m.is_infinite()) {
             tables
         } else {
             let q = self.q_values()?;
-            let margin = self.margin;
             q.iter()
                 .zip(&tables)
-                .map(|(per_class, table)| {
+                .zip(&margins)
+                .map(|((per_class, table), &margin)| {
                     per_class
                         .iter()
                         .zip(table)

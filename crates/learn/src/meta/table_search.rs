@@ -4,7 +4,10 @@
 //! others fixed; a change is kept only if the whole table scores better; sweeps repeat until
 //! none changes, at most three). It starts from the
 //! better of the best single policy and the per-class best, so the table it returns never
-//! scores below the best single policy on the episodes it was chosen on.
+//! scores below the best single policy on the episodes it was chosen on. With `every_episode`,
+//! a table replaces the current one only if it also scores at least as well on each episode
+//! (not only in total): a change that wins on one seed by more than it loses on another is
+//! noise as likely as gain.
 //!
 //! It gives `compare` its per-class baseline (`continuum table`, chosen on training seeds, never
 //! the evaluation seed) and the trained agent its fallback.
@@ -13,7 +16,7 @@ use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
-use continuum_sim::{CapacityScale, Scenario, SimConfig, Simulation};
+use continuum_sim::{Scenario, SimConfig, Simulation};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -45,8 +48,8 @@ pub struct TableSearch<'a> {
     pub classes: &'a StreamClasses,
     /// What a table is scored by.
     pub objective: Objective,
-    /// Actual worker capacity against the profiles.
-    pub capacity: CapacityScale,
+    /// Whether a change must also hold on every episode, not only in total.
+    pub every_episode: bool,
 }
 
 /// Counts and latencies of one table's runs, overall and per class.
@@ -56,6 +59,8 @@ pub struct TableRuns {
     pub total: (Counts, LogHistogram),
     /// Per class.
     pub per_class: Vec<(Counts, LogHistogram)>,
+    /// Per episode, over every class.
+    pub per_episode: Vec<(Counts, LogHistogram)>,
 }
 
 fn add_into(a: &mut (Counts, LogHistogram), b: &(Counts, LogHistogram)) {
@@ -82,6 +87,7 @@ impl TableSearch<'_> {
                     ..Default::default()
                 };
                 for r in per_episode {
+                    sum.per_episode.push(r.total.clone());
                     add_into(&mut sum.total, &r.total);
                     for (a, b) in sum.per_class.iter_mut().zip(&r.per_class) {
                         add_into(a, b);
@@ -97,7 +103,7 @@ impl TableSearch<'_> {
         let cfg = SimConfig {
             duration_s: self.duration_s,
             seed: ep.seed,
-            capacity: self.capacity,
+            capacity: ep.capacity,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), cfg, self.actions[table[0]].policy);
@@ -128,6 +134,7 @@ impl TableSearch<'_> {
         TableRuns {
             total: (m.sum(|_, _, _| true), latency(&|_| true)),
             per_class,
+            per_episode: Vec::new(),
         }
     }
 
@@ -165,12 +172,20 @@ impl TableSearch<'_> {
                 })
             })
             .collect();
+        let each = |r: &TableRuns| r.per_episode.iter().map(ratio).collect::<Vec<f64>>();
+        // Whether runs `r` beat the current best (total `best`, per episode `best_each`).
+        let beats = |r: &TableRuns, best: f64, best_each: &[f64]| {
+            ratio(&r.total) > best
+                && (!self.every_episode || each(r).iter().zip(best_each).all(|(x, y)| x >= y))
+        };
         let mut best = (uniform[single].clone(), ratio(&scored[single].total));
+        let mut best_each = each(&scored[single]);
         if !uniform.contains(&per_class) {
-            let r = ratio(&self.evaluate(std::slice::from_ref(&per_class))[0].total);
+            let r = &self.evaluate(std::slice::from_ref(&per_class))[0];
             runs += self.episodes.len();
-            if r > best.1 {
-                best = (per_class, r);
+            if beats(r, best.1, &best_each) {
+                best = (per_class, ratio(&r.total));
+                best_each = each(r);
             }
         }
         // Sweeps over the classes until none improves (or MAX_SWEEPS).
@@ -190,8 +205,9 @@ impl TableSearch<'_> {
                     .collect();
                 runs += tries.len() * self.episodes.len();
                 for (t, runs) in tries.iter().zip(self.evaluate(&tries)) {
-                    if ratio(&runs.total) > best.1 {
+                    if beats(&runs, best.1, &best_each) {
                         best = (t.clone(), ratio(&runs.total));
+                        best_each = each(&runs);
                         changed = true;
                     }
                 }
@@ -239,10 +255,8 @@ apps:
             .iter()
             .map(|n| Configuration::plain(by_name(n).unwrap()))
             .collect();
-        let episodes = [1, 2].map(|seed| EpisodeSpec {
-            lambda: continuum_core::workload::Lambda::Constant(40.0),
-            seed,
-        });
+        let episodes = [1, 2]
+            .map(|seed| EpisodeSpec::new(continuum_core::workload::Lambda::Constant(40.0), seed));
         let search = TableSearch {
             scenario: &sc,
             episodes: &episodes,
@@ -250,7 +264,7 @@ apps:
             actions: &actions,
             classes: &classes,
             objective: Objective::SuccessRatio,
-            capacity: CapacityScale::default(),
+            every_episode: false,
         };
         let r = search.search();
         // Every table [tight, loose], scored one at a time.
@@ -274,5 +288,33 @@ apps:
         let single = if scores[3] > scores[0] { 1 } else { 0 };
         assert_eq!(r.best_single, (single, scores[3 * single]), "{report:?}");
         assert!(scores[1] > scores[3 * single] + 0.005, "{report:?}");
+        // The stricter rule keeps a table only where it holds on each episode: what it keeps
+        // scores at least as well as the best single policy on every episode, and it keeps the
+        // total rule's table exactly when that table does so too.
+        let strict = TableSearch {
+            every_episode: true,
+            ..search
+        };
+        let rs = strict.search();
+        let each = |t: &[usize]| -> Vec<f64> {
+            strict.evaluate(&[t.to_vec()])[0]
+                .per_episode
+                .iter()
+                .map(|c| Objective::SuccessRatio.score(&c.0, &c.1))
+                .collect()
+        };
+        let (kept, single_each, table_each) =
+            (each(&rs.table.0), each(&[single; 2]), each(&[0, 1]));
+        assert_eq!(kept.len(), 2);
+        assert!(
+            kept.iter().zip(&single_each).all(|(k, s)| k >= s),
+            "{kept:?} {single_each:?}"
+        );
+        let holds = table_each.iter().zip(&single_each).all(|(t, s)| t >= s);
+        assert_eq!(
+            rs.table.0 == vec![0, 1],
+            holds,
+            "{table_each:?} {single_each:?}"
+        );
     }
 }

@@ -61,7 +61,17 @@ impl Budget {
         } else {
             (cfg.margins.len() + 1) as f64 * cfg.validation_episodes as f64
         };
-        let validation_queries = level_queries + window_queries * windows * margin_runs;
+        // Per-level margins: the table alone and each margin on each level's episodes, then the
+        // margins found on the dynamic validation episodes.
+        let level_margin_queries =
+            if cfg.margin_per_level != crate::agent::MarginPerLevel::Off && !levels.is_empty() {
+                level_queries / search_runs * (cfg.margins.len() + 1) as f64
+                    + window_queries * windows * cfg.validation_episodes as f64
+            } else {
+                0.0
+            };
+        let validation_queries =
+            level_queries + window_queries * windows * margin_runs + level_margin_queries;
         let episodes = if cfg.budget_queries > 0.0 {
             let left = (cfg.budget_queries - validation_queries).max(0.0);
             ((left / episode_queries.max(1.0)).floor() as usize).clamp(1, cfg.episodes.max(1))

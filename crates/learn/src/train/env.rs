@@ -14,7 +14,7 @@ use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
-use continuum_sim::{CapacityScale, Scenario, SimConfig, Simulation};
+use continuum_sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -79,7 +79,7 @@ impl MetaEnv {
             duration_s: cfg.horizon_s,
             window_s: cfg.window_s,
             seed: spec.seed,
-            capacity: CapacityScale::Uniform(cfg.capacity_scale),
+            capacity: spec.capacity,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);

@@ -10,9 +10,13 @@
 //! 2. **Margin.** Each candidate margin runs the agent on `validation_episodes` dynamic
 //!    episodes (λ moving as in training), and so does the fallback alone; the best is kept,
 //!    the fallback alone on ties — the network must earn its deviations.
+//! 3. **Margins per level** (`margin_per_level`). Each level also chooses among the same
+//!    candidates on the episodes that chose its table (a margin that helps at high load may
+//!    cost at low load); with `validated` the set is kept only if it beats step 2's margin on
+//!    the dynamic validation episodes, with `always` it is kept.
 
 use super::EpisodeSpec;
-use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback};
+use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback, MarginPerLevel};
 use crate::meta::run_agent;
 use crate::meta::table_search::TableSearch;
 use anyhow::{Context, Result};
@@ -20,7 +24,7 @@ use candle_nn::VarMap;
 use continuum_core::metrics::{Counts, LogHistogram};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::workload::Lambda;
-use continuum_sim::{CapacityScale, Scenario, SimConfig};
+use continuum_sim::{Scenario, SimConfig};
 use rand::Rng;
 use rayon::prelude::*;
 use std::path::Path;
@@ -35,6 +39,9 @@ pub struct LevelChoice {
     pub best_single: (usize, f64),
     /// The table kept and its success ratio.
     pub table: (Vec<usize>, f64),
+    /// With `margin_per_level`, the level's margin and the agent's score with it on the
+    /// level's episodes (infinite: the table alone).
+    pub margin: (f64, f64),
 }
 
 /// What validation found.
@@ -51,6 +58,10 @@ pub struct Selection {
     pub margins: Vec<(f64, f64)>,
     /// The margin kept (infinite: the agent is its fallback).
     pub margin: f64,
+    /// With `margin_per_level`, the margins per level (`None`: infinite) and the agent's score
+    /// with them on the dynamic validation episodes; the fallback carries them only if that
+    /// beat the one margin's.
+    pub level_margins: Option<(Vec<Option<f64>>, f64)>,
     /// Simulation runs spent.
     pub runs: usize,
 }
@@ -82,6 +93,7 @@ pub fn select(
             fallback_ratio: f64::NAN,
             margins: Vec::new(),
             margin: 0.0,
+            level_margins: None,
             runs: 0,
         });
     }
@@ -92,11 +104,15 @@ pub fn select(
     let lambdas = level_lambdas(lo, hi, cfg.fallback_levels);
     let mut runs = 0;
     let mut levels = Vec::new();
+    let mut level_episodes = Vec::new();
     for &lambda in &lambdas {
         let episodes: Vec<EpisodeSpec> = (0..cfg.fallback_seeds)
-            .map(|_| EpisodeSpec {
-                lambda: Lambda::Constant(lambda),
-                seed: rng.random(),
+            .map(|_| {
+                let seed = rng.random();
+                EpisodeSpec {
+                    capacity: crate::episode::draw_capacity(cfg, &mut rng),
+                    ..EpisodeSpec::new(Lambda::Constant(lambda), seed)
+                }
             })
             .collect();
         let search = TableSearch {
@@ -106,7 +122,7 @@ pub fn select(
             actions: &actions,
             classes: &meta.classes,
             objective: cfg.objective,
-            capacity: CapacityScale::Uniform(cfg.capacity_scale),
+            every_episode: cfg.fallback_every_episode,
         };
         let found = search.search();
         runs += found.runs;
@@ -114,7 +130,9 @@ pub fn select(
             lambda,
             best_single: found.best_single,
             table: found.table,
+            margin: (f64::INFINITY, f64::NAN),
         });
+        level_episodes.push(episodes);
     }
     let fallback = Fallback {
         edges_qps: lambdas
@@ -122,6 +140,7 @@ pub fn select(
             .map(|w| scenario.workload.expected_qps((w[0] + w[1]) / 2.0))
             .collect(),
         tables: levels.iter().map(|l| l.table.0.clone()).collect(),
+        margins: Vec::new(),
     };
     // 2. The margin, on dynamic episodes.
     let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
@@ -145,56 +164,11 @@ pub fn select(
     let candidates: Vec<f64> = std::iter::once(f64::INFINITY)
         .chain(cfg.margins.iter().copied())
         .collect();
-    let jobs: Vec<(usize, usize)> = (0..candidates.len())
-        .flat_map(|m| (0..validation.len()).map(move |e| (m, e)))
-        .collect();
-    let names = scenario.profiles.variant_names();
-    let counts: Vec<(Counts, LogHistogram)> = jobs
-        .par_iter()
-        .map(|&(m, e)| {
-            let mut agent = Agent::new(
-                &ck,
-                Path::new("<training>"),
-                &scenario.topology,
-                &scenario.fleet,
-                &names,
-            )?;
-            agent.set_margin(candidates[m]);
-            let sc = Arc::new(
-                scenario
-                    .clone()
-                    .with_lambda_profile(validation[e].lambda.clone()),
-            );
-            let sim_cfg = SimConfig {
-                duration_s: cfg.horizon_s,
-                window_s: cfg.window_s,
-                seed: validation[e].seed,
-                capacity: CapacityScale::Uniform(cfg.capacity_scale),
-                ..SimConfig::default()
-            };
-            let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
-                .context("running the agent on a validation episode")?;
-            let m = sim.metrics();
-            let mut latency = LogHistogram::default();
-            (0..m.windows()).for_each(|w| latency.add(m.window_latency(w)));
-            Ok((m.sum(|_, _, _| true), latency))
-        })
-        .collect::<Result<_>>()?;
-    runs += jobs.len();
-    let scores: Vec<f64> = counts
-        .chunks(validation.len().max(1))
-        .map(|per_episode| {
-            let mut t = Counts::default();
-            let mut latency = LogHistogram::default();
-            for (c, l) in per_episode {
-                t.add(c);
-                latency.add(l);
-            }
-            cfg.objective.score(&t, &latency)
-        })
-        .collect();
+    let settings: Vec<Margins> = candidates.iter().map(|m| Margins::One(*m)).collect();
+    let mut scores = score(scenario, &ck, &settings, &validation)?;
+    runs += settings.len() * validation.len();
     let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
-    Ok(Selection {
+    let mut selection = Selection {
         fallback,
         levels,
         fallback_ratio: scores[0],
@@ -205,8 +179,105 @@ pub fn select(
             .zip(scores[1..].iter().copied())
             .collect(),
         margin: candidates[best],
+        level_margins: None,
         runs,
-    })
+    };
+    // 3. Optionally a margin per level, on the episodes that chose the level's table; kept only
+    //    if it also beats the one margin on the dynamic episodes.
+    if cfg.margin_per_level != MarginPerLevel::Off && selection.levels.len() > 1 {
+        let mut per_level = Vec::new();
+        for (level, episodes) in level_episodes.iter().enumerate() {
+            let at_level = score(scenario, &ck, &settings, episodes)?;
+            selection.runs += settings.len() * episodes.len();
+            let b =
+                (1..at_level.len()).fold(0, |b, i| if at_level[i] > at_level[b] { i } else { b });
+            selection.levels[level].margin = (candidates[b], at_level[b]);
+            per_level.push(candidates[b].is_finite().then_some(candidates[b]));
+        }
+        let s = score(
+            scenario,
+            &ck,
+            &[Margins::PerLevel(per_level.clone())],
+            &validation,
+        )?[0];
+        selection.runs += validation.len();
+        selection.level_margins = Some((per_level.clone(), s));
+        if cfg.margin_per_level == MarginPerLevel::Always || s > scores[best] {
+            selection.fallback.margins = per_level;
+            scores.push(s);
+        }
+    }
+    Ok(selection)
+}
+
+/// How a run sets the agent's margins.
+#[derive(Debug, Clone)]
+enum Margins {
+    /// One margin at every level.
+    One(f64),
+    /// A margin per level (`None`: infinite).
+    PerLevel(Vec<Option<f64>>),
+}
+
+/// The objective's score of the agent of `ck` under each setting, over `episodes` (counts and
+/// latencies pooled over the episodes).
+fn score(
+    scenario: &Scenario,
+    ck: &Checkpoint,
+    settings: &[Margins],
+    episodes: &[EpisodeSpec],
+) -> Result<Vec<f64>> {
+    let cfg = &ck.meta.config;
+    let names = scenario.profiles.variant_names();
+    let jobs: Vec<(usize, usize)> = (0..settings.len())
+        .flat_map(|m| (0..episodes.len()).map(move |e| (m, e)))
+        .collect();
+    let counts: Vec<(Counts, LogHistogram)> = jobs
+        .par_iter()
+        .map(|&(m, e)| {
+            let mut agent = Agent::new(
+                ck,
+                Path::new("<training>"),
+                &scenario.topology,
+                &scenario.fleet,
+                &names,
+            )?;
+            match &settings[m] {
+                Margins::One(x) => agent.set_margin(*x),
+                Margins::PerLevel(v) => agent.set_level_margins(v.clone()),
+            }
+            let sc = Arc::new(
+                scenario
+                    .clone()
+                    .with_lambda_profile(episodes[e].lambda.clone()),
+            );
+            let sim_cfg = SimConfig {
+                duration_s: cfg.horizon_s,
+                window_s: cfg.window_s,
+                seed: episodes[e].seed,
+                capacity: episodes[e].capacity,
+                ..SimConfig::default()
+            };
+            let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
+                .context("running the agent on a validation episode")?;
+            let m = sim.metrics();
+            let mut latency = LogHistogram::default();
+            (0..m.windows()).for_each(|w| latency.add(m.window_latency(w)));
+            Ok((m.sum(|_, _, _| true), latency))
+        })
+        .collect::<Result<_>>()?;
+    Ok(counts
+        .chunks(episodes.len().max(1))
+        .map(|per_episode| {
+            let mut t = Counts::default();
+            let mut latency = LogHistogram::default();
+            for (c, l) in per_episode {
+                t.add(c);
+                latency.add(l);
+            }
+            cfg.objective.score(&t, &latency)
+        })
+        .collect())
 }
 
 #[cfg(test)]
