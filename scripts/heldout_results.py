@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Learned policies against the static ones, per workload: by default on each held-out workload
+(workloads/heldout/: application names no checkpoint knows, demand combinations the training
+workload lacks, step and fast-sine λ; never used in training or in choosing a table or margin),
+over evaluation seeds (default 101–105), every figure a mean ± sd over the seeds. A workload is a
+file, a number (the default workload at that λ) or `diurnal` (workloads/diurnal.yaml, one
+600 s period).
+
+  dqn          each --agents checkpoint, a path in which {topology} is replaced (the shipped
+               per-class meta-policy by default); two agents need different file names
+  its tables   the same checkpoint's fallback tables alone (`compare --agent-tables`)
+  best static  the one static policy of the eight with the best mean over the seeds, chosen in
+               hindsight on the evaluation seeds
+
+Usage: python3 scripts/heldout_results.py [--topologies full-edge,co-dc-cloud,dc-cloud]
+       [--workloads workloads/heldout/a.yaml,60,diurnal,...] [--agents name=path,...]
+       [--seeds ...] [--duration 300] [--out out/heldout] [--reuse] [--publish] [--from-json]
+It needs a release build and the checkpoints, except with --from-json. --publish records the
+output and the results under docs/generated/ (--reuse reads each run's JSON kept under --out
+instead of running it again) and rewrites the docs' blocks that name this
+command; --from-json prints the tables again from those recorded results.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+
+import docgen
+from cells import pm, run
+
+# The allowance of the targets: an agent within this many pp below the best static holds.
+ALLOWANCE_PP = 0.3
+
+STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+          "random-proportional-load", "least-impedance", "random"]
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--duration", type=float, default=300)
+p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
+p.add_argument("--workloads", default=",".join(
+    str(w) for w in sorted(pathlib.Path("workloads/heldout").glob("*.yaml"))))
+p.add_argument("--agents", default="shipped=models/{topology}.dqn",
+               help="name=path pairs, {topology} replaced in each path")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--out", default="out/heldout", help="where each run's compare JSON is kept")
+p.add_argument("--reuse", action="store_true",
+               help="read a run's compare JSON from --out where it is already there")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"))
+SEEDS = a.seeds.split(",")
+AGENTS = [tuple(x.split("=", 1)) for x in a.agents.split(",")]
+
+
+def workload_args(w):
+    """The compare arguments of a workload entry: a λ, `diurnal`, or a workload file."""
+    if w == "diurnal":
+        return ["--workload", "workloads/diurnal.yaml", "--duration", "600"]
+    if w.replace(".", "", 1).isdigit():
+        return ["--lambda", w, "--duration", str(a.duration)]
+    return ["--workload", w, "--duration", str(a.duration)]
+
+
+def label(w):
+    """How a workload entry reads in the table."""
+    if w == "diurnal":
+        return w
+    if w.replace(".", "", 1).isdigit():
+        return f"λ {w}"
+    return pathlib.Path(w).stem
+
+
+def measure():
+    """Per topology, workload and seed: success % of every static policy and of each agent and
+    its tables."""
+    out = {}
+    for topo in a.topologies.split(","):
+        for w in a.workloads.split(","):
+            per_seed = []
+            for seed in SEEDS:
+                cmd = [a.bin, "compare", f"topologies/{topo}.yaml", "--seed", seed,
+                       "--format", "json", "--policies", ",".join(STATIC)] + workload_args(w)
+                for _, path in AGENTS:
+                    ck = path.format(topology=topo)
+                    cmd += ["--agent", ck, "--agent-tables", ck]
+                out_dir = pathlib.Path(a.out)
+                out_dir.mkdir(parents=True, exist_ok=True)
+                kept = out_dir / f"{topo}-{label(w).replace(' ', '')}-seed{seed}.json"
+                if a.reuse and kept.exists():
+                    report = kept.read_text()
+                else:
+                    report = run(cmd)
+                    kept.write_text(report)
+                rows = json.loads(report)["results"]
+                got = {}
+                for r in rows:
+                    name = r["policy"]
+                    for agent, path in AGENTS:
+                        stem = pathlib.Path(path.format(topology=topo)).stem
+                        if name in (f"dqn:{stem}", "dqn"):
+                            name = f"dqn:{agent}"
+                        elif name == f"tables:{stem}":
+                            name = f"tables:{agent}"
+                    got[name] = 100 * r["success_ratio"]
+                    for app in r["per_app"]:
+                        got[f"{name}@{app['app']}"] = 100 * app["success"] / max(1, app["offered"])
+                per_seed.append(got)
+            out[f"{topo}|{w}"] = per_seed
+            print(f"{topo} {w} done", file=sys.stderr)
+    return out
+
+
+def text(results):
+    lines = [f"{len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s runs (diurnal 600 s); success %, mean ± sd; "
+             "differences per seed, pp (min … max)\n"]
+    lines.append("| topology | workload | agent | dqn | its tables | best static | dqn − best "
+                 "static | dqn − its tables |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for key, seeds in results.items():
+        topo, w = key.split("|")
+        best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
+        for agent, _ in AGENTS:
+            d = [x[f"dqn:{agent}"] for x in seeds]
+            t = [x[f"tables:{agent}"] for x in seeds]
+            b = [x[best] for x in seeds]
+            db = [x - y for x, y in zip(d, b)]
+            dt = [x - y for x, y in zip(d, t)]
+            lines.append(f"| {topo} | {label(w)} | {agent} | {pm(d)} | {pm(t)} | "
+                         f"{pm(b)} ({best}) | {pm(db)} ({min(db):+.2f} … {max(db):+.2f}) | "
+                         f"{pm(dt)} |")
+    lines += ["", f"Per application where an agent is more than {ALLOWANCE_PP} pp below the best "
+              "static (success %, mean over the seeds):", ""]
+    for key, seeds in results.items():
+        topo, w = key.split("|")
+        best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
+        apps = [k.split("@", 1)[1] for k in seeds[0] if k.startswith(best + "@")]
+        for agent, _ in AGENTS:
+            gap = statistics.mean(x[f"dqn:{agent}"] - x[best] for x in seeds)
+            if gap >= -ALLOWANCE_PP:
+                continue
+            cells = []
+            for app in apps:
+                m = [statistics.mean(x[f"{n}@{app}"] for x in seeds)
+                     for n in (f"dqn:{agent}", f"tables:{agent}", best)]
+                cells.append(f"{app} {m[0]:.1f} / {m[1]:.1f} / {m[2]:.1f}")
+            lines.append(f"- {topo}, {label(w)}, {agent} (dqn / its tables / {best}): "
+                         + "; ".join(cells))
+    return "\n".join(lines)
+
+
+docgen.single_part(CMD, a.from_json, a.publish, measure, text)
