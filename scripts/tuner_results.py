@@ -13,6 +13,11 @@ every figure is a mean ± sd over the seeds.
   tuner         models/<topology>-tuner.dqn (per class, per scheduler, 5 s windows), trained
                 at capacity ×1 and run under every scale (the stricter protocol: the change is
                 hidden from it)
+  robust        each --robust checkpoint where it exists (default models/<topology>-tuner-robust.dqn,
+                config/dqn-tuner-robust.yaml: every training and selection episode at its own
+                capacity drawn from ×0.5 … ×1.5, one checkpoint for every resource level, none
+                of them known to it at run time; and -w0.03.dqn, the same with the tail weighed
+                0.03)
   retrained     <retrained>/<topology>-tuner-cap<scale>.dqn where it exists: the same
                 configuration trained at that scale (`train --capacity-scale`, EdgeTuner's
                 protocol: one model per resource level)
@@ -61,6 +66,9 @@ p.add_argument("--topologies", default="full-edge,co-dc-cloud")
 p.add_argument("--capacity-scales", default="1,0.5")
 p.add_argument("--retrained", default="out/tuner-retrained",
                help="directory of checkpoints trained at each capacity scale")
+p.add_argument("--robust", default="robust=models/{topology}-tuner-robust.dqn,"
+               "robust-w0.03=models/{topology}-tuner-robust-w0.03.dqn",
+               help="label=path pairs of agents trained across capacities, {topology} replaced")
 p.add_argument("--out", default="out/tuner")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--publish", action="store_true")
@@ -68,6 +76,7 @@ p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
 CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--retrained"))
 SEEDS = a.seeds.split(",")
+ROBUST = [tuple(x.split("=", 1)) for x in a.robust.split(",") if x]
 loads = a.lambdas.split(",") + ["diurnal"]
 
 
@@ -92,9 +101,10 @@ def compare(topology, load, scale, agents, seed):
 
 def agents_of(topology, scale):
     """(label, checkpoint) of every agent row of a cell, where the checkpoint exists."""
-    found = [("tuner", pathlib.Path(f"models/{topology}-tuner.dqn")),
-             ("retrained", pathlib.Path(a.retrained) / f"{topology}-tuner-cap{scale}.dqn"),
-             ("edgetuner", pathlib.Path(f"models/{topology}-edgetuner.dqn"))]
+    found = [("tuner", pathlib.Path(f"models/{topology}-tuner.dqn"))]
+    found += [(label, pathlib.Path(path.format(topology=topology))) for label, path in ROBUST]
+    found += [("retrained", pathlib.Path(a.retrained) / f"{topology}-tuner-cap{scale}.dqn"),
+              ("edgetuner", pathlib.Path(f"models/{topology}-edgetuner.dqn"))]
     return [(label, m) for label, m in found
             if m.exists() and not (label == "retrained" and float(scale) == 1.0)]
 
@@ -165,9 +175,53 @@ def mean_change(per_seed, agent, statics):
     return 100 * statistics.mean(xs)
 
 
+LABELS = ("tuner", *(label for label, _ in ROBUST), "retrained", "edgetuner")
+
+
+def best_static(m):
+    """The best-success static configuration of a cell's mean rows (ties: lower p99)."""
+    statics = [n for n in m if n not in LABELS]
+    return max(statics, key=lambda n: (m[n]["success_ratio"], -m[n]["p99"]))
+
+
+def robustness():
+    """The capacity target, per agent run at every scale: success minus the best-success
+    static's (pp, mean over seeds; the target is ≥ −SUCCESS_ALLOWANCE_PP) and, at λ 60, p99
+    over that static's (the target is ≤ 1)."""
+    scales = a.capacity_scales.split(",")
+    out = [f"The capacity target: agent − best-success static, pp (mean over the seeds), and at "
+           f"λ 60 the p99 ratio; ✓ where success ≥ best − {SUCCESS_ALLOWANCE_PP} pp (and at λ 60 "
+           "p99 ≤ the best's)", ""]
+    head = ["topology", "load", "agent"] + [f"×{x}" for x in scales] + ["met"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for topology in a.topologies.split(","):
+        for load in loads:
+            for label in LABELS[:1 + len(ROBUST)]:
+                cells, met = [], 0
+                for scale in scales:
+                    per_seed = results["cells"][key(scale, topology, load)]
+                    m = mean_rows(per_seed)
+                    if label not in m:
+                        cells.append("–")
+                        continue
+                    best = best_static(m)
+                    d = m[label]["success_ratio"] - m[best]["success_ratio"]
+                    q = m[label]["p99"] / m[best]["p99"]
+                    ok = d >= -SUCCESS_ALLOWANCE_PP - 1e-9 and (load != "60" or q <= 1.0)
+                    met += ok
+                    tail = f", p99 ×{q:.2f}" if load == "60" else ""
+                    cells.append(f"{d:+.2f}{tail} {'✓' if ok else '✗'}")
+                if all(c == "–" for c in cells):
+                    continue
+                out.append(f"| {topology} | {load} | {label} | " + " | ".join(cells) +
+                           f" | {met}/{len(scales)} |")
+    out.append("")
+    return "\n".join(out)
+
+
 def render():
     out = []
-    labels = ("tuner", "retrained", "edgetuner")
     for scale in a.capacity_scales.split(","):
         out.append(f"{len(SEEDS)} seeds ({a.seeds}), capacity ×{scale}; success allowance "
                    f"{SUCCESS_ALLOWANCE_PP} pp; cells: success % / pooled p99 ms / mean job "
@@ -182,12 +236,12 @@ def render():
             for load in loads:
                 per_seed = results["cells"][key(scale, topology, load)]
                 m = mean_rows(per_seed)
-                statics = [n for n in m if n not in labels]
-                best = max(statics, key=lambda n: (m[n]["success_ratio"], -m[n]["p99"]))
+                statics = [n for n in m if n not in LABELS]
+                best = best_static(m)
                 ok = [n for n in statics if m[best]["success_ratio"] - m[n]["success_ratio"]
                       <= SUCCESS_ALLOWANCE_PP + 1e-9]
                 tail = min(ok, key=lambda n: (m[n]["p99"], -m[n]["success_ratio"]))
-                for label in labels:
+                for label in LABELS:
                     if label not in m:
                         continue
                     out.append(f"| {topology} | {load} | {label} | {fmt(m[label])} | "
@@ -196,6 +250,8 @@ def render():
                                f"{mean_change(per_seed, label, statics):+.1f} % over "
                                f"{len(statics)} |")
         out.append("")
+    if len(a.capacity_scales.split(",")) > 1:
+        out.append(robustness())
     return "\n".join(out)
 
 
