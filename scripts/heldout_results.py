@@ -88,7 +88,7 @@ def measure():
                     cmd += ["--agent", ck, "--agent-tables", ck]
                 out_dir = pathlib.Path(a.out)
                 out_dir.mkdir(parents=True, exist_ok=True)
-                kept = out_dir / f"{topo}-{label(w).replace(' ', '')}-seed{seed}.json"
+                kept = out_dir / f"{topo.replace('/', '-')}-{label(w).replace(' ', '')}-seed{seed}.json"
                 if a.reuse and kept.exists():
                     report = kept.read_text()
                 else:
