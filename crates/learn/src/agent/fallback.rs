@@ -91,7 +91,12 @@ impl Fallback {
                 self.margins.len()
             ));
         }
-        if self.margins.iter().flatten().any(|m| m.is_nan() || *m < 0.0) {
+        if self
+            .margins
+            .iter()
+            .flatten()
+            .any(|m| m.is_nan() || *m < 0.0)
+        {
             return Err("margins must be numbers >= 0 (null: infinite)".into());
         }
         if let Some(t) = self
