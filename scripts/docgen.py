@@ -20,6 +20,7 @@ part, and <name>.json: the results it was printed from, where the script saves t
 the check reads files and never runs a simulation. A script run with `--publish` writes both
 and replaces the text of every block that names it.
 """
+import hashlib
 import json
 import pathlib
 import re
@@ -55,12 +56,20 @@ def command(script, argv, drop=("--publish", "--from-json"), drop_valued=("--out
     return " ".join([f"scripts/{pathlib.Path(script).name}"] + [shlex.quote(x) for x in keep])
 
 
+# Longest slug kept whole (file systems allow 255 bytes per name, less the part and extension).
+MAX_SLUG = 200
+
+
 def slug(cmd, part=None):
     """The file name (without extension) of a command's recorded output."""
     words = cmd.split()
     stem = pathlib.Path(words[0]).stem
     rest = re.sub(r"[^A-Za-z0-9.,]+", "-", " ".join(words[1:])).strip("-")
     name = stem + (f"--{rest}" if rest else "")
+    if len(name) > MAX_SLUG:
+        # File names have a length limit: a long command keeps its start and a digest of all.
+        digest = hashlib.sha256(cmd.encode()).hexdigest()[:12]
+        name = f"{name[:MAX_SLUG - 13]}-{digest}"
     return name + (f".{part}" if part else "")
 
 
