@@ -340,24 +340,25 @@ fn capacity_spread_and_per_level_margins_train_and_load() {
     assert_eq!(line.matches("λ ").count(), 2, "{line}");
     assert!(line.ends_with(": kept"), "{line}");
     // The checkpoint loads and runs, under another capacity too.
-    let o = continuum(&[
-        "compare",
-        "tests/fixtures/tiny-topology.yaml",
-        "--profiles",
-        "tests/fixtures/tiny-profiles.yaml",
-        "--workload",
-        "tests/fixtures/tiny-workload.yaml",
-        "--policies",
-        "closest",
-        "--agent",
-        out.to_str().unwrap(),
-        "--capacity-scale",
-        "0.7",
-        "--duration",
-        "30",
-        "--format",
-        "json",
-    ]);
+    let o = continuum(
+        &[
+            &["compare", "tests/fixtures/tiny-topology.yaml"][..],
+            &TINY[..],
+            &[
+                "--policies",
+                "closest",
+                "--agent",
+                out.to_str().unwrap(),
+                "--capacity-scale",
+                "0.7",
+                "--duration",
+                "30",
+                "--format",
+                "json",
+            ],
+        ]
+        .concat(),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(row_names(&json_report(&o)), ["closest", "dqn"]);
 }

@@ -4,6 +4,7 @@
 //! scheduler and class per window.
 
 pub(crate) mod checkpoint;
+mod choices;
 mod config;
 mod dqn;
 mod fallback;
