@@ -26,3 +26,4 @@ pub use continuum_worker::{inference, profiler};
 pub mod allocator;
 pub mod cli;
 pub mod report;
+pub mod sweep;

@@ -106,6 +106,13 @@ pub enum Command {
     /// Find the best static per-class policy table on some seeds and write it (a baseline for
     /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).
     Table(TableArgs),
+    /// Sweeps: a grid of compare runs split into cells, run here or on a Ray cluster and
+    /// merged into the reports `compare` writes (docs/scale-out.md).
+    Sweep {
+        /// What to do.
+        #[command(subcommand)]
+        cmd: crate::sweep::SweepCommand,
+    },
     /// Topology files: `generate` writes an ISP-shaped topology of any size.
     Topology {
         /// What to do.

@@ -6,6 +6,7 @@ mod args;
 pub mod deeprm;
 mod deeprm_eval;
 mod meta_train;
+mod rows;
 mod run;
 mod runner;
 mod table;
@@ -14,7 +15,8 @@ mod train;
 mod train_tapfinger;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
-pub use run::{build_report, execute};
+pub use rows::compare_rows;
+pub use run::{build_report, build_report_with, execute, write_outputs};
 pub use runner::Runner;
 
 use clap::Parser;

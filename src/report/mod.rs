@@ -11,10 +11,10 @@ pub use table::{to_table, to_time_series_table};
 
 use continuum_core::metrics::{Counts, MitigationCounts};
 use continuum_sim::{SimStats, Simulation};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Latency percentiles of answered queries, ms.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median.
     pub p50: f64,
@@ -25,7 +25,7 @@ pub struct Latency {
 }
 
 /// One application class's outcome under one policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AppResult {
     /// App name.
     pub app: String,
@@ -46,7 +46,7 @@ pub struct AppResult {
 }
 
 /// The success ratio and tail latency of one window (all schedulers and apps).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WindowPoint {
     /// Start of the window, s.
     pub t_s: f64,
@@ -63,7 +63,7 @@ pub struct WindowPoint {
 }
 
 /// The per-job tail, ms: over jobs, each one's slowest answered task.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct JobTail {
     /// Mean over jobs (EdgeTuner's figure).
     pub mean: f64,
@@ -76,7 +76,7 @@ pub struct JobTail {
 }
 
 /// Jobs of a run: a job is the queries one stream emits in one window (docs/model.md §12).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct JobsReport {
     /// Jobs (those of streams that found no binding included).
     pub jobs: u64,
@@ -89,7 +89,7 @@ pub struct JobsReport {
 }
 
 /// One policy's run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyResult {
     /// Policy name.
     pub policy: String,
@@ -132,7 +132,7 @@ pub struct PolicyResult {
 }
 
 /// What an allocator above dispatch did during a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocationReport {
     /// Allocator name (`static`: the topology file's deployment throughout).
     pub allocator: String,
@@ -150,7 +150,7 @@ pub struct AllocationReport {
 }
 
 /// Shares of a meta-policy's decisions, per class and action.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionShareReport {
     /// Class names.
     pub classes: Vec<String>,
@@ -273,7 +273,7 @@ fn sorted_quantile(xs: &[f64], q: f64) -> f64 {
 }
 
 /// What the simulator did and how fast (the only part of a report that varies between runs).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SimSummary {
     /// Queries simulated over all runs.
     pub queries: u64,
@@ -307,8 +307,26 @@ impl SimSummary {
     }
 }
 
+impl SimSummary {
+    /// The summary of runs that each ran alone on one thread, from their own summaries (a
+    /// sweep's cells): totals, and speeds per core-second spent.
+    pub fn of_cells(parts: &[SimSummary], duration_s: f64) -> Self {
+        let queries = parts.iter().map(|p| p.queries).sum::<u64>();
+        let events = parts.iter().map(|p| p.events).sum();
+        let core_s = parts.iter().map(|p| p.wall_s).sum::<f64>().max(1e-9);
+        Self {
+            queries,
+            events,
+            wall_s: core_s,
+            queries_per_core_s: queries as f64 / core_s,
+            x_real_time_per_core: duration_s * parts.len() as f64 / core_s,
+            threads: 1,
+        }
+    }
+}
+
 /// The report of a `simulate` or `compare` run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Topology name.
     pub topology: String,

@@ -83,7 +83,7 @@ fn round_non_negative(x: f64) -> u64 {
 }
 
 /// What tail-latency mitigation did in a run (see [`crate::mitigation`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MitigationCounts {
     /// Queries reissued (a second copy sent).
     pub reissued: u64,

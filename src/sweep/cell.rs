@@ -1,0 +1,140 @@
+//! Cells, the unit of work of a sweep: one row of one report, run alone, and the file that
+//! carries its result to the merge.
+
+use super::grid::{Grid, parse};
+use crate::cli::{Command, Runner};
+use crate::report::Report;
+use anyhow::{Context, Result, bail};
+use indicatif::ProgressDrawTarget;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One cell of a planned grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSpec {
+    /// `<report key>/<row>`: unique within the grid.
+    pub id: String,
+    /// The report's key.
+    pub report: String,
+    /// The row's index in the report.
+    pub row: usize,
+    /// The row's name (as the report names it).
+    pub name: String,
+}
+
+/// What a cell file holds: its place in the grid and its one-row report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellFile {
+    /// The grid's name.
+    pub grid: String,
+    /// The grid's digest ([`Grid::digest`]): a cell of another grid is refused at merge.
+    pub digest: String,
+    /// The cell.
+    pub cell: CellSpec,
+    /// The report of the row alone (its `sim` timings are this cell's).
+    pub report: Report,
+}
+
+/// The rows of report `r` of `grid`, built as `compare` builds them.
+pub fn report_rows(grid: &Grid, r: usize) -> Result<(crate::cli::Cli, Vec<Runner>)> {
+    let spec = &grid.reports[r];
+    let cli = parse(&spec.argv)?;
+    let rows = crate::cli::compare_rows(&cli.command)
+        .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?
+        .unwrap_or_default();
+    if rows.is_empty() {
+        bail!(
+            "{}: report {}: expected at least one row (policies, configs or agents)",
+            grid.path.display(),
+            spec.key
+        );
+    }
+    Ok((cli, rows))
+}
+
+/// Every cell of `grid`, in report order then row order. Builds every report's rows (so an
+/// unknown policy or a missing checkpoint is refused here, before any cell runs) and loads
+/// every distinct scenario once (an unknown topology, profile or workload likewise).
+pub fn plan(grid: &Grid) -> Result<Vec<CellSpec>> {
+    let mut cells = Vec::new();
+    let mut loaded = std::collections::HashSet::new();
+    for (r, spec) in grid.reports.iter().enumerate() {
+        let (cli, rows) = report_rows(grid, r)?;
+        if let Command::Compare { run, .. } = &cli.command {
+            let files = (
+                run.topology.clone(),
+                run.profiles.clone(),
+                run.workload.clone(),
+            );
+            if loaded.insert(files) {
+                continuum_sim::Scenario::load(&run.topology, &run.profiles, &run.workload)
+                    .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?;
+            }
+        }
+        for (i, row) in rows.iter().enumerate() {
+            cells.push(CellSpec {
+                id: format!("{}/{i}", spec.key),
+                report: spec.key.clone(),
+                row: i,
+                name: row.name(),
+            });
+        }
+    }
+    Ok(cells)
+}
+
+/// Runs cell `id` (`<report key>/<row>`) of `grid` on one thread.
+pub fn run_cell(grid: &Grid, id: &str) -> Result<CellFile> {
+    let (key, row) = id
+        .rsplit_once('/')
+        .and_then(|(k, r)| Some((k, r.parse::<usize>().ok()?)))
+        .with_context(|| format!("cell `{id}`: expected `<report key>/<row>`"))?;
+    let (r, _) = grid.report(key)?;
+    let (cli, rows) = report_rows(grid, r)?;
+    let Command::Compare { run, .. } = &cli.command else {
+        bail!("cell `{id}`: not a compare report");
+    };
+    if row >= rows.len() {
+        bail!("cell `{id}`: report {key} has {} rows", rows.len());
+    }
+    let mut run = run.clone();
+    run.threads = Some(1);
+    let report =
+        crate::cli::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
+    Ok(CellFile {
+        grid: grid.name.clone(),
+        digest: grid.digest.clone(),
+        cell: CellSpec {
+            id: id.to_string(),
+            report: key.to_string(),
+            row,
+            name: rows[row].name(),
+        },
+        report,
+    })
+}
+
+/// Where cell `id`'s file lies under the sweep directory `dir`.
+pub fn cell_path(dir: &Path, id: &str) -> PathBuf {
+    let (key, row) = id.rsplit_once('/').unwrap_or((id, "0"));
+    dir.join("cells").join(key).join(format!("{row}.json"))
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary file renamed into place), so that
+/// an interrupted sweep never leaves a half-written cell.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reads a cell file; its grid and digest are checked by the merge.
+pub fn read_cell(path: &Path) -> Result<CellFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a cell file", path.display()))
+}

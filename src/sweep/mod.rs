@@ -1,0 +1,229 @@
+//! Sweeps (`continuum sweep`): a grid file expands into reports and jobs; each row of each
+//! report is a cell, run alone and written as its own file; the merge assembles the cells into
+//! the reports `compare` would write. Cells run locally on a thread pool (`sweep run`) or on a
+//! Ray cluster through the Python driver (`python/continuum_ray`), which calls `sweep plan`,
+//! `sweep job` and `sweep cell` and gathers the files (docs/scale-out.md).
+
+pub mod cell;
+pub mod grid;
+pub mod merge;
+
+use anyhow::{Context, Result};
+use cell::{CellSpec, cell_path, plan, run_cell, write_atomic};
+use clap::Subcommand;
+use grid::Grid;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// `continuum sweep` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Check a grid and print its jobs and cells as JSON (cells only once every job's output
+    /// exists: the reports may read them).
+    Plan {
+        /// Grid file (YAML).
+        grid: PathBuf,
+        /// Sweep directory: says which cells are done.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Run one job of a grid (a `train` or `table` run), unless its output exists.
+    Job {
+        /// Grid file (YAML).
+        grid: PathBuf,
+        /// The job's key (`job-<index>`, as `plan` prints it).
+        key: String,
+    },
+    /// Run one cell and write its file under `<dir>/cells/` (or print it with `--stdout`).
+    Cell {
+        /// Grid file (YAML).
+        grid: PathBuf,
+        /// The cell's id (`<report key>/<row>`, as `plan` prints it).
+        id: String,
+        /// Sweep directory.
+        #[arg(long, required_unless_present = "stdout")]
+        dir: Option<PathBuf>,
+        /// Print the cell file on standard output instead of writing it.
+        #[arg(long)]
+        stdout: bool,
+    },
+    /// Merge the cells under `<dir>/cells/` into `<dir>/reports/<key>/` and `<dir>/sweep.json`.
+    Merge {
+        /// Grid file (YAML).
+        grid: PathBuf,
+        /// Sweep directory.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// Run a whole grid on this machine: its jobs, then every cell not already written (on
+    /// `--threads` threads), then the merge. An interrupted run resumes where it stopped.
+    Run {
+        /// Grid file (YAML).
+        grid: PathBuf,
+        /// Sweep directory.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Cells run at once (default: all cores). The reports do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+}
+
+/// `sweep plan`'s output.
+#[derive(Debug, Serialize)]
+struct PlanOut {
+    grid: String,
+    digest: String,
+    jobs: Vec<JobOut>,
+    /// `None` while some job's output is missing.
+    cells: Option<Vec<CellOut>>,
+}
+
+#[derive(Debug, Serialize)]
+struct JobOut {
+    key: String,
+    out: PathBuf,
+    command: String,
+    done: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct CellOut {
+    #[serde(flatten)]
+    cell: CellSpec,
+    done: bool,
+}
+
+/// Runs a `sweep` subcommand.
+pub fn execute(cmd: &SweepCommand) -> Result<()> {
+    match cmd {
+        SweepCommand::Plan { grid, dir } => {
+            let g = Grid::load(grid)?;
+            let jobs: Vec<JobOut> = g
+                .jobs
+                .iter()
+                .map(|j| JobOut {
+                    key: j.key.clone(),
+                    out: j.out.clone(),
+                    command: format!("continuum {}", j.argv.join(" ")),
+                    done: j.out.exists(),
+                })
+                .collect();
+            let cells = if jobs.iter().all(|j| j.done) {
+                Some(
+                    plan(&g)?
+                        .into_iter()
+                        .map(|c| CellOut {
+                            done: dir.as_ref().is_some_and(|d| cell_path(d, &c.id).exists()),
+                            cell: c,
+                        })
+                        .collect(),
+                )
+            } else {
+                None
+            };
+            let out = PlanOut {
+                grid: g.name.clone(),
+                digest: g.digest.clone(),
+                jobs,
+                cells,
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            Ok(())
+        }
+        SweepCommand::Job { grid, key } => {
+            let g = Grid::load(grid)?;
+            let job = g
+                .jobs
+                .iter()
+                .find(|j| j.key == *key)
+                .with_context(|| format!("grid `{}` has no job `{key}`", g.name))?;
+            run_job(job)
+        }
+        SweepCommand::Cell {
+            grid,
+            id,
+            dir,
+            stdout,
+        } => {
+            let g = Grid::load(grid)?;
+            let text = serde_json::to_string_pretty(&run_cell(&g, id)?)?;
+            match dir {
+                Some(d) if !stdout => write_atomic(&cell_path(d, id), &text),
+                _ => {
+                    println!("{text}");
+                    Ok(())
+                }
+            }
+        }
+        SweepCommand::Merge { grid, dir } => {
+            let g = Grid::load(grid)?;
+            let p = plan(&g)?;
+            let reports = merge::merge(&g, &p, dir)?;
+            merge::write(&g, &p, &reports, dir)?;
+            eprintln!(
+                "merged {} cells into {} reports under {}",
+                p.len(),
+                reports.len(),
+                dir.join("reports").display()
+            );
+            Ok(())
+        }
+        SweepCommand::Run { grid, dir, threads } => run_local(grid, dir, *threads),
+    }
+}
+
+/// Runs `job` in this process unless its output exists.
+fn run_job(job: &grid::JobSpec) -> Result<()> {
+    if job.out.exists() {
+        eprintln!("{}: {} exists, skipped", job.key, job.out.display());
+        return Ok(());
+    }
+    let cli = grid::parse(&job.argv)?;
+    crate::cli::execute(&cli)
+        .with_context(|| format!("{}: continuum {}", job.key, job.argv.join(" ")))
+}
+
+/// `sweep run`: jobs in order, then the cells not yet written in parallel, then the merge.
+fn run_local(grid: &Path, dir: &Path, threads: Option<usize>) -> Result<()> {
+    let g = Grid::load(grid)?;
+    for j in &g.jobs {
+        run_job(j)?;
+    }
+    let p = plan(&g)?;
+    let todo: Vec<&CellSpec> = p
+        .iter()
+        .filter(|c| !cell_path(dir, &c.id).exists())
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let bar = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} cells ({eta} left)")
+            .expect("valid template"),
+    );
+    pool.install(|| {
+        todo.par_iter().try_for_each(|c| -> Result<()> {
+            let f = run_cell(&g, &c.id)?;
+            write_atomic(&cell_path(dir, &c.id), &serde_json::to_string_pretty(&f)?)?;
+            bar.inc(1);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    let reports = merge::merge(&g, &p, dir)?;
+    merge::write(&g, &p, &reports, dir)?;
+    eprintln!(
+        "{} cells ({} run now, {} already written) merged into {} reports under {}",
+        p.len(),
+        todo.len(),
+        p.len() - todo.len(),
+        reports.len(),
+        dir.join("reports").display()
+    );
+    Ok(())
+}
