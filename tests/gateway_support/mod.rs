@@ -54,6 +54,12 @@ pub fn gateway_json(
         json!({"name": "worker-cloud", "cluster": "cloud", "protocol": "quic",
                "address": cloud.quic_addr().to_string(), "cert": dir.join("cloud.der")})
     };
+    gateway_json_with(dir, co.quic_addr(), cloud_up, extra)
+}
+
+/// As [`gateway_json`], with the central office's worker at QUIC address `co` (certificate
+/// `co.der` in `dir`) and the cloud's upstream settings given.
+pub fn gateway_json_with(dir: &Path, co: SocketAddr, cloud_up: Value, extra: Value) -> Value {
     let mut v = json!({
         "name": "test-gateway",
         "topology": repo("topologies/live.yaml"),
@@ -64,7 +70,7 @@ pub fn gateway_json(
         "publish_ms": 50,
         "workers": [
             {"name": "worker-co", "cluster": "co-0", "protocol": "quic",
-             "address": co.quic_addr().to_string(), "cert": dir.join("co.der")},
+             "address": co.to_string(), "cert": dir.join("co.der")},
             cloud_up,
         ],
         "tasks": {"object-detection": {"input": "input", "output": "output",
@@ -228,4 +234,85 @@ pub fn train_live(config: &Path, out: &Path) {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Settings of a worker process (the `continuum worker` binary) named `name` serving `variants`
+/// (name, model) one item a batch, QUIC on `quic`, its certificate written to `cert`.
+pub fn worker_file_json(
+    name: &str,
+    variants: &[(&str, &str)],
+    quic: SocketAddr,
+    cert: &Path,
+) -> Value {
+    let vs: Vec<_> = variants
+        .iter()
+        .map(|(n, m)| json!({"name": n, "model": m, "max_batch": 1}))
+        .collect();
+    json!({
+        "name": name,
+        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
+        "models_dir": models_dir(),
+        "http": {"listen": "127.0.0.1:0"},
+        "quic": {"listen": quic, "dev_cert_out": cert},
+        "load_report_ms": 50,
+        "variants": vs,
+    })
+}
+
+/// Writes `v` to `file` and runs `continuum <what> --config <file>` (the binary), quiet.
+pub fn spawn_with_config(what: &str, file: &Path, v: &Value) -> std::process::Child {
+    write_json(file, v);
+    std::process::Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .args([what, "--config"])
+        .arg(file)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the continuum binary starts")
+}
+
+/// A loopback address with a port free now, for TCP (`udp` false) or UDP.
+pub fn free_addr(udp: bool) -> SocketAddr {
+    let a = if udp {
+        std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+    };
+    a.unwrap()
+}
+
+/// Waits until the gateway at `a` answers ready (at most 60 s).
+pub async fn wait_ready(a: SocketAddr) {
+    let t = std::time::Instant::now();
+    while try_status(a, get(a, "/v2/health/ready")).await != Some(200) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "gateway {a} ready in time"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until `file` exists and is not empty (a worker's certificate; at most 60 s).
+pub async fn wait_file(file: &Path) {
+    let t = std::time::Instant::now();
+    while std::fs::metadata(file).map_or(true, |m| m.len() == 0) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{} written in time",
+            file.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The Prometheus text of the gateway at `a`.
+pub async fn metrics_of(a: SocketAddr) -> String {
+    let (_, _, body) = http(a, get(a, "/metrics")).await;
+    String::from_utf8(body.to_vec()).unwrap()
 }

@@ -227,7 +227,7 @@ impl GatewayState {
     }
 
     /// What `stream` asks of a binding (docs/model.md §5); 503 when its task is no longer served.
-    fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
+    pub(super) fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
         let r = &stream.req;
         let task = snap.plan.task(&r.task).ok_or_else(|| {
             ApiError::new(
@@ -318,7 +318,7 @@ impl GatewayState {
     }
 
     /// The binding of `stream` to candidate `c` of snapshot `snap`.
-    fn binding_for(
+    pub(super) fn binding_for(
         &self,
         snap: &Snapshot,
         stream: &Stream,

@@ -136,6 +136,16 @@ pub struct GatewayConfig {
     /// `text` or `json` log lines.
     #[serde(default)]
     pub log_format: LogFormat,
+    /// Retry-on-reset: a query whose worker dies or resets under it is re-sent once to another
+    /// feasible worker while its deadline allows, within a retry budget ([`crate::retry`]).
+    #[serde(default)]
+    pub retry: crate::retry::RetrySettings,
+    /// A QUIC worker silent (no load report) for this long is declared down at once: its
+    /// connection is dropped, its queries in flight fail over (retry-on-reset) and its streams
+    /// re-bind. Default: as the load view's stall rule, 10 publication periods and at least
+    /// 1 s ([`crate::live::stall_after`]); the QUIC idle timeout (2 s) is the last resort.
+    #[serde(default)]
+    pub worker_silence_ms: Option<u64>,
 }
 
 /// Pull dispatch at the gateway.
@@ -320,6 +330,8 @@ const ENV_KEYS: &[&str] = &[
     "default_access_ms",
     "seed",
     "log_format",
+    "retry",
+    "worker_silence_ms",
 ];
 
 /// A mitigation the gateway can apply, from its name: `none`, `reissue@<r>` or `discard@<r>`.
@@ -345,6 +357,15 @@ pub fn refuse_simulator_only(m: &continuum_core::mitigation::Mitigation) -> Resu
 }
 
 impl GatewayConfig {
+    /// How long a QUIC worker may go without a load report before it is declared down
+    /// (`worker_silence_ms`, else [`crate::live::stall_after`]).
+    pub fn worker_silence(&self) -> std::time::Duration {
+        self.worker_silence_ms.map_or_else(
+            || crate::live::stall_after(self.publish_ms),
+            std::time::Duration::from_millis,
+        )
+    }
+
     /// The configured mitigation (checked by [`Self::validate`], with [`live_mitigation`];
     /// `none` if it does not parse).
     pub fn mitigation(&self) -> continuum_core::mitigation::Mitigation {
@@ -419,6 +440,10 @@ impl GatewayConfig {
             ("closed_stream_memory_ms", self.closed_stream_memory_ms),
         ];
         self.http.limits.validate()?;
+        self.retry.validate()?;
+        if self.worker_silence_ms == Some(0) {
+            return Err("worker_silence_ms: expected >= 1".into());
+        }
         if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{k}: expected >= 1"));
         }

@@ -241,9 +241,10 @@ pub(super) fn new_upstream(
 pub(super) fn spawn_upstream(ctx: &Arc<Ctx>, u: Arc<Upstream>) -> JoinHandle<()> {
     let loads = ctx.loads.clone();
     let stop = ctx.stop.clone();
-    let period = ctx.plan().cfg.publish_ms;
+    let plan = ctx.plan();
+    let (period, silence) = (plan.cfg.publish_ms, plan.cfg.worker_silence());
     match u.cfg.protocol {
-        Protocol::Quic => tokio::spawn(quic::maintain(u, loads, period as u32, stop)),
+        Protocol::Quic => tokio::spawn(quic::maintain(u, loads, period as u32, silence, stop)),
         Protocol::Http => tokio::spawn(scrape_loop(u, loads, period, stop)),
     }
 }

@@ -2,6 +2,7 @@
 //! outcome: every query that reaches here is counted once as success, failure or rejected.
 
 use super::error::ApiError;
+use super::hedge::Answered;
 use super::plan::TaskSpec;
 use super::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
 use super::state::{GatewayState, res};
@@ -73,6 +74,7 @@ impl GatewayState {
     ) -> Result<Relayed, ApiError> {
         stream.touch(self.now_ms());
         self.queries.fetch_add(1, Ordering::Relaxed);
+        self.budget_query();
         let snap = self.snapshot();
         self.meta.count_query(stream.bucket);
         let reject = |e: ApiError, b: Option<&Binding>| {
@@ -139,20 +141,36 @@ impl GatewayState {
             wire,
         };
         let t_up = Instant::now();
-        let (result, hedge) = match times.reissue_at_ms {
+        let (mut result, hedge) = match times.reissue_at_ms {
             Some(_) => {
                 self.hedged(&snap, &out, &b, t0, times, down_ms, deadline_us)
                     .await
             }
             None => (self.call(&out, &b, deadline_us).await, None),
         };
+        let hedged = hedge.is_some();
         // The binding that answered (or failed last): the copy's when it did, and then the way
         // back is from its worker.
-        let down_ms = match &hedge {
+        let mut down_ms = match &hedge {
             Some(h) if inject => stream.access_ms + self.net_sample(stream, h),
             _ => down_ms,
         };
-        let b = hedge.unwrap_or(b);
+        let mut b = hedge.unwrap_or(b);
+        // Retry-on-reset: the worker died or reset under the query; once, to the stream's next
+        // feasible binding, if the deadline and the retry budget allow ([`super::retry`]).
+        if let (Err(e), false) = (&result, hedged) {
+            let remaining_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
+            if let Some(b2) = self.retry_target(stream, &b, e, remaining_ms) {
+                result = self.resend(&out, &b2, remaining_ms, inject).await;
+                if result.is_ok() {
+                    self.metrics.retry("answered");
+                }
+                if inject {
+                    down_ms = stream.access_ms + self.net_sample(stream, &b2);
+                }
+                b = b2;
+            }
+        }
         let upstream_time = t_up.elapsed();
         let (body, header_len) = match result {
             Ok(x) => x,
@@ -200,6 +218,40 @@ impl GatewayState {
             variant: b.variant.clone(),
             cluster: b.cluster.clone(),
         })
+    }
+
+    /// Re-sends query `q` to `b` (retry-on-reset) with `remaining_ms` left for the worker:
+    /// the network to it (injected in sim-to-live mode), no radio uplink again.
+    async fn resend(
+        &self,
+        q: &Outgoing<'_>,
+        b: &Binding,
+        remaining_ms: f64,
+        inject: bool,
+    ) -> Result<Answered, UpstreamError> {
+        let Ok(_permit) = b.upstream.permits.try_acquire() else {
+            return Err(UpstreamError::Rejected(
+                "the retry's worker has as many queries in flight as allowed".into(),
+            ));
+        };
+        // A QUIC worker needs the tensor's shape: parsed now if the first worker did not.
+        let reparsed;
+        let parsed = match (q.parsed, q.task, q.wire) {
+            (None, Some(task), Wire::Oip(header_len))
+                if matches!(b.upstream.link, Link::Quic(_)) =>
+            {
+                reparsed = oip::parse_infer_relay(q.body, header_len, task)
+                    .map_err(|e| UpstreamError::BadRequest(e.to_string()))?;
+                Some(&reparsed)
+            }
+            (p, _, _) => p,
+        };
+        let out = Outgoing { parsed, ..*q };
+        if inject {
+            sleep_ms(self.net_sample(q.stream, b)).await;
+        }
+        let deadline_us = (remaining_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
+        self.call(&out, b, deadline_us).await
     }
 
     /// Turns a worker error into the client's answer; a worker that is down is marked so and

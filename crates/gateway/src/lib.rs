@@ -16,7 +16,8 @@
 //! - [`observer`]: the meta-policy's window observer, lock-free for queries; [`metrics`]:
 //!   Prometheus; [`ctx`]: what handlers and tasks share, reload;
 //!   [`server`]: start-up, background tasks, shutdown; [`relay`]: a query and its answer in
-//!   transit; [`hedge`]: the worker call and its hedge.
+//!   transit; [`hedge`]: the worker call and its hedge; [`retry`]: retry-on-reset and its
+//!   budget.
 
 #![warn(missing_docs)]
 
@@ -39,6 +40,7 @@ pub mod pull;
 pub mod quic_api;
 pub mod relay;
 pub mod respond;
+pub mod retry;
 pub mod server;
 pub mod state;
 pub mod streams;

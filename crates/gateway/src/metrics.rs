@@ -97,6 +97,10 @@ pub struct GatewayMetrics {
     /// Tail-latency mitigation events by `result`: `reissued`, `reissue_won`, `cancelled`,
     /// `reissue_no_target`, `discarded`.
     pub mitigation: Family<ResultLabel, Counter>,
+    /// Retry-on-reset events by `result`: `retried` (re-sent to another worker), `answered`
+    /// (the retry got an answer), `budget_refused` (the retry budget was spent), `no_target`
+    /// (no other worker feasible in the time left), `too_late` (the deadline had passed).
+    pub retries: Family<ResultLabel, Counter>,
     /// End-to-end latency of answered queries at the gateway, s (the tail mitigation acts on).
     pub answer_seconds: Histogram,
     /// Transport counters of each QUIC worker connection (since it was opened), sampled at
@@ -114,6 +118,11 @@ impl GatewayMetrics {
     /// Counts one mitigation event.
     pub fn mitigation(&self, result: &'static str) {
         self.mitigation.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// Counts one retry-on-reset event.
+    pub fn retry(&self, result: &'static str) {
+        self.retries.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Records the transport counters of `worker`'s QUIC connection.
@@ -157,6 +166,7 @@ impl GatewayMetrics {
             worker_up: Family::default(),
             agent_decisions: Counter::default(),
             mitigation: Family::default(),
+            retries: Family::default(),
             // 1 ms … ~4.4 s in ×1.5 steps: inference deadlines are tens of ms to seconds.
             answer_seconds: Histogram::new(exponential_buckets(1e-3, 1.5, 21)),
             upstream_quic: Family::default(),
@@ -221,6 +231,11 @@ impl GatewayMetrics {
             "continuum_gateway_mitigation",
             "Tail-latency mitigation events: reissued, reissue_won, cancelled, reissue_no_target, discarded",
             m.mitigation.clone(),
+        );
+        r.register(
+            "continuum_gateway_retries",
+            "Retry-on-reset events: retried, answered, budget_refused, no_target, too_late",
+            m.retries.clone(),
         );
         r.register(
             "continuum_gateway_answer_seconds",

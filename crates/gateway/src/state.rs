@@ -43,6 +43,8 @@ pub struct GatewayState {
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
     /// The active tail-latency mitigation and whether an operator pinned it.
     mitigation: ArcSwap<(Mitigation, bool)>,
+    /// Queries and retries counted for the retry budget ([`super::retry`]).
+    pub(super) retry_budget: super::retry::RetryBudget,
 }
 
 impl GatewayState {
@@ -81,6 +83,7 @@ impl GatewayState {
             )),
             app_classes: RwLock::new(Arc::new(app_classes)),
             mitigation: ArcSwap::from_pointee((mitigation, false)),
+            retry_budget: Default::default(),
         };
         s.policies_changed();
         s

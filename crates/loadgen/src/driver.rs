@@ -4,6 +4,7 @@
 use super::LoadOptions;
 use super::answer::Answer;
 use super::body::{HEADER_LEN, InferBody, ModelSignature};
+use super::fleet::{Move, Route};
 use super::quic::{self, FrameInput};
 use super::report::{LoadReport, Recorder};
 use anyhow::{Context, bail};
@@ -32,7 +33,6 @@ const OUTCOME_HEADER: &str = "x-continuum-outcome";
 /// State shared by every task of a run.
 struct RunState {
     client: HttpClient,
-    base: String,
     opts: LoadOptions,
     /// Encoded infer body per task id (`None` for tasks no app uses).
     bodies: Vec<Option<InferBody>>,
@@ -113,10 +113,26 @@ fn json_request(
     r.body(Full::new(bytes)).expect("valid request")
 }
 
-/// Fetches each used task's model metadata.
+/// Fetches each used task's model metadata from the first gateway of the fleet that answers.
 async fn signatures(
     client: &HttpClient,
     opts: &LoadOptions,
+) -> anyhow::Result<Vec<Option<ModelSignature>>> {
+    let mut last = None;
+    for g in &opts.gateways {
+        match signatures_at(client, opts, g).await {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("at least one gateway"))
+}
+
+/// Each used task's model metadata from gateway `base`.
+async fn signatures_at(
+    client: &HttpClient,
+    opts: &LoadOptions,
+    base: &str,
 ) -> anyhow::Result<Vec<Option<ModelSignature>>> {
     let mut out = vec![None; opts.task_names.len()];
     for app in &opts.workload.apps {
@@ -125,7 +141,7 @@ async fn signatures(
             continue;
         }
         let name = &opts.task_names[task];
-        let url = format!("{}/v2/models/{name}", opts.gateway);
+        let url = format!("{base}/v2/models/{name}");
         let meta = match send(client, json_request(Method::GET, &url, None), opts.timeout).await {
             Answer::Response {
                 status: 200, body, ..
@@ -175,14 +191,15 @@ pub async fn run_until(
     let arrivals: Vec<Arrival> =
         ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
     let names: Vec<String> = opts.workload.apps.iter().map(|a| a.name.clone()).collect();
+    let mut rec = Recorder::new(&names);
+    rec.set_gateways(&opts.gateways);
     let (tx, rx) = watch::channel(false);
     let ctx = Arc::new(RunState {
         client,
-        base: opts.gateway.clone(),
         opts: opts.clone(),
         bodies,
         quic,
-        rec: Mutex::new(Recorder::new(&names)),
+        rec: Mutex::new(rec),
         start: Instant::now(),
         horizon_ms,
         open_streams: AtomicUsize::new(0),
@@ -252,11 +269,11 @@ fn join_result(r: Result<(), tokio::task::JoinError>) {
 async fn drive(ctx: Arc<RunState>, arrivals: Vec<Arrival>) {
     let mut stop = ctx.stop.clone();
     let mut streams = JoinSet::new();
-    for c in arrivals {
+    for (i, c) in arrivals.into_iter().enumerate() {
         if !sleep_or_stop(ctx.at(c.t_ms), &mut stop).await {
             break;
         }
-        streams.spawn(stream(ctx.clone(), c));
+        streams.spawn(stream(ctx.clone(), c, i));
         while let Some(r) = streams.try_join_next() {
             join_result(r);
         }
@@ -282,8 +299,31 @@ fn refusal_reason(a: &Answer) -> String {
     }
 }
 
-/// One client's stream: open, emit at its times, close.
-async fn stream(ctx: Arc<RunState>, c: Arrival) {
+/// Sends `make(g)` to gateway `g` and, while a gateway does not answer at all, to the next
+/// ones of the fleet; returns the gateway that answered last and its answer.
+async fn send_failover(
+    ctx: &RunState,
+    first: usize,
+    make: impl Fn(&str) -> Request<Full<Bytes>>,
+) -> (usize, Answer) {
+    let n = ctx.opts.gateways.len();
+    let mut k = 0;
+    loop {
+        let g = (first + k) % n;
+        let a = send(&ctx.client, make(&ctx.opts.gateways[g]), ctx.opts.timeout).await;
+        if !matches!(a, Answer::Transport(_)) {
+            return (g, a);
+        }
+        ctx.rec().unreachable_at(g);
+        k += 1;
+        if k == n {
+            return (g, a);
+        }
+    }
+}
+
+/// One client's stream (the `i`-th to arrive): open, emit at its times, close.
+async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
     let p = c.params;
     let o = &ctx.opts;
     let jitter = o.workload.jitter;
@@ -319,13 +359,16 @@ async fn stream(ctx: Arc<RunState>, c: Arrival) {
         "access_ms": p.access_ms,
         "tx_ms": p.tx_ms,
     });
-    let url = format!("{}/v1/streams", ctx.base);
-    let a = send(
-        &ctx.client,
-        json_request(Method::POST, &url, Some(&open_body)),
-        o.timeout,
-    )
+    let n = o.gateways.len();
+    let (g, a) = send_failover(&ctx, o.assign.gateway_of(i, n), |base| {
+        json_request(
+            Method::POST,
+            &format!("{base}/v1/streams"),
+            Some(&open_body),
+        )
+    })
     .await;
+    let url = format!("{}/v1/streams", o.gateways[g]);
     ctx.rec().open_status(&a.status_label());
     let id = match &a {
         Answer::Response {
@@ -357,10 +400,13 @@ async fn stream(ctx: Arc<RunState>, c: Arrival) {
         refuse(&reason, &mut emission);
         return;
     };
-    ctx.rec().opened(p.app);
-    let infer: Uri = format!("{}/v1/streams/{id}/infer", ctx.base)
-        .parse()
-        .expect("valid URI");
+    {
+        let mut rec = ctx.rec();
+        rec.opened(p.app);
+        rec.opened_at(g);
+    }
+    let route = Arc::new(Route::new(g, n));
+    let id: Arc<str> = Arc::from(id);
     let body = ctx.bodies[task]
         .clone()
         .expect("bodies cover every app's task");
@@ -396,7 +442,13 @@ async fn stream(ctx: Arc<RunState>, c: Arrival) {
             Some((head, data)) => {
                 queries.spawn(quic_query(ctx.clone(), head.clone(), data.clone(), judge))
             }
-            None => queries.spawn(query(ctx.clone(), infer.clone(), body.clone(), judge)),
+            None => queries.spawn(query(
+                ctx.clone(),
+                route.clone(),
+                id.clone(),
+                body.clone(),
+                judge,
+            )),
         };
         while let Some(r) = queries.try_join_next() {
             join_result(r);
@@ -408,13 +460,11 @@ async fn stream(ctx: Arc<RunState>, c: Arrival) {
     while let Some(r) = queries.join_next().await {
         join_result(r);
     }
-    let url = format!("{}/v1/streams/{id}", ctx.base);
-    let a = send(
-        &ctx.client,
-        json_request(Method::DELETE, &url, None),
-        o.timeout,
-    )
+    let (g, a) = send_failover(&ctx, route.current(), |base| {
+        json_request(Method::DELETE, &format!("{base}/v1/streams/{id}"), None)
+    })
     .await;
+    let url = format!("{}/v1/streams/{id}", o.gateways[g]);
     ctx.rec().close_status(&a.status_label());
     if !matches!(
         a,
@@ -436,8 +486,11 @@ struct Judge {
     extra_ms: f64,
 }
 
-/// One query: send, read the whole answer, judge it.
-async fn query(ctx: Arc<RunState>, uri: Uri, body: InferBody, judge: Judge) {
+/// The infer request of stream `id` at gateway `base`.
+fn infer_request(base: &str, id: &str, body: &InferBody) -> Request<Full<Bytes>> {
+    let uri: Uri = format!("{base}/v1/streams/{id}/infer")
+        .parse()
+        .expect("valid URI");
     let mut r = Request::builder()
         .method(Method::POST)
         .uri(uri)
@@ -445,10 +498,58 @@ async fn query(ctx: Arc<RunState>, uri: Uri, body: InferBody, judge: Judge) {
     if let Some(n) = body.header_len {
         r = r.header(HEADER_LEN, HeaderValue::from(n));
     }
-    let req = r.body(Full::new(body.bytes)).expect("valid request");
+    r.body(Full::new(body.bytes.clone()))
+        .expect("valid request")
+}
+
+/// One query: send to the gateway holding its stream, read the whole answer, judge it. When
+/// that gateway does not answer at all, the stream moves to the next one ([`Route`]) and the
+/// query is sent again there while its deadline allows; it is judged once, on the last answer,
+/// with its latency from the first send.
+async fn query(ctx: Arc<RunState>, route: Arc<Route>, id: Arc<str>, body: InferBody, j: Judge) {
     let sent = Instant::now();
-    let a = send(&ctx.client, req, ctx.opts.timeout).await;
-    record(&ctx, &a, sent.elapsed(), judge);
+    let mut tried = 0;
+    let mut first_failure = None;
+    loop {
+        let g = route.current();
+        let req = infer_request(&ctx.opts.gateways[g], &id, &body);
+        let a = send(&ctx.client, req, ctx.opts.timeout).await;
+        tried += 1;
+        if !matches!(a, Answer::Transport(_)) {
+            let mut rec = ctx.rec();
+            rec.answered_at(g);
+            if g == route.current() {
+                if let Some(d) = route.answered(Instant::now()) {
+                    rec.failover(d.as_micros() as u64);
+                }
+            }
+        } else if ctx.opts.gateways.len() > 1 {
+            let now = Instant::now();
+            let since = *first_failure.get_or_insert(now);
+            let (m, handover) = route.failed(g, tried, since);
+            let mut rec = ctx.rec();
+            rec.unreachable_at(g);
+            match m {
+                Move::To(next) => {
+                    if handover {
+                        rec.handover_to(next);
+                    }
+                    let spent_ms = sent.elapsed().as_secs_f64() * 1e3 + j.extra_ms;
+                    if spent_ms < j.max_delay_ms {
+                        rec.resent();
+                        continue;
+                    }
+                }
+                Move::Lost(first) => {
+                    if first {
+                        rec.stream_lost();
+                    }
+                }
+            }
+        }
+        record(&ctx, &a, sent.elapsed(), j);
+        return;
+    }
 }
 
 /// One query over QUIC: the frame's head and tensor bytes on a new stream of the connection.

@@ -8,6 +8,10 @@
 //! gateway refuses (503, 429, or the load generator's own `--max-streams` cap) has every query
 //! it would have sent counted as rejected, as in the simulator.
 //!
+//! With several gateways (`--gateway A,B,C`, sharing one stream key) streams are spread over
+//! them and fail over from one that stops answering to the next (module `fleet`); the report counts
+//! per gateway, handovers, failover times and streams lost.
+//!
 //! Each query is judged from the load generator's clock (send → end of response): `success`
 //! when answered with 200 within the stream's deadline, `failure` when answered later,
 //! `rejected` otherwise (any other status, a timeout, a transport error).
@@ -17,13 +21,16 @@
 mod answer;
 mod body;
 mod driver;
+mod fleet;
 mod quic;
 mod report;
 
 pub use body::{BodyFormat, HEADER_LEN, InferBody, ModelSignature};
 pub use driver::{run, run_until};
+pub use fleet::Assign;
 pub use report::{
-    AppReport, LatencySummary, LoadReport, QueryCounts, Recorder, RunConfig, StreamCounts, classify,
+    AppReport, FleetReport, GatewayCounts, LatencySummary, LoadReport, QueryCounts, Recorder,
+    RunConfig, StreamCounts, classify,
 };
 
 use anyhow::{Context, bail};
@@ -45,9 +52,15 @@ pub enum ReportFormat {
 /// Options of `continuum loadgen`.
 #[derive(Debug, Clone, Args)]
 pub struct LoadgenArgs {
-    /// Gateway base URL (http://host:port).
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
-    pub gateway: String,
+    /// Gateway base URL (http://host:port); several, comma-separated or repeated, make a
+    /// fleet sharing one stream key: streams are spread over them (--assign) and move to the
+    /// next one when theirs stops answering.
+    #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:8080")]
+    pub gateway: Vec<String>,
+    /// Which gateway of --gateway each new stream opens at: `spread` (client i at gateway
+    /// i mod n) or `first` (all at the first; the others only take streams over).
+    #[arg(long, value_enum, default_value_t = Assign::Spread)]
+    pub assign: Assign,
     /// Workload file (YAML).
     #[arg(long, default_value = "workloads/default.yaml")]
     pub workload: PathBuf,
@@ -116,8 +129,13 @@ pub struct LoadgenArgs {
 /// Everything a load run needs, loaded and checked.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// Gateway base URL, without a trailing slash.
+    /// Gateway base URL, without a trailing slash (the first of `gateways`).
     pub gateway: String,
+    /// Every gateway of the fleet, in failover order (`gateway` first); one for a single
+    /// gateway.
+    pub gateways: Vec<String>,
+    /// Which gateway each new stream opens at.
+    pub assign: Assign,
     /// The workload (λ already overridden where asked).
     pub workload: Workload,
     /// Task names, indexed by [`continuum_core::profiles::TaskId`].
@@ -186,8 +204,11 @@ impl LoadOptions {
     /// Options with defaults for `workload` against `gateway`: 60 s, seed 1, scheduler 0,
     /// binary bodies, 10 s timeout, no stream cap, no progress lines.
     pub fn new(gateway: &str, workload: Workload, profiles: &Profiles) -> anyhow::Result<Self> {
+        let gateway = check_gateway(gateway)?;
         Ok(Self {
-            gateway: check_gateway(gateway)?,
+            gateways: vec![gateway.clone()],
+            gateway,
+            assign: Assign::Spread,
             workload,
             task_names: profiles.tasks.iter().map(|t| t.name.clone()).collect(),
             // As the `--duration` and `--seed` defaults.
@@ -204,6 +225,32 @@ impl LoadOptions {
             quic: None,
             progress: None,
         })
+    }
+
+    /// Sets the fleet of gateways (in failover order; the first becomes `gateway`): each URL
+    /// is checked, and an empty or repeated entry is refused naming `--gateway`.
+    pub fn set_gateways<S: AsRef<str>>(&mut self, urls: &[S]) -> anyhow::Result<()> {
+        if urls.is_empty() {
+            bail!("--gateway: expected at least one gateway URL");
+        }
+        let mut out: Vec<String> = Vec::with_capacity(urls.len());
+        for (i, u) in urls.iter().enumerate() {
+            let u = u.as_ref().trim();
+            if u.is_empty() {
+                bail!(
+                    "--gateway: entry {} of the list is empty (expected http://host:port[,http://host:port…])",
+                    i + 1
+                );
+            }
+            let g = check_gateway(u)?;
+            if out.contains(&g) {
+                bail!("--gateway {u}: listed twice");
+            }
+            out.push(g);
+        }
+        self.gateway = out[0].clone();
+        self.gateways = out;
+        Ok(())
     }
 
     /// Loads the files `args` name and checks its values.
@@ -242,7 +289,16 @@ impl LoadOptions {
         if !(args.progress.is_finite() && args.progress >= 0.0) {
             bail!("--progress: expected seconds >= 0, got {}", args.progress);
         }
-        let mut o = Self::new(&args.gateway, workload, &profiles)?;
+        let first = args
+            .gateway
+            .first()
+            .context("--gateway: expected at least one gateway URL")?;
+        let mut o = Self::new(first.trim(), workload, &profiles)?;
+        o.set_gateways(&args.gateway)?;
+        o.assign = args.assign;
+        if o.gateways.len() > 1 && args.quic.is_some() {
+            bail!("--quic: queries over QUIC go to one gateway; give one --gateway with it");
+        }
         o.duration_s = args.duration;
         o.seed = args.seed;
         o.scheduler = args.scheduler;
@@ -260,7 +316,8 @@ impl LoadOptions {
     /// What the report echoes of these options.
     pub fn run_config(&self) -> RunConfig {
         RunConfig {
-            gateway: self.gateway.clone(),
+            gateway: self.gateways.join(","),
+            assign: self.assign.name().into(),
             lambda: self.workload.lambda.describe(),
             duration_s: self.duration_s,
             seed: self.seed,

@@ -124,11 +124,45 @@ pub struct AppReport {
     pub latency_ms: LatencySummary,
 }
 
+/// What one gateway of the fleet did for the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GatewayCounts {
+    /// Its base URL.
+    pub url: String,
+    /// Streams opened there (201).
+    pub opened: u64,
+    /// Queries it answered (any HTTP status).
+    pub answered: u64,
+    /// Requests it did not answer at all (connection refused or reset).
+    pub unreachable: u64,
+    /// Streams handed over to it from a gateway that stopped answering.
+    pub handovers_in: u64,
+}
+
+/// Failover across the gateways of the fleet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FleetReport {
+    /// Per gateway, in the order given.
+    pub gateways: Vec<GatewayCounts>,
+    /// Streams moved from a gateway that stopped answering to the next one.
+    pub handovers: u64,
+    /// Queries sent again at the next gateway after theirs stopped answering (each is still
+    /// judged once).
+    pub resent: u64,
+    /// Time from a stream's first failed request at a gateway to its first answer at the
+    /// next one.
+    pub failover_ms: LatencySummary,
+    /// Streams that had been opened and could not continue at any gateway.
+    pub streams_lost: u64,
+}
+
 /// What a load run was asked to do, echoed in its report.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RunConfig {
-    /// Gateway base URL.
+    /// Gateway base URLs, comma-separated, in failover order.
     pub gateway: String,
+    /// How streams were assigned to the gateways (`spread` or `first`).
+    pub assign: String,
     /// Client arrival rate λ, clients/min (description).
     pub lambda: String,
     /// Duration of client arrivals, s.
@@ -186,6 +220,8 @@ pub struct LoadReport {
     pub gateway_outcome: BTreeMap<String, u64>,
     /// Per app class.
     pub per_app: Vec<AppReport>,
+    /// Per gateway and failover (one entry in `gateways` for a single gateway).
+    pub fleet: FleetReport,
     /// The first few unexpected answers and errors.
     pub errors: Vec<String>,
 }
@@ -210,6 +246,8 @@ pub struct Recorder {
     close_status: BTreeMap<String, u64>,
     gateway_outcome: BTreeMap<String, u64>,
     errors: Vec<String>,
+    fleet: FleetReport,
+    failover: Histogram<u64>,
 }
 
 fn bump(m: &mut BTreeMap<String, u64>, key: &str, n: u64) {
@@ -243,7 +281,68 @@ impl Recorder {
             close_status: BTreeMap::new(),
             gateway_outcome: BTreeMap::new(),
             errors: Vec::new(),
+            fleet: FleetReport::default(),
+            failover: histogram(),
         }
+    }
+
+    /// Names the gateways of the fleet (indexed as in the failover order).
+    pub fn set_gateways(&mut self, urls: &[String]) {
+        self.fleet.gateways = urls
+            .iter()
+            .map(|u| GatewayCounts {
+                url: u.clone(),
+                ..GatewayCounts::default()
+            })
+            .collect();
+    }
+
+    fn gw(&mut self, g: usize) -> Option<&mut GatewayCounts> {
+        self.fleet.gateways.get_mut(g)
+    }
+
+    /// A stream was opened at gateway `g`.
+    pub fn opened_at(&mut self, g: usize) {
+        if let Some(c) = self.gw(g) {
+            c.opened += 1;
+        }
+    }
+
+    /// Gateway `g` answered a query (any HTTP status).
+    pub fn answered_at(&mut self, g: usize) {
+        if let Some(c) = self.gw(g) {
+            c.answered += 1;
+        }
+    }
+
+    /// Gateway `g` did not answer a request at all.
+    pub fn unreachable_at(&mut self, g: usize) {
+        if let Some(c) = self.gw(g) {
+            c.unreachable += 1;
+        }
+    }
+
+    /// A stream was handed over to gateway `g`.
+    pub fn handover_to(&mut self, g: usize) {
+        self.fleet.handovers += 1;
+        if let Some(c) = self.gw(g) {
+            c.handovers_in += 1;
+        }
+    }
+
+    /// A query was sent again at the next gateway.
+    pub fn resent(&mut self) {
+        self.fleet.resent += 1;
+    }
+
+    /// A failover took `us` µs (first failure to first answer at the next gateway).
+    pub fn failover(&mut self, us: u64) {
+        self.failover.saturating_record(us.max(1));
+    }
+
+    /// An opened stream could not continue at any gateway.
+    pub fn stream_lost(&mut self) {
+        self.fleet.streams_lost += 1;
     }
 
     /// A client of app `app` arrived and asks to open a stream.
@@ -374,6 +473,10 @@ impl Recorder {
             close_status: self.close_status.clone(),
             gateway_outcome: self.gateway_outcome.clone(),
             per_app,
+            fleet: FleetReport {
+                failover_ms: LatencySummary::of(&self.failover),
+                ..self.fleet.clone()
+            },
             errors: self.errors.clone(),
         }
     }
@@ -479,6 +582,26 @@ impl LoadReport {
         let _ = writeln!(s, "infer status: {}", map_line(&self.infer_status));
         let _ = writeln!(s, "close status: {}", map_line(&self.close_status));
         let _ = writeln!(s, "gateway says: {}", map_line(&self.gateway_outcome));
+        let f = &self.fleet;
+        if f.gateways.len() > 1 {
+            let _ = writeln!(
+                s,
+                "fleet ({}): handovers {}  resent {}  streams lost {}  failover p50 {:.1} ms max {:.1} ms",
+                c.assign,
+                f.handovers,
+                f.resent,
+                f.streams_lost,
+                f.failover_ms.p50,
+                f.failover_ms.max
+            );
+            for g in &f.gateways {
+                let _ = writeln!(
+                    s,
+                    "  {:<28} opened {:>6}  answered {:>8}  unreachable {:>6}  handovers in {:>5}",
+                    g.url, g.opened, g.answered, g.unreachable, g.handovers_in
+                );
+            }
+        }
         for e in &self.errors {
             let _ = writeln!(s, "error: {e}");
         }

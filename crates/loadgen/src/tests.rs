@@ -286,3 +286,53 @@ fn clients_and_emissions_match_the_simulator() {
         }
     }
 }
+
+/// The `--gateway` list as clap reads it, comma-separated or repeated.
+fn gateway_args(argv: &[&str]) -> Result<LoadgenArgs, clap::Error> {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: LoadgenArgs,
+    }
+    let argv = std::iter::once("loadgen").chain(argv.iter().copied());
+    <Cli as clap::Parser>::try_parse_from(argv).map(|c| c.a)
+}
+
+#[test]
+fn a_gateway_list_is_read_and_bad_entries_name_the_flag() {
+    let a = gateway_args(&[
+        "--gateway",
+        "http://a:1,http://b:2",
+        "--gateway",
+        "http://c:3",
+    ])
+    .unwrap();
+    assert_eq!(a.gateway, ["http://a:1", "http://b:2", "http://c:3"]);
+    assert_eq!(a.assign, Assign::Spread);
+    let one = gateway_args(&[]).unwrap();
+    assert_eq!(one.gateway, ["http://127.0.0.1:8080"]);
+    assert_eq!(
+        gateway_args(&["--assign", "first"]).unwrap().assign,
+        Assign::First
+    );
+    assert!(gateway_args(&["--assign", "nearest"]).is_err());
+
+    let sc = fixtures::scenario(fixtures::TOPOLOGY, WORKLOAD);
+    let mut o = LoadOptions::new("http://a:1", sc.workload.clone(), &sc.profiles).unwrap();
+    assert_eq!((o.gateway.as_str(), o.gateways.len()), ("http://a:1", 1));
+    o.set_gateways(&["http://a:1/", " http://b:2"]).unwrap();
+    assert_eq!(o.gateways, ["http://a:1", "http://b:2"]);
+    assert_eq!(o.run_config().gateway, "http://a:1,http://b:2");
+    for (bad, says) in [
+        (vec!["http://a:1", ""], "entry 2 of the list is empty"),
+        (vec!["http://a:1", "http://a:1/"], "listed twice"),
+        (vec!["http://a:1", "b:2"], "expected http://host:port"),
+        (vec![], "at least one"),
+    ] {
+        let e = o.set_gateways(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--gateway") && e.contains(says),
+            "{bad:?}: {e}"
+        );
+    }
+}

@@ -142,11 +142,14 @@ impl QuicLink {
 
 /// Keeps the connection of `up` alive until `stop` or until it is retired: connects, reads
 /// load reports every `period_ms` into `loads`, samples the RTT, and reconnects with backoff
-/// when the connection ends.
+/// when the connection ends. A worker with no report for `silence` is taken for dead (a
+/// killed process sends no close, so only silence tells): the connection is dropped, which
+/// fails the queries in flight on it at once (they are retried elsewhere, [`crate::retry`]).
 pub async fn maintain(
     up: Arc<Upstream>,
     loads: Arc<LiveLoads>,
     period_ms: u32,
+    silence: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
     let super::Link::Quic(link) = &up.link else {
@@ -160,7 +163,10 @@ pub async fn maintain(
             *link.client.write().expect("link lock") = Some(client.clone());
             loop {
                 let report = tokio::select! {
-                    r = reports.next() => r?,
+                    r = tokio::time::timeout(silence, reports.next()) => match r {
+                        Ok(r) => r?,
+                        Err(_) => anyhow::bail!("no load report for {silence:?}"),
+                    },
                     e = client.closed() => return Err(anyhow::anyhow!("connection closed: {e}")),
                 };
                 let Some(report) = report else {
@@ -187,7 +193,7 @@ pub async fn maintain(
             tracing::warn!(worker = %up.cfg.name, "worker down");
         }
         if let Err(e) = r {
-            tracing::debug!(worker = %up.cfg.name, error = %format!("{e:#}"), "worker connection ended");
+            tracing::info!(worker = %up.cfg.name, error = %format!("{e:#}"), "worker connection ended");
         }
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
