@@ -242,3 +242,100 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     ]));
     assert!(e.contains("rollout") && e.contains(":2:"), "{e}");
 }
+
+/// Meta-training split into its units of work (as a distributed driver runs it): the plan,
+/// each inner training alone, each outer step; the last writes the whole run's checkpoint and
+/// log, bit for bit (the log's wall-clock column aside). Bad splits are refused.
+#[test]
+fn meta_train_split_into_inner_and_outer_steps_writes_the_same_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let base = [
+        "meta-train",
+        "--config",
+        "tests/fixtures/tiny-meta-inner.yaml",
+        "--meta",
+        "tests/fixtures/tiny-meta.yaml",
+        "--seed",
+        "3",
+    ];
+    let run = |extra: &[&str]| -> String {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        succeeded(&continuum(&a))
+    };
+    run(&["--out", &d("whole.dqn")]);
+    let plan: serde_json::Value = serde_json::from_str(&run(&["--plan"])).unwrap();
+    assert_eq!(
+        (plan["meta_iterations"].as_u64(), plan["tasks"].as_u64()),
+        (Some(2), Some(2))
+    );
+    for it in 0..2 {
+        let mut runs = Vec::new();
+        for b in 0..2 {
+            let p = d(&format!("inner-{it}-{b}.dqn"));
+            let mut a = vec![
+                "--inner".to_string(),
+                format!("{it}:{b}"),
+                "--out".into(),
+                p.clone(),
+            ];
+            if it > 0 {
+                a.extend(["--theta".into(), d(&format!("theta-{}.dqn", it - 1))]);
+            }
+            let summary = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+            std::fs::write(dir.path().join(format!("inner-{it}-{b}.json")), summary).unwrap();
+            runs.push(p);
+        }
+        let mut a = vec![
+            "--outer".to_string(),
+            it.to_string(),
+            "--inner-runs".into(),
+            runs.join(","),
+            "--out".into(),
+            d(&format!("theta-{it}.dqn")),
+        ];
+        if it > 0 {
+            a.extend(["--theta".into(), d(&format!("theta-{}.dqn", it - 1))]);
+        }
+        run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    let whole = std::fs::read(dir.path().join("whole.dqn")).unwrap();
+    let split = std::fs::read(dir.path().join("theta-1.dqn")).unwrap();
+    assert!(
+        whole == split,
+        "the split run's checkpoint differs from the whole run's"
+    );
+    let cols = |f: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                format!("{},{},{}", c[0], c[1], c[3])
+            })
+            .collect()
+    };
+    assert_eq!(cols("whole.meta.csv"), cols("theta-1.meta.csv"));
+    // θ is required after iteration 0 and refused at it; inner runs must match the iteration.
+    let mut a = base.to_vec();
+    a.extend(["--inner", "1:0", "--out", "x.dqn"]);
+    assert!(failed(&continuum(&a)).contains("needs --theta"));
+    let mut a = base.to_vec();
+    a.extend(["--inner", "0:5", "--out", "x.dqn"]);
+    assert!(failed(&continuum(&a)).contains("task 5 of 2"));
+    let inner0 = format!("{},{}", d("inner-0-0.dqn"), d("inner-0-1.dqn"));
+    let theta0 = d("theta-0.dqn");
+    let mut a = base.to_vec();
+    a.extend([
+        "--outer",
+        "1",
+        "--theta",
+        &theta0,
+        "--inner-runs",
+        &inner0,
+        "--out",
+        "x.dqn",
+    ]);
+    assert!(failed(&continuum(&a)).contains("expected 1:0"));
+}

@@ -1,12 +1,18 @@
 //! `continuum meta-train`: an initialisation of the meta-policy network, meta-learnt over
 //! generated topologies (Reptile), to adapt from with `continuum train --init … --budget …`.
+//!
+//! The same run can be split into units of work for a distributed driver
+//! ([`super::meta_steps`]): `--plan`, then per meta-iteration every `--inner <it>:<task>` (any
+//! machine) and one `--outer <it>` (gathering them); the last `--outer` writes the checkpoint
+//! the whole run writes, bit for bit.
 
 use anyhow::{Context, Result};
 use clap::Args;
 use continuum_core::config::Source;
+use continuum_core::policy::StreamClasses;
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::Workload;
-use continuum_learn::agent::{Checkpoint, CheckpointMeta, DqnConfig, Fallback};
+use continuum_learn::agent::{CheckpointMeta, DqnConfig, Fallback, NetShape};
 use continuum_learn::train::meta_learn::{MetaLine, MetaSettings, meta_train};
 use std::path::PathBuf;
 
@@ -31,64 +37,133 @@ pub struct MetaTrainArgs {
     /// Meta-iterations (overrides the meta settings).
     #[arg(long)]
     pub meta_iterations: Option<usize>,
-    /// Checkpoint to write (`<stem>.meta.csv` beside it).
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Checkpoint to write (`<stem>.meta.csv` beside it). With `--inner`: the inner run's
+    /// weights; with `--outer`: θ after the iteration.
+    #[arg(long, required_unless_present = "plan")]
+    pub out: Option<PathBuf>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Split run: print the meta-iterations and tasks per iteration as JSON, run nothing.
+    #[arg(long, conflicts_with_all = ["inner", "outer"])]
+    pub plan: bool,
+    /// Split run: inner training `<iteration>:<task>` alone, from `--theta` (none at iteration
+    /// 0); prints its task and success ratio as JSON.
+    #[arg(long, value_name = "IT:TASK", conflicts_with = "outer")]
+    pub inner: Option<String>,
+    /// Split run: the outer step of iteration `<it>` from `--theta` and `--inner-runs`.
+    #[arg(long, value_name = "IT", requires = "inner_runs")]
+    pub outer: Option<usize>,
+    /// Split run: θ before this iteration (as `--outer` of the previous one wrote it).
+    #[arg(long)]
+    pub theta: Option<PathBuf>,
+    /// Split run, `--outer`: the iteration's inner checkpoints in task order (comma-separated),
+    /// each with the JSON `--inner` printed beside it (`<file>.json`).
+    #[arg(long, value_delimiter = ',')]
+    pub inner_runs: Vec<PathBuf>,
+    /// Split run, `--outer`: seconds since the run began (the log's wall-clock column).
+    #[arg(long, default_value_t = 0.0)]
+    pub wall_s: f64,
+}
+
+/// What meta-training needs, loaded and checked.
+pub(super) struct Loaded {
+    pub cfg: DqnConfig,
+    pub m: MetaSettings,
+    pub profiles: Profiles,
+    pub workload: Workload,
+}
+
+impl Loaded {
+    fn from(a: &MetaTrainArgs) -> Result<Self> {
+        let cfg = DqnConfig::load(&a.config)?;
+        let mut m: MetaSettings = match &a.meta {
+            Some(p) => Source::read(p)?.parse()?,
+            None => MetaSettings::default(),
+        };
+        if let Some(i) = a.meta_iterations {
+            m.meta_iterations = i;
+        }
+        let profiles = Profiles::load(&a.profiles)?;
+        let workload = Workload::load(&a.workload, &profiles)?;
+        Ok(Self {
+            cfg,
+            m,
+            profiles,
+            workload,
+        })
+    }
+
+    /// The metadata of every checkpoint meta-training writes (θ, inner runs, the result).
+    pub fn checkpoint_meta(&self, shape: NetShape, classes: &StreamClasses) -> CheckpointMeta {
+        CheckpointMeta {
+            actions: self.cfg.actions.clone(),
+            classes: classes.clone(),
+            topology: "meta-trained over generated topologies".into(),
+            fingerprint: "none: an initialisation for `train --init`".into(),
+            shape,
+            config: self.cfg.clone(),
+            fallback: Fallback::single(vec![0; classes.len()]),
+            margin: f64::INFINITY,
+        }
+    }
+}
+
+/// The log file beside checkpoint `out`.
+pub(super) fn log_path(out: &std::path::Path) -> PathBuf {
+    out.with_extension("meta.csv")
+}
+
+/// The log's header and one line per meta-iteration.
+pub(super) const LOG_HEADER: &str = "meta_iteration,success_ratio,wall_s,tasks\n";
+
+/// One line of the log.
+pub(super) fn log_line(l: &MetaLine) -> String {
+    format!(
+        "{},{:.4},{:.1},{}\n",
+        l.iteration,
+        l.success_ratio,
+        l.wall_s,
+        l.tasks.join(" | ")
+    )
 }
 
 /// Runs `continuum meta-train`.
 pub fn execute(a: &MetaTrainArgs) -> Result<()> {
-    let cfg = DqnConfig::load(&a.config)?;
-    let mut m: MetaSettings = match &a.meta {
-        Some(p) => Source::read(p)?.parse()?,
-        None => MetaSettings::default(),
-    };
-    if let Some(i) = a.meta_iterations {
-        m.meta_iterations = i;
-    }
-    let profiles = Profiles::load(&a.profiles)?;
-    let workload = Workload::load(&a.workload, &profiles)?;
+    let l = Loaded::from(a)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = |l: &MetaLine| {
+    if a.plan || a.inner.is_some() || a.outer.is_some() {
+        return pool.install(|| super::meta_steps::execute(a, &l));
+    }
+    let out = a
+        .out
+        .as_ref()
+        .context("--out: expected the checkpoint to write")?;
+    let m = &l.m;
+    let progress = |line: &MetaLine| {
         eprintln!(
             "[{:>7.1} s] meta-iteration {}/{}  inner success {:.3}  tasks {}",
-            l.wall_s,
-            l.iteration + 1,
+            line.wall_s,
+            line.iteration + 1,
             m.meta_iterations,
-            l.success_ratio,
-            l.tasks.join(", ")
+            line.success_ratio,
+            line.tasks.join(", ")
         );
     };
-    let t = pool.install(|| meta_train(&profiles, &workload, &cfg, &m, a.seed, &progress))?;
-    let meta = CheckpointMeta {
-        actions: cfg.actions.clone(),
-        classes: t.classes.clone(),
-        topology: "meta-trained over generated topologies".into(),
-        fingerprint: "none: an initialisation for `train --init`".into(),
-        shape: t.shape,
-        config: cfg.clone(),
-        fallback: Fallback::single(vec![0; t.classes.len()]),
-        margin: f64::INFINITY,
-    };
-    Checkpoint::save(&a.out, &t.vars, &meta)?;
-    let csv = a.out.with_extension("meta.csv");
-    let mut text = String::from("meta_iteration,success_ratio,wall_s,tasks\n");
-    for l in &t.log {
-        text.push_str(&format!(
-            "{},{:.4},{:.1},{}\n",
-            l.iteration,
-            l.success_ratio,
-            l.wall_s,
-            l.tasks.join(" | ")
-        ));
-    }
+    let t = pool.install(|| meta_train(&l.profiles, &l.workload, &l.cfg, m, a.seed, &progress))?;
+    continuum_learn::agent::Checkpoint::save(
+        out,
+        &t.vars,
+        &l.checkpoint_meta(t.shape, &t.classes),
+    )?;
+    let csv = log_path(out);
+    let text: String = std::iter::once(LOG_HEADER.to_string())
+        .chain(t.log.iter().map(log_line))
+        .collect();
     std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
-    eprintln!("wrote {} and {}", a.out.display(), csv.display());
+    eprintln!("wrote {} and {}", out.display(), csv.display());
     Ok(())
 }

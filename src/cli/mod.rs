@@ -5,6 +5,7 @@ mod allocated;
 mod args;
 pub mod deeprm;
 mod deeprm_eval;
+mod meta_steps;
 mod meta_train;
 mod rows;
 mod run;

@@ -5,7 +5,7 @@
 //! parallel); θ moves towards the mean of the trained weights. The state must have a fixed
 //! size on every topology (`state_workers` > 0) and the workload fixes the classes.
 
-use super::{Learnt, Progress, learn};
+use super::{Progress, learn};
 use crate::agent::{DqnConfig, NetShape, build, flat, set_flat};
 use crate::reptile::{meta_step, step_size};
 use anyhow::{Context, Result, bail};
@@ -132,6 +132,45 @@ pub struct MetaLine {
     pub wall_s: f64,
 }
 
+/// The initialisation θ between meta-iterations.
+#[derive(Debug, Clone)]
+pub struct Theta {
+    /// Flat weights (as [`flat`] orders them).
+    pub weights: Vec<f32>,
+    /// The network's shape.
+    pub shape: NetShape,
+    /// The classes of its heads.
+    pub classes: StreamClasses,
+}
+
+impl Theta {
+    /// θ from a checkpoint's weights (in [`flat`]'s order), shape and classes.
+    pub fn from_checkpoint(ck: &crate::agent::Checkpoint) -> Result<Self> {
+        let mut names: Vec<&String> = ck.tensors.keys().collect();
+        names.sort();
+        let mut weights = Vec::new();
+        for n in names {
+            weights.extend(ck.tensors[n].flatten_all()?.to_vec1::<f32>()?);
+        }
+        Ok(Self {
+            weights,
+            shape: ck.meta.shape,
+            classes: ck.meta.classes.clone(),
+        })
+    }
+}
+
+/// One inner training: the trained weights and how well its last episode went.
+#[derive(Debug, Clone)]
+pub struct InnerRun {
+    /// The trained weights (flat), their shape and classes.
+    pub trained: Theta,
+    /// Success ratio of its last episode.
+    pub success_ratio: f64,
+    /// The task (topology name: antennas).
+    pub task: String,
+}
+
 /// The meta-trained initialisation.
 pub struct MetaTrained {
     /// Its weights.
@@ -144,15 +183,8 @@ pub struct MetaTrained {
     pub log: Vec<MetaLine>,
 }
 
-/// Meta-trains the network of `cfg` over generated topologies with `profiles` and `workload`.
-pub fn meta_train(
-    profiles: &Profiles,
-    workload: &Workload,
-    cfg: &DqnConfig,
-    m: &MetaSettings,
-    seed: u64,
-    progress: &(dyn Fn(&MetaLine) + Sync),
-) -> Result<MetaTrained> {
+/// Checks that `cfg` and `m` allow meta-training; the inner learner's settings.
+pub fn inner_config(cfg: &DqnConfig, m: &MetaSettings) -> Result<DqnConfig> {
     m.validate()?;
     if cfg.state_workers == 0 || cfg.identity {
         bail!(
@@ -161,89 +193,146 @@ pub fn meta_train(
         );
     }
     // The inner loops run episodes only: no fallback tables or margin to budget for.
-    let inner = DqnConfig {
+    Ok(DqnConfig {
         budget_queries: m.task_budget_queries,
         fallback_levels: 0,
         ..cfg.clone()
+    })
+}
+
+/// Inner training `b` of meta-iteration `it`: a topology drawn from `seed`, `it` and `b`,
+/// trained with `inner` from `theta` (the first iteration: from weights drawn from `seed`).
+/// A unit of work on its own: it depends on nothing else of the iteration.
+#[allow(clippy::too_many_arguments)]
+pub fn inner_task(
+    profiles: &Profiles,
+    workload: &Workload,
+    inner: &DqnConfig,
+    m: &MetaSettings,
+    seed: u64,
+    it: usize,
+    b: usize,
+    theta: Option<&Theta>,
+) -> Result<InnerRun> {
+    let init = match theta {
+        Some(t) => {
+            let (vars, _) = build(t.shape, 0)?;
+            set_flat(&vars, &t.weights)?;
+            Some(vars)
+        }
+        None => None,
     };
-    let start = Instant::now();
-    let mut theta: Option<(Vec<f32>, NetShape, StreamClasses)> = None;
-    let mut log = Vec::with_capacity(m.meta_iterations);
+    let task_seed = mix64(seed ^ mix64(it as u64 + 1) ^ (b as u64 + 1));
+    let mut rng = stream_rng(task_seed, Purpose::Other, 0x6d65_7461, 0);
+    let name = format!("meta-task-{it}-{b}");
+    let o = m.task(&mut rng, name.clone());
+    let text = generate(&o);
+    let topo = Topology::from_source(&Source::inline(&name, &text), profiles)
+        .with_context(|| format!("generated task topology {name}"))?;
+    let sc = Scenario::new(profiles.clone(), topo, workload.clone());
     let quiet: Progress = &|_| {};
+    let learnt = learn(&sc, inner, seed, init.as_ref(), quiet)?;
+    Ok(InnerRun {
+        trained: Theta {
+            weights: flat(&learnt.vars)?,
+            shape: learnt.shape,
+            classes: learnt.classes.clone(),
+        },
+        success_ratio: learnt.logs.last().map_or(0.0, |x| x.success_ratio),
+        task: format!("{name}: {} antennas", o.antennas),
+    })
+}
+
+/// The outer step of meta-iteration `it`: θ moves towards the mean of the inner runs'
+/// weights by the iteration's step size (the first iteration starts from weights drawn from
+/// `seed`). Returns the new θ, the mean success ratio and the tasks' names.
+pub fn outer_step(
+    theta: Option<Theta>,
+    runs: &[InnerRun],
+    m: &MetaSettings,
+    seed: u64,
+    it: usize,
+) -> Result<(Theta, f64, Vec<String>)> {
+    let first = runs
+        .first()
+        .context("a meta-iteration without inner runs")?;
+    let mut theta = match theta {
+        Some(t) => t,
+        None => {
+            let (vars, _) = build(first.trained.shape, seed)?;
+            Theta {
+                weights: flat(&vars)?,
+                shape: first.trained.shape,
+                classes: first.trained.classes.clone(),
+            }
+        }
+    };
+    let dirs: Vec<Vec<f32>> = runs
+        .iter()
+        .map(|r| {
+            r.trained
+                .weights
+                .iter()
+                .zip(&theta.weights)
+                .map(|(a, t)| a - t)
+                .collect()
+        })
+        .collect();
+    let success = runs.iter().map(|r| r.success_ratio / m.tasks as f64).sum();
+    meta_step(
+        &mut theta.weights,
+        &dirs,
+        step_size(m.meta_step, it, m.meta_iterations),
+    );
+    Ok((
+        theta,
+        success,
+        runs.iter().map(|r| r.task.clone()).collect(),
+    ))
+}
+
+/// The network of θ (built from `seed`'s shape, weights set from θ).
+pub fn theta_vars(theta: &Theta, seed: u64) -> Result<VarMap> {
+    let (vars, _) = build(theta.shape, seed)?;
+    set_flat(&vars, &theta.weights)?;
+    Ok(vars)
+}
+
+/// Meta-trains the network of `cfg` over generated topologies with `profiles` and `workload`:
+/// each meta-iteration's inner trainings in parallel ([`inner_task`]), then [`outer_step`].
+pub fn meta_train(
+    profiles: &Profiles,
+    workload: &Workload,
+    cfg: &DqnConfig,
+    m: &MetaSettings,
+    seed: u64,
+    progress: &(dyn Fn(&MetaLine) + Sync),
+) -> Result<MetaTrained> {
+    let inner = inner_config(cfg, m)?;
+    let start = Instant::now();
+    let mut theta: Option<Theta> = None;
+    let mut log = Vec::with_capacity(m.meta_iterations);
     for it in 0..m.meta_iterations {
-        let eps = step_size(m.meta_step, it, m.meta_iterations);
-        let init = match &theta {
-            Some((w, shape, _)) => {
-                let (vars, _) = build(*shape, 0)?;
-                set_flat(&vars, w)?;
-                Some(vars)
-            }
-            None => None,
-        };
-        let runs: Vec<Result<(Learnt, String)>> = (0..m.tasks)
+        let runs = (0..m.tasks)
             .into_par_iter()
-            .map(|b| {
-                let task_seed = mix64(seed ^ mix64(it as u64 + 1) ^ (b as u64 + 1));
-                let mut rng = stream_rng(task_seed, Purpose::Other, 0x6d65_7461, 0);
-                let name = format!("meta-task-{it}-{b}");
-                let o = m.task(&mut rng, name.clone());
-                let text = generate(&o);
-                let topo = Topology::from_source(&Source::inline(&name, &text), profiles)
-                    .with_context(|| format!("generated task topology {name}"))?;
-                let sc = Scenario::new(profiles.clone(), topo, workload.clone());
-                // The first iteration starts every task from the same weights (from `seed`).
-                let learnt = learn(&sc, &inner, seed, init.as_ref(), quiet)?;
-                Ok((learnt, format!("{name}: {} antennas", o.antennas)))
-            })
-            .collect();
-        let mut dirs = Vec::with_capacity(m.tasks);
-        let (mut names, mut success) = (Vec::new(), 0.0);
-        let base = match &theta {
-            Some((w, _, _)) => w.clone(),
-            None => {
-                let (vars, _) = build(
-                    runs.iter()
-                        .find_map(|r| r.as_ref().ok().map(|(l, _)| l.shape))
-                        .context("every task of the first meta-iteration failed")?,
-                    seed,
-                )?;
-                flat(&vars)?
-            }
-        };
-        for r in runs {
-            let (l, name) = r?;
-            let w = flat(&l.vars)?;
-            dirs.push(
-                w.iter()
-                    .zip(&base)
-                    .map(|(a, t)| a - t)
-                    .collect::<Vec<f32>>(),
-            );
-            success += l.logs.last().map_or(0.0, |x| x.success_ratio) / m.tasks as f64;
-            names.push(name);
-            if theta.is_none() {
-                theta = Some((base.clone(), l.shape, l.classes.clone()));
-            }
-        }
-        if let Some((w, _, _)) = &mut theta {
-            meta_step(w, &dirs, eps);
-        }
+            .map(|b| inner_task(profiles, workload, &inner, m, seed, it, b, theta.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let (next, success_ratio, tasks) = outer_step(theta.take(), &runs, m, seed, it)?;
+        theta = Some(next);
         let line = MetaLine {
             iteration: it,
-            tasks: names,
-            success_ratio: success,
+            tasks,
+            success_ratio,
             wall_s: start.elapsed().as_secs_f64(),
         };
         progress(&line);
         log.push(line);
     }
-    let (w, shape, classes) = theta.context("no meta-iteration ran")?;
-    let (vars, _) = build(shape, seed)?;
-    set_flat(&vars, &w)?;
+    let theta = theta.context("no meta-iteration ran")?;
     Ok(MetaTrained {
-        vars,
-        shape,
-        classes,
+        vars: theta_vars(&theta, seed)?,
+        shape: theta.shape,
+        classes: theta.classes,
         log,
     })
 }

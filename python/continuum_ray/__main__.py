@@ -1,0 +1,53 @@
+"""`python -m continuum_ray` (or `continuum-ray` once installed with pip):
+
+  sweep GRID --dir DIR --address HOST:PORT      a grid's jobs and cells as Ray tasks, merged
+  meta-train --address HOST:PORT -- ARGS…       meta-training's inner loops as Ray tasks
+
+The `continuum` binary (--bin) and the files the grid names must be at the same paths on every
+node (e.g. a shared checkout); results come back through Ray."""
+import argparse
+import os
+import pathlib
+import sys
+
+from . import cluster
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="continuum-ray", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--address", required=True,
+                    help="Ray head, host:port (e.g. 127.0.0.1:6379), or `local`")
+    ap.add_argument("--bin", default="target/release/continuum", help="the continuum binary")
+    ap.add_argument("--cwd", default=".", help="directory the binary runs in (the checkout)")
+    ap.add_argument("--retries", type=int, default=3,
+                    help="retries of a task whose process dies (Ray's max_retries)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sweep", help="run a grid file's jobs and cells, then merge")
+    s.add_argument("grid")
+    s.add_argument("--dir", required=True, help="sweep directory (cells, reports, sweep.json)")
+    s.add_argument("--fault-kill-once", metavar="CELL",
+                   help="fault injection (tests): kill the first attempt of this cell's task "
+                        "and its Ray worker")
+    m = sub.add_parser("meta-train", help="`continuum meta-train` with its inner loops on Ray")
+    m.add_argument("args", nargs=argparse.REMAINDER,
+                   help="continuum meta-train's arguments (after `--`)")
+    a = ap.parse_args(argv)
+    cwd = str(pathlib.Path(a.cwd).resolve())
+    binary = str((pathlib.Path(cwd) / a.bin).resolve()) if not os.path.isabs(a.bin) else a.bin
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"--bin: {binary} is not an executable (cargo build --release first)")
+    cluster.connect(a.address)
+    if a.cmd == "sweep":
+        from .sweep import run_sweep
+        index = run_sweep(binary, a.grid, a.dir, cwd, a.retries, a.fault_kill_once)
+        print(f"{index['cells']} cells merged into {len(index['reports'])} reports under "
+              f"{pathlib.Path(a.dir) / 'reports'}")
+    else:
+        from .meta import run_meta_train
+        args = a.args[1:] if a.args[:1] == ["--"] else a.args
+        run_meta_train(binary, args, cwd, a.retries)
+
+
+if __name__ == "__main__":
+    main()
