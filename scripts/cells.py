@@ -56,3 +56,33 @@ def pm(xs, d=2):
     import statistics
     sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
     return f"{statistics.mean(xs):.{d}f} ± {sd:.{d}f}"
+
+
+def sweep(grid, sweep_dir, binary, ray=None, threads=None):
+    """Runs `grid` (a dict in the grid file's shape: name, compare, axes, jobs) with
+    `continuum sweep run`, or on the Ray cluster at `ray` (host:port) through the driver in
+    python/; returns [(labels, report)] in grid order, labels a dict axis → label. Cells
+    already written under `sweep_dir` are reused (delete it to run again)."""
+    import os
+    import pathlib
+    import sys
+    sweep_dir = pathlib.Path(sweep_dir)
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    path = sweep_dir / "grid.yaml"
+    path.write_text(json.dumps(grid, indent=1) + "\n")  # JSON is YAML
+    if ray:
+        root = pathlib.Path(__file__).resolve().parents[1]
+        env = dict(os.environ, PYTHONPATH=str(root / "python"))
+        cmd = [sys.executable, "-m", "continuum_ray", "--address", ray, "--bin", binary,
+               "sweep", str(path), "--dir", str(sweep_dir)]
+        r = subprocess.run(cmd, env=env)
+    else:
+        cmd = [binary, "sweep", "run", str(path), "--dir", str(sweep_dir)]
+        if threads:
+            cmd += ["--threads", str(threads)]
+        r = subprocess.run(cmd)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}")
+    index = json.loads((sweep_dir / "sweep.json").read_text())
+    return [(dict(e["labels"]), json.loads((sweep_dir / e["results"]).read_text()))
+            for e in index["reports"]]

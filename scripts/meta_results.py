@@ -22,10 +22,11 @@ A second table gives the same differences with the first --warmup-s seconds of e
 out (the topology fills with streams from empty at the start of a run).
 
 Usage: python3 scripts/meta_results.py [--seeds 101,102,103,104,105] [--duration 300]
-       [--out out/meta] [--publish] [--from-json] [--no-oracle]
+       [--out out/meta] [--publish] [--from-json] [--no-oracle] [--ray HOST:PORT]
 It needs a release build (`cargo build --release`) and the checkpoints, except with
---from-json. Tables already written under <out>/tables are reused (delete them to choose
-again). --publish records both parts and the results under docs/generated/ and rewrites the
+--from-json. Every run is a cell of one grid (<out>/sweep/grid.yaml: `continuum sweep`), run
+here or, with --ray, on a Ray cluster; cells and tables already written under <out> are reused
+(delete them to run again). --publish records both parts and the results under docs/generated/ and rewrites the
 docs' blocks that name this command (scripts/docgen.py); --from-json prints the tables again
 from those recorded results without running anything.
 """
@@ -33,11 +34,10 @@ import argparse
 import json
 import pathlib
 import statistics
-import subprocess
 import sys
 
 import docgen
-from cells import success_from
+from cells import success_from, sweep
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -56,23 +56,18 @@ p.add_argument("--oracle-loads", default="60,diurnal",
                help="the loads that get an oracle row (it costs some 20 runs per cell)")
 p.add_argument("--summary-loads", default="60,diurnal",
                help="the loads of the summary table (λ values or `diurnal`)")
+p.add_argument("--ray", metavar="HOST:PORT",
+               help="run the grid's cells on this Ray head (python/continuum_ray) instead of here")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
 
 out = pathlib.Path(a.out)
 (out / "tables").mkdir(parents=True, exist_ok=True)
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random"]
 SEEDS = a.seeds.split(",")
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
-    return r.stdout
 
 
 def dominant(actions):
@@ -91,51 +86,69 @@ def after(row):
     return success_from(row, a.warmup_s)
 
 
-def measure(topo):
-    cells = [(f"λ {lam}", ["--lambda", lam], "workloads/default.yaml", a.duration, lam)
-             for lam in a.lambdas.split(",")]
-    cells.append(("diurnal", [], "workloads/diurnal.yaml", a.diurnal_duration, "diurnal"))
-    aset = pathlib.Path(f"{a.models}/{topo}-aset.dqn")
-    rows = []
-    for label, lam_args, workload, duration, key in cells:
-        table = out / "tables" / f"{topo}-{key}.yaml"
-        table.parent.mkdir(parents=True, exist_ok=True)
-        if not table.exists():
-            run([a.bin, "table", f"topologies/{topo}.yaml", "--workload", workload, *lam_args,
-                 "--duration", str(duration), "--seeds", a.table_seeds, "--out", str(table)])
-        per_seed = []
-        for seed in SEEDS:
-            cmd = [a.bin, "compare", f"topologies/{topo}.yaml", "--workload", workload,
-                   *lam_args, "--duration", str(duration), "--seed", seed, "--format", "json",
-                   "--policies", ",".join(STATIC + [f"per-class:{table}"]),
-                   "--agent", f"{a.models}/{topo}.dqn",
-                   "--agent-tables", f"{a.models}/{topo}.dqn"]
-            if aset.exists():
-                cmd += ["--agent", str(aset)]
-            if not a.no_oracle and key in a.oracle_loads.split(","):
-                cmd.append("--oracle")
-            r = json.loads(run(cmd))
-            named = {}
-            stem = pathlib.Path(topo).name  # compare names checkpoints by file stem
-            for x in r["results"]:
-                name = x["policy"]
-                if name == f"dqn:{stem}" or (name == "dqn" and not aset.exists()):
-                    name = "dqn"
-                elif name == f"dqn:{stem}-aset":
-                    name = "aset"
-                elif name == f"tables:{stem}":
-                    name = "tables"
-                elif name == f"per-class:{table}":
-                    name = "table"
-                named[name] = x
-            per_seed.append({k: dict(whole=100 * v["success_ratio"], after=after(v),
-                                     rejected=100 * v["rejected"] / max(1, v["offered"]),
-                                     failed=100 * v["failure"] / max(1, v["offered"]),
-                                     actions=dominant(v.get("actions")))
-                             for k, v in named.items()})
-        rows.append(dict(cell=label, load=key, seeds=per_seed))
-        print(f"{topo} {label} done", file=sys.stderr)
-    return rows
+def loads():
+    """The load axis: each λ, and one period of the diurnal workload; the oracle where asked."""
+    out = [{"name": lam, "workload": "workloads/default.yaml", "lambda": float(lam),
+            "duration": a.duration} for lam in a.lambdas.split(",")]
+    out.append({"name": "diurnal", "workload": "workloads/diurnal.yaml",
+                "duration": a.diurnal_duration})
+    return out
+
+
+def grid():
+    """Every compare run of the table as one grid: topologies × loads × seeds, each report the
+    eight static policies, the per-class table (a job chosen on --table-seeds), the per-class
+    agent, its tables, the ASET agent where there is one, the oracle at --oracle-loads."""
+    topos = []
+    for topo in a.topologies.split(","):
+        agents = [f"{a.models}/{topo}.dqn"]
+        aset = pathlib.Path(f"{a.models}/{topo}-aset.dqn")
+        if aset.exists():
+            agents.append(str(aset))
+        topos.append({"name": topo, "topology": topo, "agent": agents,
+                      "agent-tables": [f"{a.models}/{topo}.dqn"]})
+    table = str(out / "tables" / "{topology}-{load}.yaml")
+    compare_loads = [dict(x, oracle=(not a.no_oracle and x["name"] in a.oracle_loads.split(",")))
+                     for x in loads()]
+    return {
+        "name": "meta-results",
+        "compare": {"policies": ",".join(STATIC + [f"per-class:{table}"])},
+        "axes": [{"topology": topos}, {"load": compare_loads},
+                 {"seed": [int(x) for x in SEEDS]}],
+        "jobs": [{"command": "table", "seeds": a.table_seeds, "out": table,
+                  "axes": [{"topology": a.topologies.split(",")}, {"load": loads()}]}],
+    }
+
+
+def measure_all():
+    """Runs the grid (here, or on Ray with --ray) and files each row by topology, load, seed."""
+    found = {}
+    for labels, r in sweep(grid(), out / "sweep", a.bin, ray=a.ray):
+        topo, key = labels["topology"], labels["load"]
+        table = str(out / "tables" / f"{topo}-{key}.yaml")
+        named = {}
+        for x in r["results"]:
+            name = x["policy"]
+            if name == f"dqn:{topo}" or name == "dqn":
+                name = "dqn"
+            elif name == f"dqn:{topo}-aset":
+                name = "aset"
+            elif name == f"tables:{topo}":
+                name = "tables"
+            elif name == f"per-class:{table}":
+                name = "table"
+            named[name] = x
+        found.setdefault(topo, {}).setdefault(key, []).append(
+            {k: dict(whole=100 * v["success_ratio"], after=after(v),
+                     rejected=100 * v["rejected"] / max(1, v["offered"]),
+                     failed=100 * v["failure"] / max(1, v["offered"]),
+                     actions=dominant(v.get("actions")))
+             for k, v in named.items()})
+    summary = {}
+    for topo, by_load in found.items():
+        summary[topo] = [dict(cell="diurnal" if key == "diurnal" else f"λ {key}", load=key,
+                              seeds=per_seed) for key, per_seed in by_load.items()]
+    return summary
 
 
 def stats(xs):
@@ -305,7 +318,7 @@ def render_findings(summary):
 if a.from_json:
     summary = docgen.recorded_or_exit(CMD)
 else:
-    summary = {topo: measure(topo) for topo in a.topologies.split(",")}
+    summary = measure_all()
 cells_text, summary_text = render_cells(summary), render_summary(summary)
 findings_text = render_findings(summary)
 print(cells_text, end="")

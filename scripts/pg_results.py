@@ -6,7 +6,8 @@ margin selection as config/dqn.yaml's models/full-edge.dqn), every static policy
 random among them; the best by mean over the seeds is the baseline, as ASET's paper picks it),
 on full-edge at each λ of --lambdas, 300 s, seeds 101-105: success % mean ± sd.
 
-Usage: python3 scripts/pg_results.py [--publish] [--from-json]
+Usage: python3 scripts/pg_results.py [--publish] [--from-json] [--ray HOST:PORT]
+Every run is a cell of one grid (<out>/sweep: `continuum sweep`), here or on a Ray cluster.
 """
 import argparse
 import json
@@ -14,7 +15,7 @@ import statistics
 import sys
 
 import docgen
-from cells import pm, run
+from cells import pm, sweep
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -24,28 +25,29 @@ p.add_argument("--topology", default="full-edge")
 p.add_argument("--agents", default="dqn=models/full-edge.dqn,reinforce=models/full-edge-reinforce.dqn,"
                "reinforce-improved=models/full-edge-reinforce-improved.dqn")
 p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--out", default="out/pg")
+p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json"))
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random", "tetris"]
 AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
 
 
 def measure():
+    """Every run as one grid (`continuum sweep`): λ × seed, each report the static policies and
+    the agents."""
+    grid = {"name": "pg-results",
+            "compare": {"topology": a.topology, "duration": float(a.duration),
+                        "policies": ",".join(STATIC), "agent": [path for _, path in AGENTS]},
+            "axes": [{"lambda": a.lambdas.split(",")}, {"seed": a.seeds.split(",")}]}
     cells = {}
-    for lam in a.lambdas.split(","):
-        rows = {}
-        for s in a.seeds.split(","):
-            args = [a.bin, "compare", f"topologies/{a.topology}.yaml", "--lambda", lam,
-                    "--duration", a.duration, "--seed", s, "--format", "json",
-                    "--policies", ",".join(STATIC)]
-            for _, path in AGENTS:
-                args += ["--agent", path]
-            for r in json.loads(run(args))["results"]:
-                rows.setdefault(r["policy"], []).append(100 * r["success_ratio"])
-        cells[lam] = rows
+    for labels, r in sweep(grid, f"{a.out}/sweep", a.bin, ray=a.ray):
+        rows = cells.setdefault(labels["lambda"], {})
+        for x in r["results"]:
+            rows.setdefault(x["policy"], []).append(100 * x["success_ratio"])
     return cells
 
 
