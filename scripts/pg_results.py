@@ -52,7 +52,7 @@ def measure():
 
 
 def text(cells):
-    lams = list(cells)
+    lams = [l for l in a.lambdas.split(",") if l in cells]  # the order asked (JSON sorts keys)
     lines = ["| row | " + " | ".join(f"λ {l}" for l in lams) + " |", "|---|" + "---:|" * len(lams)]
     stem = {name: "dqn:" + path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for name, path in AGENTS}
     for name, _ in AGENTS:
