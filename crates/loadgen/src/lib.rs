@@ -24,6 +24,7 @@ mod driver;
 mod fleet;
 mod quic;
 mod report;
+mod table;
 
 pub use body::{BodyFormat, HEADER_LEN, InferBody, ModelSignature};
 pub use driver::{run, run_until};
