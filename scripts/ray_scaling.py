@@ -20,6 +20,9 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# One core per cell, task or inner training (the network's matrix products would otherwise take
+# every core), so that N counts cores; Ray's workers inherit it from the head started below.
+os.environ["RAYON_NUM_THREADS"] = "1"
 p = argparse.ArgumentParser()
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--out", default="out/ray-scaling")
@@ -30,7 +33,7 @@ a = p.parse_args()
 out = (ROOT / a.out).resolve()
 binary = str((ROOT / a.bin).resolve())
 TIMINGS = {"wall_s", "queries_per_core_s", "x_real_time_per_core", "threads"}
-META = ["--config", "config/meta-inner.yaml", "--meta", a.meta, "--seed", "1", "--threads", "1"]
+META = ["--config", "config/meta-inner.yaml", "--meta", a.meta, "--seed", "1"]
 
 
 def run(cmd, env=None):
@@ -77,6 +80,7 @@ for n in workers:
     assert reports(d) == base_sweep, f"local sweep on {n} threads differs"
     assert (out / f"meta-local-{n}.dqn").read_bytes() == base_meta
     rows.append((f"this machine, --threads {n}", ts, tm))
+    print(f"{rows[-1][0]}: sweep {ts:.1f} s, meta-train {tm:.1f} s", file=sys.stderr, flush=True)
 for n in workers:
     port = free_port()
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
@@ -92,6 +96,7 @@ for n in workers:
     assert reports(d) == base_sweep, f"the Ray sweep with {n} workers differs from the local one"
     assert (out / f"meta-ray-{n}.dqn").read_bytes() == base_meta, "meta-train on Ray differs"
     rows.append((f"Ray, {n} worker process{'es' if n > 1 else ''}", ts, tm))
+    print(f"{rows[-1][0]}: sweep {ts:.1f} s, meta-train {tm:.1f} s", file=sys.stderr, flush=True)
 
 plan = json.loads(subprocess.run([binary, "sweep", "plan", a.grid], cwd=ROOT, check=True,
                                  capture_output=True, text=True).stdout)

@@ -1,7 +1,7 @@
 """`python -m continuum_ray` (or `continuum-ray` once installed with pip):
 
-  sweep GRID --dir DIR --address HOST:PORT      a grid's jobs and cells as Ray tasks, merged
-  meta-train --address HOST:PORT -- ARGS…       meta-training's inner loops as Ray tasks
+  --address HOST:PORT sweep GRID --dir DIR      a grid's jobs and cells as Ray tasks, merged
+  --address HOST:PORT meta-train -- ARGS…       meta-training's inner loops as Ray tasks
 
 The `continuum` binary (--bin) and the files the grid names must be at the same paths on every
 node (e.g. a shared checkout); results come back through Ray."""
