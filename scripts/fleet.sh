@@ -3,20 +3,21 @@
 #  1. three gateways + three site workers (config/fleet/) against one gateway with the same
 #     three workers in scope (config/fleet/gateway-single.yaml), the same load (one load
 #     generator, λ LAMBDA clients/min of workloads/live.yaml) over SEEDS;
-#  2. the fleet with gateway 0 killed (SIGKILL) half way: streams lost, handovers, failover time;
-#  3. retry-on-reset: a config/gateway.yaml-like gateway in front of config/worker-co.yaml and
+#  2. the fleet with gateway 0 killed (SIGKILL) half way, each seed: streams lost, handovers,
+#     failover time;
+#  3. retry-on-reset, each seed: a config/gateway.yaml-like gateway in front of config/worker-co.yaml and
 #     config/worker-cloud.yaml at λ 6 (workloads/default.yaml), the central office killed
 #     (SIGKILL) half way, with retries off and on: the 502s.
 # Then scripts/fleet_results.py prints the figures. Loopback only; ports 81xx and 82xx.
 #
-#   scripts/fleet.sh                                  # 3 seeds × 60 s, about 12 minutes
+#   scripts/fleet.sh                                  # 5 seeds: about 35 minutes
 #   SEEDS="1 2 3" DURATION=30 OUT=target/fleet scripts/fleet.sh
 #   PARTS=retry scripts/fleet.sh                      # only part 3 (PARTS: any of compare kill retry)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/continuum}
 OUT=${OUT:-target/fleet}
-SEEDS=${SEEDS:-1 2 3}
+SEEDS=${SEEDS:-1 2 3 4 5}
 DURATION=${DURATION:-60}
 LAMBDA=${LAMBDA:-24}          # clients/min over the whole fleet: 8 per antenna, 2/3 of workloads/live.yaml's 12
 RETRY_LAMBDA=${RETRY_LAMBDA:-6}
@@ -74,23 +75,25 @@ for seed in $SEEDS; do
   stop "$single"
 done
 
-if part kill; then
-  echo "fleet: gateway 0 killed half way" >&2
+for seed in $SEEDS; do
+  part kill || break
+  echo "seed $seed: fleet, gateway 0 killed half way" >&2
   start_fleet
-  loadgen "$OUT/kill.json" "$FLEET" 1 &
+  loadgen "$OUT/kill-seed$seed.json" "$FLEET" "$seed" &
   lg=$!
   sleep "$(( DURATION / 2 ))"
   kill -9 "${gws[0]}"
   wait "$lg"
   stop "${gws[@]}"
-fi
+done
 stop "${workers[@]}"
 
 # Retry-on-reset: the soak.sh setup (config/gateway.yaml-like, both workers on loopback).
 co_cert="$OUT/worker-co.der"; cloud_cert="$OUT/worker-cloud.der"
-for mode in off on; do
+for run in $(for s in $SEEDS; do echo "off:$s on:$s"; done); do
   part retry || break
-  echo "retry $mode: central office killed half way" >&2
+  mode=${run%%:*}; seed=${run##*:}
+  echo "seed $seed: retry $mode, central office killed half way" >&2
   rm -f "$co_cert" "$cloud_cert"
   CONTINUUM_HTTP__LISTEN=127.0.0.1:8210 CONTINUUM_QUIC__LISTEN=127.0.0.1:8211 CONTINUUM_GRPC__LISTEN=127.0.0.1:8212 \
     CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert "$BIN" worker --config config/worker-co.yaml 2>"$OUT/retry-co.log" &
@@ -119,13 +122,13 @@ YAML
   pids+=($!); gw=$!
   ready http://127.0.0.1:8280
   "$BIN" loadgen --gateway http://127.0.0.1:8280 --workload workloads/default.yaml --profiles profiles/local.yaml \
-    --lambda "$RETRY_LAMBDA" --duration "$RETRY_DURATION" --seed 1 --progress 0 --format json \
-    --out "$OUT/retry-$mode.json" >/dev/null 2>>"$OUT/loadgen.log" &
+    --lambda "$RETRY_LAMBDA" --duration "$RETRY_DURATION" --seed "$seed" --progress 0 --format json \
+    --out "$OUT/retry-$mode-seed$seed.json" >/dev/null 2>>"$OUT/loadgen.log" &
   lg=$!
   sleep "$(( RETRY_DURATION / 2 ))"
   kill -9 "$co"
   wait "$lg"
-  curl -s 127.0.0.1:8280/metrics >"$OUT/retry-$mode-metrics.txt" || true
+  curl -s 127.0.0.1:8280/metrics >"$OUT/retry-$mode-seed$seed-metrics.txt" || true
   stop "$gw" "$cloud"
 done
 

@@ -1,7 +1,8 @@
 """Prints the figures of a fleet run (scripts/fleet.sh) from its load generator reports: the
 fleet of three gateways against one gateway under the same load (success ratio, p50 and p99,
 mean ± sample sd over the seeds), the fleet with a gateway killed (streams lost, handovers,
-resent queries, failover time), and retry-on-reset off and on (502s among the queries).
+resent queries, failover time, per seed), and retry-on-reset off and on (502s among the queries,
+mean ± sd over the seeds and per seed).
 
     python3 scripts/fleet_results.py target/fleet
 """
@@ -42,29 +43,22 @@ def comparison(out):
 
 
 def kill(out):
-    path = os.path.join(out, "kill.json")
-    if not os.path.exists(path):
+    runs = [load(p) for p in sorted(glob.glob(os.path.join(out, "kill-seed*.json")))]
+    if not runs:
         return
-    r = load(path)
-    f, q = r["fleet"], r["queries"]
     print()
-    print("gateway 0 killed half way (seed 1):")
-    print(
-        f"  streams opened {r['streams']['opened']}, lost {f['streams_lost']}; "
-        f"handovers {f['handovers']}; queries resent {f['resent']}"
-    )
-    fo = f["failover_ms"]
-    print(f"  failover time ms: n {fo['count']}, p50 {fo['p50']:.1f}, p99 {fo['p99']:.1f}, max {fo['max']:.1f}")
-    judged = q["success"] + q["failure"] + q["rejected"]
-    print(
-        f"  queries offered {q['offered']} = judged {judged} (success {q['success']}, "
-        f"failure {q['failure']}, rejected {q['rejected']}); success ratio {q['success_ratio']:.4f}"
-    )
-    for g in f["gateways"]:
-        print(
-            f"  {g['url']}: opened {g['opened']}, answered {g['answered']}, "
-            f"unreachable {g['unreachable']}, handovers in {g['handovers_in']}"
-        )
+    print(f"gateway 0 killed half way ({len(runs)} seeds):")
+    print()
+    print("| seed | streams opened | lost | handovers | queries resent | failover ms (n, max) | offered = judged | success ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for p, r in zip(sorted(glob.glob(os.path.join(out, "kill-seed*.json"))), runs):
+        f, q = r["fleet"], r["queries"]
+        fo = f["failover_ms"]
+        judged = q["success"] + q["failure"] + q["rejected"]
+        seed = p.rsplit("seed", 1)[1].split(".")[0]
+        print(f"| {seed} | {r['streams']['opened']} | {f['streams_lost']} | {f['handovers']} | "
+              f"{f['resent']} | {fo['count']}, {fo['max']:.1f} | {q['offered']} = {judged} | "
+              f"{q['success_ratio']:.4f} |")
 
 
 def metric(path, prefix):
@@ -80,25 +74,24 @@ def metric(path, prefix):
 
 def retry(out):
     print()
-    print("| retry-on-reset | offered | 502 | 504 | 200 | success ratio | retried | budget refused | no target | too late |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| retry-on-reset | seeds | offered | 502 | success ratio | retried | budget refused | no target | too late |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for mode in ["off", "on"]:
-        path = os.path.join(out, f"retry-{mode}.json")
-        if not os.path.exists(path):
+        paths = sorted(glob.glob(os.path.join(out, f"retry-{mode}-seed*.json")))
+        if not paths:
             continue
-        r = load(path)
-        st = r["infer_status"]
-        m = os.path.join(out, f"retry-{mode}-metrics.txt")
-        counts = [
-            metric(m, f'continuum_gateway_retries_total{{result="{k}"}}')
-            for k in ["retried", "budget_refused", "no_target", "too_late"]
-        ]
-        print(
-            f"| {mode} | {r['queries']['offered']} | {st.get('502', 0)} | {st.get('504', 0)} "
-            f"| {st.get('200', 0)} | {r['queries']['success_ratio']:.4f} | "
-            + " | ".join(str(c) for c in counts)
-            + " |"
-        )
+        rows = []
+        for path in paths:
+            r = load(path)
+            m = path[: -len(".json")] + "-metrics.txt"
+            counts = [metric(m, f'continuum_gateway_retries_total{{result="{k}"}}')
+                      for k in ["retried", "budget_refused", "no_target", "too_late"]]
+            rows.append([r["queries"]["offered"], r["infer_status"].get("502", 0),
+                         r["queries"]["success_ratio"], *counts])
+        col = lambda k: [x[k] for x in rows]  # noqa: E731
+        print(f"| {mode} | {len(rows)} | " + " | ".join(mean_sd(col(k)) for k in range(len(rows[0])))
+              + " |")
+        print(f"| {mode}, per seed: 502 | | | " + ", ".join(str(x) for x in col(1)) + " | | | | | |")
 
 
 def main():
