@@ -75,12 +75,12 @@ def sweep(grid, sweep_dir, binary, ray=None, threads=None):
         env = dict(os.environ, PYTHONPATH=str(root / "python"))
         cmd = [sys.executable, "-m", "continuum_ray", "--address", ray, "--bin", binary,
                "sweep", str(path), "--dir", str(sweep_dir)]
-        r = subprocess.run(cmd, env=env)
+        r = subprocess.run(cmd, env=env, stdout=sys.stderr)
     else:
         cmd = [binary, "sweep", "run", str(path), "--dir", str(sweep_dir)]
         if threads:
             cmd += ["--threads", str(threads)]
-        r = subprocess.run(cmd)
+        r = subprocess.run(cmd, stdout=sys.stderr)  # jobs' messages: not part of the tables
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}")
     index = json.loads((sweep_dir / "sweep.json").read_text())
