@@ -139,11 +139,11 @@ pub struct GatewayConfig {
     /// Retry-on-reset: a query whose worker dies or resets under it is re-sent once to another
     /// feasible worker while its deadline allows, within a retry budget ([`crate::retry`]).
     #[serde(default)]
-    pub retry: crate::retry::RetrySettings,
+    pub retry: crate::retry_budget::RetrySettings,
     /// A QUIC worker silent (no load report) for this long is declared down at once: its
     /// connection is dropped, its queries in flight fail over (retry-on-reset) and its streams
     /// re-bind. Default: as the load view's stall rule, 10 publication periods and at least
-    /// 1 s ([`crate::live::stall_after`]); the QUIC idle timeout (2 s) is the last resort.
+    /// 1 s ([`stall_after`]); the QUIC idle timeout (2 s) is the last resort.
     #[serde(default)]
     pub worker_silence_ms: Option<u64>,
 }
@@ -358,10 +358,10 @@ pub fn refuse_simulator_only(m: &continuum_core::mitigation::Mitigation) -> Resu
 
 impl GatewayConfig {
     /// How long a QUIC worker may go without a load report before it is declared down
-    /// (`worker_silence_ms`, else [`crate::live::stall_after`]).
+    /// (`worker_silence_ms`, else [`stall_after`]).
     pub fn worker_silence(&self) -> std::time::Duration {
         self.worker_silence_ms.map_or_else(
-            || crate::live::stall_after(self.publish_ms),
+            || stall_after(self.publish_ms),
             std::time::Duration::from_millis,
         )
     }
@@ -511,6 +511,12 @@ impl GatewayConfig {
         }
         Ok(())
     }
+}
+
+/// How long a worker may stay silent before it is treated as stalled. assumption: 10 load
+/// periods, and at least 1 s.
+pub fn stall_after(publish_ms: u64) -> std::time::Duration {
+    std::time::Duration::from_millis((10 * publish_ms).max(1000))
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub mod quic_api;
 pub mod relay;
 pub mod respond;
 pub mod retry;
+pub mod retry_budget;
 pub mod server;
 pub mod state;
 pub mod streams;

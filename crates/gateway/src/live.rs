@@ -3,6 +3,7 @@
 //! reach list the simulator's policies read, restricted to the workers that are up, with
 //! d_n^s / σ_n^s blended from measured round-trip times.
 
+pub use super::config::stall_after;
 pub use super::loads::{LiveLoad, LiveLoads};
 use super::plan::Plan;
 use super::upstream::Upstream;
@@ -26,12 +27,6 @@ pub struct Snapshot {
     pub max_age: Duration,
     /// Plan generation (changes on reload).
     pub generation: u64,
-}
-
-/// How long a worker may stay silent before it is treated as stalled. assumption: 10 load
-/// periods, and at least 1 s.
-pub fn stall_after(publish_ms: u64) -> Duration {
-    Duration::from_millis((10 * publish_ms).max(1000))
 }
 
 /// Builds the snapshot of `plan` from the live loads and upstream health, at `now`. `now_ms`

@@ -44,7 +44,7 @@ pub struct GatewayState {
     /// The active tail-latency mitigation and whether an operator pinned it.
     mitigation: ArcSwap<(Mitigation, bool)>,
     /// Queries and retries counted for the retry budget ([`super::retry`]).
-    pub(super) retry_budget: super::retry::RetryBudget,
+    pub(super) retry_budget: super::retry_budget::RetryBudget,
 }
 
 impl GatewayState {
