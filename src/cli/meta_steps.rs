@@ -3,7 +3,7 @@
 //! ([`inner_task`], [`outer_step`]) and pass θ and the inner weights as checkpoints (exact
 //! f32), so the last outer step writes the checkpoint the whole run writes, bit for bit.
 
-use super::meta_train::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path};
+use super::meta_train::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
 use anyhow::{Context, Result, bail};
 use continuum_learn::agent::Checkpoint;
 use continuum_learn::train::meta_learn::{
@@ -21,8 +21,22 @@ struct InnerSummary {
     success_ratio: f64,
 }
 
+/// Runs `continuum meta-train`: the whole run, or one of its units of work.
+pub fn execute(a: &MetaTrainArgs) -> Result<()> {
+    let l = Loaded::from(a)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    if a.plan || a.inner.is_some() || a.outer.is_some() {
+        pool.install(|| split(a, &l))
+    } else {
+        whole(a, &l, &pool)
+    }
+}
+
 /// Runs `--plan`, `--inner` or `--outer`.
-pub(super) fn execute(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
+fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
     let inner_cfg = inner_config(&l.cfg, &l.m)?;
     if a.plan {
         let plan = serde_json::json!({

@@ -2,9 +2,9 @@
 //! generated topologies (Reptile), to adapt from with `continuum train --init … --budget …`.
 //!
 //! The same run can be split into units of work for a distributed driver
-//! ([`super::meta_steps`]): `--plan`, then per meta-iteration every `--inner <it>:<task>` (any
-//! machine) and one `--outer <it>` (gathering them); the last `--outer` writes the checkpoint
-//! the whole run writes, bit for bit.
+//! ([`super::meta_steps`], which also dispatches the command): `--plan`, then per
+//! meta-iteration every `--inner <it>:<task>` (any machine) and one `--outer <it>` (gathering
+//! them); the last `--outer` writes the checkpoint the whole run writes, bit for bit.
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -75,7 +75,8 @@ pub(super) struct Loaded {
 }
 
 impl Loaded {
-    fn from(a: &MetaTrainArgs) -> Result<Self> {
+    /// Loads the files `a` names.
+    pub fn from(a: &MetaTrainArgs) -> Result<Self> {
         let cfg = DqnConfig::load(&a.config)?;
         let mut m: MetaSettings = match &a.meta {
             Some(p) => Source::read(p)?.parse()?,
@@ -128,16 +129,8 @@ pub(super) fn log_line(l: &MetaLine) -> String {
     )
 }
 
-/// Runs `continuum meta-train`.
-pub fn execute(a: &MetaTrainArgs) -> Result<()> {
-    let l = Loaded::from(a)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
-    if a.plan || a.inner.is_some() || a.outer.is_some() {
-        return pool.install(|| super::meta_steps::execute(a, &l));
-    }
+/// Runs the whole of `continuum meta-train` on `pool` (the split steps: [`super::meta_steps`]).
+pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> Result<()> {
     let out = a
         .out
         .as_ref()
