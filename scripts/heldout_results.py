@@ -23,11 +23,12 @@ command; --from-json prints the tables again from those recorded results.
 import argparse
 import json
 import pathlib
+import shutil
 import statistics
 import sys
 
 import docgen
-from cells import pm, run
+from cells import pm, sweep
 
 # The allowance of the targets: an agent within this many pp below the best static holds.
 ALLOWANCE_PP = 0.3
@@ -44,24 +45,26 @@ p.add_argument("--workloads", default=",".join(
 p.add_argument("--agents", default="shipped=models/{topology}.dqn",
                help="name=path pairs, {topology} replaced in each path")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--out", default="out/heldout", help="where each run's compare JSON is kept")
+p.add_argument("--out", default="out/heldout", help="where the grid's cells and reports are kept")
 p.add_argument("--reuse", action="store_true",
-               help="read a run's compare JSON from --out where it is already there")
+               help="keep the cells already under --out (else they are run again)")
+p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"))
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
+                     drop_valued=("--out", "--bin", "--ray"))
 SEEDS = a.seeds.split(",")
 AGENTS = [tuple(x.split("=", 1)) for x in a.agents.split(",")]
 
 
-def workload_args(w):
-    """The compare arguments of a workload entry: a λ, `diurnal`, or a workload file."""
+def workload_flags(w):
+    """The compare options of a workload entry (a grid axis value)."""
     if w == "diurnal":
-        return ["--workload", "workloads/diurnal.yaml", "--duration", "600"]
+        return {"workload": "workloads/diurnal.yaml", "duration": 600.0}
     if w.replace(".", "", 1).isdigit():
-        return ["--lambda", w, "--duration", str(a.duration)]
-    return ["--workload", w, "--duration", str(a.duration)]
+        return {"lambda": float(w), "duration": a.duration}
+    return {"workload": w, "duration": a.duration}
 
 
 def label(w):
@@ -75,41 +78,36 @@ def label(w):
 
 def measure():
     """Per topology, workload and seed: success % of every static policy and of each agent and
-    its tables."""
-    out = {}
+    its tables. Every run is a report of one grid (`continuum sweep`; <out>/sweep), here or on
+    a Ray cluster with --ray."""
+    topos = []
     for topo in a.topologies.split(","):
-        for w in a.workloads.split(","):
-            per_seed = []
-            for seed in SEEDS:
-                cmd = [a.bin, "compare", f"topologies/{topo}.yaml", "--seed", seed,
-                       "--format", "json", "--policies", ",".join(STATIC)] + workload_args(w)
-                for _, path in AGENTS:
-                    ck = path.format(topology=topo)
-                    cmd += ["--agent", ck, "--agent-tables", ck]
-                out_dir = pathlib.Path(a.out)
-                out_dir.mkdir(parents=True, exist_ok=True)
-                kept = out_dir / f"{topo.replace('/', '-')}-{label(w).replace(' ', '')}-seed{seed}.json"
-                if a.reuse and kept.exists():
-                    report = kept.read_text()
-                else:
-                    report = run(cmd)
-                    kept.write_text(report)
-                rows = json.loads(report)["results"]
-                got = {}
-                for r in rows:
-                    name = r["policy"]
-                    for agent, path in AGENTS:
-                        stem = pathlib.Path(path.format(topology=topo)).stem
-                        if name in (f"dqn:{stem}", "dqn"):
-                            name = f"dqn:{agent}"
-                        elif name == f"tables:{stem}":
-                            name = f"tables:{agent}"
-                    got[name] = 100 * r["success_ratio"]
-                    for app in r["per_app"]:
-                        got[f"{name}@{app['app']}"] = 100 * app["success"] / max(1, app["offered"])
-                per_seed.append(got)
-            out[f"{topo}|{w}"] = per_seed
-            print(f"{topo} {w} done", file=sys.stderr)
+        cks = [path.format(topology=topo) for _, path in AGENTS]
+        topos.append({"name": topo, "topology": f"topologies/{topo}.yaml", "agent": cks,
+                      "agent-tables": cks})
+    works = [dict(workload_flags(w), name=w) for w in a.workloads.split(",")]
+    grid = {"name": "heldout", "compare": {"policies": ",".join(STATIC)},
+            "axes": [{"topology": topos}, {"load": works},
+                     {"seed": [int(x) for x in SEEDS]}]}
+    sweep_dir = pathlib.Path(a.out) / "sweep"
+    if not a.reuse:
+        shutil.rmtree(sweep_dir, ignore_errors=True)
+    out = {}
+    for labels, report in sweep(grid, sweep_dir, a.bin, ray=a.ray):
+        topo, w = labels["topology"], labels["load"]
+        got = {}
+        for r in report["results"]:
+            name = r["policy"]
+            for agent, path in AGENTS:
+                stem = pathlib.Path(path.format(topology=topo)).stem
+                if name in (f"dqn:{stem}", "dqn"):
+                    name = f"dqn:{agent}"
+                elif name == f"tables:{stem}":
+                    name = f"tables:{agent}"
+            got[name] = 100 * r["success_ratio"]
+            for app in r["per_app"]:
+                got[f"{name}@{app['app']}"] = 100 * app["success"] / max(1, app["offered"])
+        out.setdefault(f"{topo}|{w}", []).append(got)
     return out
 
 
@@ -136,7 +134,7 @@ def text(results):
     for key, seeds in results.items():
         topo, w = key.split("|")
         best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
-        apps = [k.split("@", 1)[1] for k in seeds[0] if k.startswith(best + "@")]
+        apps = sorted(k.split("@", 1)[1] for k in seeds[0] if k.startswith(best + "@"))
         for agent, _ in AGENTS:
             gap = statistics.mean(x[f"dqn:{agent}"] - x[best] for x in seeds)
             if gap >= -ALLOWANCE_PP:
