@@ -156,6 +156,22 @@ impl Grid {
                 });
             }
         }
+        // Jobs run side by side (on Ray, at once): none may read what another writes.
+        for j in &jobs {
+            let out = j.out.to_string_lossy();
+            if let Some(k) = jobs
+                .iter()
+                .find(|k| k.key != j.key && k.argv[1..].iter().any(|x| *x == out))
+            {
+                bail!(
+                    "{}: {} reads {}, which {} writes: jobs run side by side, so a job may not read another's output",
+                    path.display(),
+                    k.key,
+                    out,
+                    j.key
+                );
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for r in &reports {
             if !seen.insert(&r.key) {
@@ -458,5 +474,13 @@ mod tests {
         assert!(format!("{e:#}").contains("out"), "{e:#}");
         let e = grid("name: t\njobs: [{command: simulate, topology: a}]\n").unwrap_err();
         assert!(format!("{e:#}").contains("jobs[0].command"), "{e:#}");
+        let e = grid(
+            "name: t\njobs:\n  - {command: train, topology: a, out: m.dqn}\n  - {command: train, topology: a, init: m.dqn, out: n.dqn}\n",
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("job-1 reads m.dqn, which job-0 writes"),
+            "{e:#}"
+        );
     }
 }
