@@ -6,16 +6,16 @@ with different counterfactual labels (docs/meta-results.md): each checkpoint is 
 over the whole run and from --warmup-s on.
 
 Usage: python3 scripts/label_ablation.py --agents NAME=PATH,NAME=PATH [--topology full-edge]
-       [--seeds 101,102,103,104,105] [--publish] [--from-json]
+       [--seeds 101,102,103,104,105] [--publish] [--from-json] [--ray HOST:PORT]
+Every run is a cell of one grid (<out>/sweep: `continuum sweep`), here or on a Ray cluster.
 """
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 
 import docgen
-from cells import success_from
+from cells import success_from, sweep
 
 p = argparse.ArgumentParser()
 p.add_argument("--agents", required=True,
@@ -26,10 +26,12 @@ p.add_argument("--lambdas", default="20,40,60,80,100")
 p.add_argument("--duration", type=float, default=300)
 p.add_argument("--warmup-s", type=float, default=60)
 p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--out", default="out/label-ablation", help="where the grid's cells are kept")
+p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
 AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
 
 
@@ -38,29 +40,25 @@ def after(row):
 
 
 def measure():
+    """Every run as one grid (`continuum sweep`; <out>/sweep): λ × seed, each report `closest`
+    and every checkpoint as itself and as its tables alone."""
+    paths = [path for _, path in AGENTS]
+    grid = {"name": "label-ablation",
+            "compare": {"topology": a.topology, "duration": a.duration, "policies": "closest",
+                        "agent": paths, "agent-tables": paths},
+            "axes": [{"lambda": a.lambdas.split(",")}, {"seed": a.seeds.split(",")}]}
     out = {}
-    for lam in a.lambdas.split(","):
-        out[lam] = []
-        for seed in a.seeds.split(","):
-            cmd = [a.bin, "compare", f"topologies/{a.topology}.yaml", "--lambda", lam,
-                   "--duration", str(a.duration), "--seed", seed, "--format", "json",
-                   "--policies", "closest"]
-            for _, path in AGENTS:
-                cmd += ["--agent", path, "--agent-tables", path]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
-            rows = {x["policy"]: x for x in json.loads(r.stdout)["results"]}
-            cell = {}
-            for name, path in AGENTS:
-                stem = path.rsplit("/", 1)[-1].removesuffix(".dqn")
-                agent = rows.get(f"dqn:{stem}") or rows["dqn"]
-                tables = rows[f"tables:{stem}"]
-                cell[name] = dict(agent=100 * agent["success_ratio"],
-                                  tables=100 * tables["success_ratio"],
-                                  agent_after=after(agent), tables_after=after(tables))
-            out[lam].append(cell)
-        print(f"λ {lam} done", file=sys.stderr)
+    for labels, r in sweep(grid, f"{a.out}/sweep", a.bin, ray=a.ray):
+        rows = {x["policy"]: x for x in r["results"]}
+        cell = {}
+        for name, path in AGENTS:
+            stem = path.rsplit("/", 1)[-1].removesuffix(".dqn")
+            agent = rows.get(f"dqn:{stem}") or rows["dqn"]
+            tables = rows[f"tables:{stem}"]
+            cell[name] = dict(agent=100 * agent["success_ratio"],
+                              tables=100 * tables["success_ratio"],
+                              agent_after=after(agent), tables_after=after(tables))
+        out.setdefault(labels["lambda"], []).append(cell)
     return out
 
 
