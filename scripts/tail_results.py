@@ -23,8 +23,8 @@ Usage: python3 scripts/tail_results.py [--seed 101] [--duration 300] [--ratios 0
        [--capacity-scales 1] [--queue-bound deadline] [--out out/tail] [--publish]
        [--from-json]
 It needs a release build (`cargo build --release`), except with --from-json. Prints a Markdown
-table; the compare JSON of every run goes under --out. --publish records the output and the
-results it was printed from under docs/generated/ and rewrites the docs' blocks that name this
+table; every run is a report of one grid under <out>/sweep (`continuum sweep`; --ray HOST:PORT
+runs it on a Ray head). --publish records the output and the results it was printed from under docs/generated/ and rewrites the docs' blocks that name this
 command (scripts/docgen.py); --from-json prints the table again from those recorded results
 without running anything.
 """
@@ -33,7 +33,7 @@ import pathlib
 import sys
 
 import docgen
-from cells import cell_key, load_args, run_json, summary_rows
+from cells import cell_key, summary_rows, sweep
 
 # How far below the best success ratio (percentage points) a configuration may be and still
 # count as "as successful" when looking for the shortest tail.
@@ -53,10 +53,11 @@ p.add_argument("--queue-bound", default="deadline",
                help="the workers' admission; `unbounded` shows mitigation without it")
 p.add_argument("--out", default="out/tail")
 p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
 
 scales = a.scales.split(",")
 loads = a.lambdas.split(",") + ["diurnal"]
@@ -64,15 +65,12 @@ topologies = a.topologies.split(",")
 reference = scales != ["1"]
 
 
-def compare(topology, load, scale):
-    out = pathlib.Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    args = [a.bin, "compare", f"topologies/{topology}.yaml", "--grid", "--ratios", a.ratios,
-            "--seed", str(a.seed), "--capacity-scale", scale,
-            "--queue-bound", a.queue_bound, "--format", "json"]
-    args += load_args(load, a.duration, a.diurnal_duration)
-    rows = run_json(args, out / f"{topology}-{load}-cap{scale}-{a.queue_bound}.json")
-    return summary_rows(rows)
+def load_flags(load):
+    """The compare options of a load: a λ for --duration s, or one period of the diurnal
+    workload (as cells.load_args)."""
+    if load == "diurnal":
+        return {"name": load, "workload": "workloads/diurnal.yaml", "duration": a.diurnal_duration}
+    return {"name": load, "lambda": float(load), "duration": a.duration}
 
 
 key = cell_key
@@ -81,13 +79,17 @@ key = cell_key
 if a.from_json:
     results = docgen.recorded_or_exit(CMD)
 else:
-    results = {"cells": {}}
+    # Every run is a report of one grid (`continuum sweep`; <out>/sweep): capacity scale ×
+    # topology × load, each report every policy under the mitigation grid.
     run_scales = scales + (["1"] if reference and "1" not in scales else [])
-    for scale in run_scales:
-        for topology in topologies:
-            for load in loads:
-                results["cells"][key(scale, topology, load)] = compare(topology, load, scale)
-                print(f"ran ×{scale} {topology} {load}", file=sys.stderr)
+    grid = {"name": "tail", "compare": {"grid": True, "ratios": a.ratios, "seed": a.seed,
+                                        "queue-bound": a.queue_bound},
+            "axes": [{"capacity-scale": run_scales}, {"topology": topologies},
+                     {"load": [load_flags(x) for x in loads]}]}
+    results = {"cells": {}}
+    for labels, r in sweep(grid, pathlib.Path(a.out) / "sweep", a.bin, ray=a.ray):
+        results["cells"][key(labels["capacity-scale"], labels["topology"], labels["load"])] = \
+            summary_rows(r["results"])
 
 
 def fmt(r):
