@@ -4,23 +4,30 @@
 //! ([`PolicyTable`]).
 
 mod cheaper;
+pub mod choices;
 pub mod classes;
 mod closest;
 mod farthest;
+pub mod headroom;
+mod headroom_packing;
+mod least_allocated;
 mod least_impedance;
+pub mod least_predicted;
 mod load_balancing;
+mod most_allocated;
 mod random;
 mod random_latency;
 mod random_load;
 mod rank;
 pub mod table;
 mod tetris;
+mod worker_headroom;
 
 use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 pub use classes::StreamClasses;
-pub use rank::{pick_max, pick_min, pick_weighted};
+pub use rank::{pick_max, pick_min, pick_min2, pick_weighted};
 pub use table::PolicyTable;
 
 /// A dispatch policy: a rule choosing among feasible bindings.
@@ -44,11 +51,24 @@ pub static REGISTRY: &[&dyn Policy] = &[
     &least_impedance::LeastImpedance,
     &random::Random,
     &tetris::Tetris,
+    // The heuristic suite (docs/model.md §6): rules a reviewer of learned dispatch would try.
+    &least_allocated::LeastAllocated,
+    &most_allocated::MostAllocated,
+    &worker_headroom::WorkerHeadroom,
+    &headroom::Headroom,
+    &headroom_packing::HeadroomPacking,
+    &choices::FAMILY[1],
+    &least_predicted::LeastPredicted,
 ];
 
-/// The policy registered under `name`.
+/// The policy registered under `name`, or a member of the power-of-d family
+/// (`choices:<d>`, [`choices::by_name`]).
 pub fn by_name(name: &str) -> Option<&'static dyn Policy> {
-    REGISTRY.iter().copied().find(|p| p.name() == name)
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|p| p.name() == name)
+        .or_else(|| choices::by_name(name).map(|p| p as &dyn Policy))
 }
 
 /// The names of every registered policy.
@@ -65,8 +85,9 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static dyn Policy>, String> {
         .map(|n| {
             by_name(n).ok_or_else(|| {
                 format!(
-                    "unknown policy `{n}`; known policies: {}",
-                    names().join(", ")
+                    "unknown policy `{n}`; known policies: {}, and `choices:<d>` (d from 1 to {})",
+                    names().join(", "),
+                    choices::MAX_D
                 )
             })
         })

@@ -6,7 +6,7 @@ use crate::rng::SimRng;
 use rand::Rng;
 use std::cmp::Ordering;
 
-fn tie_break(a: &Candidate, b: &Candidate) -> Ordering {
+pub(crate) fn tie_break(a: &Candidate, b: &Candidate) -> Ordering {
     a.load_qps
         .total_cmp(&b.load_qps)
         .then(a.cluster.cmp(&b.cluster))
@@ -56,4 +56,25 @@ pub fn pick_weighted(
     c.iter()
         .rposition(|x| weight(x) > 0.0)
         .unwrap_or(c.len() - 1)
+}
+
+/// Index of the candidate with the least `first(i)`, then the least `second(i)` (both by
+/// index into `c`), ties broken deterministically as in [`pick_min`].
+pub fn pick_min2(
+    c: &[Candidate],
+    first: impl Fn(usize) -> f64,
+    second: impl Fn(usize) -> f64,
+) -> usize {
+    let mut best = 0;
+    for i in 1..c.len() {
+        if first(i)
+            .total_cmp(&first(best))
+            .then_with(|| second(i).total_cmp(&second(best)))
+            .then_with(|| tie_break(&c[i], &c[best]))
+            == Ordering::Less
+        {
+            best = i;
+        }
+    }
+    best
 }

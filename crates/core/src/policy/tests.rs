@@ -137,7 +137,7 @@ fn random_is_uniform() {
 }
 
 #[test]
-fn registry_has_the_nine_policies_and_parses_lists() {
+fn registry_has_the_sixteen_policies_and_parses_lists() {
     assert_eq!(
         names(),
         [
@@ -149,9 +149,21 @@ fn registry_has_the_nine_policies_and_parses_lists() {
             "random-proportional-load",
             "least-impedance",
             "random",
-            "tetris"
+            "tetris",
+            "least-allocated",
+            "most-allocated",
+            "worker-headroom",
+            "headroom",
+            "headroom-packing",
+            "two-choices",
+            "least-predicted"
         ]
     );
+    assert_eq!(
+        by_name("choices:3").expect("a family member").name(),
+        "choices:3"
+    );
+    assert_eq!(parse_list("two-choices,choices:4").unwrap().len(), 2);
     assert_eq!(parse_list("closest, random").unwrap().len(), 2);
     let e = parse_list("closest,nearest").err().unwrap();
     assert!(e.contains("unknown policy `nearest`"), "{e}");

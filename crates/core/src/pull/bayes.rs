@@ -4,7 +4,8 @@
 //! of j's demand cluster n's free capacity could hold. The agent with the largest posterior
 //! binds j; the others are void for the round.
 
-use super::{Claim, Round, demand_load};
+use super::{Claim, Round};
+use crate::policy::headroom::copies;
 
 /// How a round's conflicting claims are settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,21 +22,12 @@ pub enum Resolution {
 
 /// Copies of stream `j`'s demand that cluster `cluster`'s free capacity could hold: the sum,
 /// over its feasible workers for `j`, of ⌊(C_w − L_w) / (η ρ items)⌋ (at least 1 for a feasible
-/// candidate).
+/// candidate) — the cluster score of the `headroom` push rule ([`copies`]).
 pub fn prior_copies(round: &Round, j: usize, cluster: u32) -> f64 {
-    let d = &round.pending[j].demand;
     round.cands[j]
         .iter()
         .filter(|c| c.cluster == cluster)
-        .map(|c| {
-            let need = demand_load(d, round.fleet, c);
-            let free = (c.capacity_qps - c.load_qps).max(0.0);
-            if need > 0.0 {
-                (free / need).floor().max(1.0)
-            } else {
-                1.0
-            }
-        })
+        .map(copies)
         .sum()
 }
 
