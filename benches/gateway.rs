@@ -100,7 +100,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         loads.set(&ups[u].cfg.name, plan.variant_name(w), l, now);
     }
     let snap = publish(&plan, &Arc::new(ups), &loads, 0, now, 0.0);
-    let state = GatewayState::new(snap);
+    let state = GatewayState::new(snap, now);
     let snap = state.snapshot();
     let reach = snap.reach.len();
     // The app classes of workloads/default.yaml at their mean rate, size and deadline.

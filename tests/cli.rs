@@ -6,7 +6,7 @@ mod cli_support;
 use cli_support::*;
 use serde_json::Value;
 
-const POLICIES: [&str; 9] = [
+const POLICIES: [&str; 16] = [
     "closest",
     "load-balancing",
     "farthest",
@@ -16,6 +16,13 @@ const POLICIES: [&str; 9] = [
     "least-impedance",
     "random",
     "tetris",
+    "least-allocated",
+    "most-allocated",
+    "worker-headroom",
+    "headroom",
+    "headroom-packing",
+    "two-choices",
+    "least-predicted",
 ];
 
 // ---- compare ---------------------------------------------------------------------------------

@@ -362,3 +362,26 @@ async fn bad_policy_tables_are_refused_naming_the_field_and_file() {
     let e = refusal(json!({"policy_table": files.path().join("missing.yaml")})).await;
     assert!(e.contains("missing.yaml: cannot read file"), "{e}");
 }
+
+/// Own-binding accounting (docs/model.md §8): two streams opened on one load view with
+/// `load-balancing` and every worker idle. Not counting its own bindings, the gateway sends both
+/// where the view shows the least load (the same worker); counting them (`window`, over a window
+/// longer than the test, so that a publication between the two opens changes nothing), the
+/// second goes to another worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counting_its_own_bindings_the_gateway_spreads_streams_opened_on_one_view() {
+    for (mode, same) in [("off", true), ("window", false)] {
+        let l = live(
+            false,
+            json!({"policy": "load-balancing",
+                   "own_bindings": {"mode": mode, "window_ms": 600_000}}),
+        )
+        .await;
+        let a = l.addr();
+        let one = open(a, &req(Some("x"), 2000.0)).await;
+        let two = open(a, &req(Some("x"), 2000.0)).await;
+        let at = |s: &Value| format!("{} {}", s["cluster"], s["variant"]);
+        assert_eq!(at(&one) == at(&two), same, "{mode}: {one} then {two}");
+        l.stop().await;
+    }
+}

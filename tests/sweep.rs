@@ -19,6 +19,9 @@ fn results_only(mut v: Value) -> Value {
     ] {
         sim.remove(k).expect("a timing field");
     }
+    if let Some(b) = v.get_mut("bound").and_then(Value::as_object_mut) {
+        b.remove("wall_s").expect("the bound's timing");
+    }
     v
 }
 
@@ -57,7 +60,7 @@ fn a_training_job_then_cells_merge_into_the_compare_reports_whatever_the_threads
         &format!(
             "name: t\n\
              compare: {{profiles: tests/fixtures/tiny-profiles.yaml, workload: tests/fixtures/tiny-workload.yaml,\n\
-             \x20 duration: 30, policies: 'closest,random', agent: ['{ck}'], oracle: true}}\n\
+             \x20 duration: 30, policies: 'closest,random', agent: ['{ck}'], oracle: true, bound: true}}\n\
              axes:\n  - topology: [{TINY}]\n  - load: [{{name: l20, lambda: 20}}, {{name: l60, lambda: 60}}]\n  - seed: [4, 5]\n\
              jobs:\n  - {{command: train, topology: {TINY}, profiles: tests/fixtures/tiny-profiles.yaml,\n\
              \x20   workload: tests/fixtures/tiny-workload.yaml, config: tests/fixtures/tiny-dqn.yaml, episodes: 3, out: '{ck}'}}\n",
@@ -90,7 +93,8 @@ fn a_training_job_then_cells_merge_into_the_compare_reports_whatever_the_threads
         "2",
     ]);
     let index = read_json(&one.join("sweep.json"));
-    assert_eq!(index["cells"], 4 * 4);
+    // Per report: two policies, the agent, the oracle and the bound.
+    assert_eq!(index["cells"], 4 * 5);
     let keys: Vec<&str> = index["reports"]
         .as_array()
         .unwrap()
@@ -124,6 +128,7 @@ fn a_training_job_then_cells_merge_into_the_compare_reports_whatever_the_threads
             "--agent",
             ck.to_str().unwrap(),
             "--oracle",
+            "--bound",
             "--lambda",
             lambda,
             "--seed",

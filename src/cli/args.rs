@@ -232,6 +232,19 @@ pub struct RunArgs {
     /// Pull rows: decision steps a stream may wait unclaimed before it is refused.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
+    /// How a scheduler counts its own bindings since the last load publication
+    /// (docs/model.md §8): `off`, `publication` (in full until the next publication) or
+    /// `window` (the share of the load window that has not measured them yet).
+    #[arg(long, default_value = continuum_core::load::OwnBindings::default().name())]
+    pub own_bindings: String,
+    /// Also compute the offline upper bound of the run (docs/model.md §16: a clairvoyant fluid
+    /// assignment of the same streams, a linear program) and give every row its share of it.
+    /// Not with `--allocators` (the bound keeps the file's deployment).
+    #[arg(long)]
+    pub bound: bool,
+    /// The bound's time slices, in each of which every worker's capacity holds, ms.
+    #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
+    pub bound_slice_ms: f64,
 }
 
 /// Options of `continuum train`.

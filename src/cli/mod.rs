@@ -17,7 +17,7 @@ mod train_tapfinger;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
 pub use rows::compare_rows;
-pub use run::{build_report, build_report_with, execute, write_outputs};
+pub use run::{bound_report, build_report, build_report_with, execute, write_outputs};
 pub use runner::Runner;
 
 use clap::Parser;

@@ -94,35 +94,22 @@ pub fn build_report_with(
     runners: &[Runner],
     progress: ProgressDrawTarget,
 ) -> Result<Report> {
-    let cfg = SimConfig {
-        duration_s: run.duration,
-        window_s: run.window,
-        staleness_ms: run.staleness_ms,
-        load_window_ms: run.load_window_ms,
-        queue_bound: parse_queue_bound(&run.queue_bound)?,
-        seed: run.seed,
-        mitigation: continuum_core::mitigation::Mitigation::None,
-        capacity: CapacityScale::parse(&run.capacity_scale, run.seed)
-            .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
-    };
-    cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
+    let (sc, cfg) = scenario_and_config(run)?;
     let pull = continuum_sim::PullConfig {
         step_ms: run.pull_step_ms.unwrap_or(run.staleness_ms),
         patience: run.patience,
     };
     pull.validate()
         .map_err(|m| anyhow::anyhow!("--pull-step-ms/--patience: {m}"))?;
-    let mut sc = Scenario::load(&run.topology, &run.profiles, &run.workload)?;
-    if let Some(l) = run.lambda {
-        if !(l >= 0.0 && l.is_finite()) {
-            bail!("--lambda: expected clients per minute >= 0, got {l}");
-        }
-        sc = sc.with_lambda(l);
-    }
-    let candidates = if runners
+    let allocated = runners
         .iter()
-        .any(|r| matches!(r, Runner::Allocated { .. }))
-    {
+        .any(|r| matches!(r, Runner::Allocated { .. }));
+    if run.bound && allocated {
+        bail!(
+            "--bound: not with --allocators (the bound keeps the topology file's deployment, which an allocator changes)"
+        );
+    }
+    let candidates = if allocated {
         let topology =
             continuum_core::topology::Topology::load_candidates(&run.topology, &sc.profiles)?;
         Some(Arc::new(Scenario::new(
@@ -134,10 +121,18 @@ pub fn build_report_with(
         None
     };
     let sc = Arc::new(sc);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(run.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    // Inside a pool already (a sweep's cells): run in it. A pool installed from another pool's
+    // worker lets that worker take the outer pool's next job while it waits, one on top of the
+    // other on its stack, which overflows over thousands of cells.
+    let pool = match rayon::current_thread_index() {
+        Some(_) => None,
+        None => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(run.threads.unwrap_or(0))
+                .build()
+                .context("cannot start worker threads")?,
+        ),
+    };
     let steps = (run.duration / run.window).ceil() as u64;
     let bar = ProgressBar::with_draw_target(Some(steps * runners.len() as u64), progress);
     bar.set_style(
@@ -147,25 +142,111 @@ pub fn build_report_with(
         .expect("valid template"),
     );
     let start = Instant::now();
-    let runs: Vec<(PolicyResult, continuum_sim::SimStats)> = pool.install(|| {
-        runners
-            .par_iter()
-            .map(|r| r.run(&sc, candidates.as_ref(), cfg, pull, run.window, &bar))
-            .collect::<Result<Vec<_>>>()
-    })?;
+    let work = || {
+        rayon::join(
+            || {
+                runners
+                    .par_iter()
+                    .map(|r| r.run(&sc, candidates.as_ref(), cfg, pull, run.window, &bar))
+                    .collect::<Result<Vec<(PolicyResult, continuum_sim::SimStats)>>>()
+            },
+            || run.bound.then(|| bound_of(run, &sc, &cfg)).transpose(),
+        )
+    };
+    let (runs, bound) = match &pool {
+        Some(p) => p.install(work),
+        None => work(),
+    };
+    let threads = pool
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    let (runs, bound) = (runs?, bound?);
     bar.finish_and_clear();
     let wall_s = start.elapsed().as_secs_f64();
     let stats: Vec<_> = runs.iter().map(|r| r.1).collect();
     let lambda = sc.workload.lambda.mean_over(run.duration * 1000.0);
     let lambda_profile = sc.workload.lambda.describe();
-    Ok(Report {
+    let mut report = Report {
         topology: sc.topology.name.clone(),
         seed: run.seed,
         lambda,
         lambda_profile,
         duration_s: run.duration,
+        own_bindings: cfg.own_bindings.name().to_string(),
         results: runs.into_iter().map(|r| r.0).collect(),
-        sim: SimSummary::new(&stats, run.duration, wall_s, pool.current_num_threads()),
+        sim: SimSummary::new(&stats, run.duration, wall_s, threads),
+        bound: None,
+    };
+    if let Some(b) = bound {
+        report.set_bound(b);
+    }
+    Ok(report)
+}
+
+/// The offline upper bound of the run `run` describes, on scenario `sc` under `cfg`
+/// (docs/model.md §16).
+fn bound_of(run: &RunArgs, sc: &Scenario, cfg: &SimConfig) -> Result<report::BoundReport> {
+    let settings = continuum_bound::BoundSettings {
+        seed: cfg.seed,
+        duration_s: cfg.duration_s,
+        slice_ms: run.bound_slice_ms,
+        slowdown: cfg.capacity.slowdowns(&sc.topology),
+    };
+    let b = continuum_bound::offline_bound(sc, &settings)
+        .map_err(|e| anyhow::anyhow!("--bound: {e}"))?;
+    Ok(report::BoundReport::new(&b, run.bound_slice_ms))
+}
+
+/// The scenario and run settings `run` describes (λ replaced where it says so); the error names
+/// the option at fault.
+fn scenario_and_config(run: &RunArgs) -> Result<(Scenario, SimConfig)> {
+    let cfg = SimConfig {
+        duration_s: run.duration,
+        window_s: run.window,
+        staleness_ms: run.staleness_ms,
+        load_window_ms: run.load_window_ms,
+        queue_bound: parse_queue_bound(&run.queue_bound)?,
+        seed: run.seed,
+        mitigation: continuum_core::mitigation::Mitigation::None,
+        capacity: CapacityScale::parse(&run.capacity_scale, run.seed)
+            .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
+        own_bindings: continuum_core::load::OwnBindings::parse(&run.own_bindings)
+            .map_err(|m| anyhow::anyhow!("--own-bindings: {m}"))?,
+    };
+    cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
+    if !(run.bound_slice_ms > 0.0 && run.bound_slice_ms.is_finite()) {
+        bail!(
+            "--bound-slice-ms: expected a slice in ms > 0, got {}",
+            run.bound_slice_ms
+        );
+    }
+    let mut sc = Scenario::load(&run.topology, &run.profiles, &run.workload)?;
+    if let Some(l) = run.lambda {
+        if !(l >= 0.0 && l.is_finite()) {
+            bail!("--lambda: expected clients per minute >= 0, got {l}");
+        }
+        sc = sc.with_lambda(l);
+    }
+    Ok((sc, cfg))
+}
+
+/// A report of the run `run` describes with no row, only its offline bound (a sweep's bound
+/// cell).
+pub fn bound_report(run: &RunArgs) -> Result<Report> {
+    let (sc, cfg) = scenario_and_config(run)?;
+    let start = Instant::now();
+    let bound = bound_of(run, &sc, &cfg)?;
+    let lambda = sc.workload.lambda.mean_over(run.duration * 1000.0);
+    Ok(Report {
+        topology: sc.topology.name.clone(),
+        seed: run.seed,
+        lambda,
+        lambda_profile: sc.workload.lambda.describe(),
+        duration_s: run.duration,
+        own_bindings: cfg.own_bindings.name().to_string(),
+        results: Vec::new(),
+        sim: SimSummary::new(&[], run.duration, start.elapsed().as_secs_f64(), 1),
+        bound: Some(bound),
     })
 }
 

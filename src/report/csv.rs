@@ -1,6 +1,7 @@
 //! CSV output: one row per policy overall, per app, and per window, written with the `csv`
 //! crate (names holding commas, quotes or newlines are quoted). The `degraded` count (`tdp`
-//! only) comes last, so the columns before it keep their places.
+//! only) and each row's share of the run's offline bound (`--bound`) come last, so the columns
+//! before them keep their places; the bound itself is a row of scope `bound`.
 
 use super::Report;
 
@@ -27,6 +28,7 @@ pub fn to_csv(r: &Report) -> String {
         "p95_ms",
         "p99_ms",
         "degraded",
+        "share_of_bound",
     ]
     .map(String::from));
     let blank = String::new;
@@ -44,6 +46,7 @@ pub fn to_csv(r: &Report) -> String {
             p.latency_ms.p95.to_string(),
             p.latency_ms.p99.to_string(),
             p.degraded.to_string(),
+            p.share_of_bound.map_or_else(blank, |x| format!("{x:.6}")),
         ]);
         for a in &p.per_app {
             row(&[
@@ -59,6 +62,7 @@ pub fn to_csv(r: &Report) -> String {
                 a.latency_ms.p95.to_string(),
                 a.latency_ms.p99.to_string(),
                 a.degraded.to_string(),
+                blank(),
             ]);
         }
         for x in &p.per_window {
@@ -75,8 +79,26 @@ pub fn to_csv(r: &Report) -> String {
                 blank(),
                 x.p99_ms.to_string(),
                 blank(),
+                blank(),
             ]);
         }
+    }
+    if let Some(b) = &r.bound {
+        row(&[
+            "bound".into(),
+            "bound".into(),
+            blank(),
+            blank(),
+            b.offered.to_string(),
+            format!("{:.1}", b.served),
+            blank(),
+            blank(),
+            format!("{:.6}", b.success_ratio),
+            blank(),
+            blank(),
+            blank(),
+            blank(),
+        ]);
     }
     String::from_utf8(w.into_inner().expect("in-memory CSV flushes"))
         .expect("CSV of UTF-8 fields is UTF-8")

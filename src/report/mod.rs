@@ -129,6 +129,63 @@ pub struct PolicyResult {
     /// For a row under an allocator: what the allocator did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<AllocationReport>,
+    /// success_ratio over the run's offline bound, when the report has one
+    /// ([`Report::bound`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_of_bound: Option<f64>,
+}
+
+/// The offline upper bound of a run (`--bound`, docs/model.md §16): no dispatcher of the model
+/// serves more of the same streams in the fluid model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoundReport {
+    /// served / offered.
+    pub success_ratio: f64,
+    /// Queries the run offers.
+    pub offered: u64,
+    /// The most of them served at the LP's optimum.
+    pub served: f64,
+    /// Streams that emit a query.
+    pub streams: usize,
+    /// Of them, those no worker can serve even at zero load.
+    pub unservable: usize,
+    /// Slices with a query.
+    pub slices: usize,
+    /// Of them, those in which every query fits without an LP.
+    pub fit: usize,
+    /// LPs solved (column generation's master LPs, over the other slices).
+    pub lps: usize,
+    /// Columns generated, summed over the slices, against the full LPs' `pairs`.
+    pub columns: usize,
+    /// Columns the slices' full LPs would have, summed.
+    pub pairs: usize,
+    /// The largest gap a slice's column generation left, relative to its queries.
+    pub worst_gap: f64,
+    /// Its time slices, ms.
+    pub slice_ms: f64,
+    /// Wall-clock time to replay the workload, build and solve the LP, s.
+    pub wall_s: f64,
+}
+
+impl BoundReport {
+    /// The report of `b`, computed with slices of `slice_ms`.
+    pub fn new(b: &continuum_bound::Bound, slice_ms: f64) -> Self {
+        Self {
+            success_ratio: b.success_ratio,
+            offered: b.offered,
+            served: b.served,
+            streams: b.streams,
+            unservable: b.unservable,
+            slices: b.slices,
+            fit: b.fit,
+            lps: b.lps,
+            columns: b.columns,
+            pairs: b.pairs,
+            worst_gap: b.worst_gap,
+            slice_ms,
+            wall_s: b.build_s + b.solve_s,
+        }
+    }
 }
 
 /// What an allocator above dispatch did during a run.
@@ -242,6 +299,7 @@ impl PolicyResult {
             per_window,
             actions: None,
             allocation: None,
+            share_of_bound: None,
         }
     }
 }
@@ -340,13 +398,31 @@ pub struct Report {
     pub lambda_profile: String,
     /// Simulated duration, s.
     pub duration_s: f64,
+    /// How schedulers counted their own bindings between load publications (docs/model.md §8).
+    #[serde(default)]
+    pub own_bindings: String,
     /// One entry per policy, in the order asked for.
     pub results: Vec<PolicyResult>,
     /// Simulator work and speed.
     pub sim: SimSummary,
+    /// The run's offline upper bound, with `--bound`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<BoundReport>,
 }
 
 impl Report {
+    /// Sets the run's bound and every row's share of it.
+    pub fn set_bound(&mut self, bound: BoundReport) {
+        for p in &mut self.results {
+            p.share_of_bound = Some(if bound.success_ratio > 0.0 {
+                p.success_ratio / bound.success_ratio
+            } else {
+                0.0
+            });
+        }
+        self.bound = Some(bound);
+    }
+
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("reports serialise")

@@ -18,11 +18,11 @@ pub fn to_table(r: &Report) -> String {
         .map(|p| p.per_app.iter().map(|a| a.app.as_str()).collect())
         .unwrap_or_default();
     let degrades = r.results.iter().any(|p| p.degraded > 0);
-    let _ = write!(
-        s,
-        "{:<28} {:>8} {:>8} {:>8}",
-        "policy", "success", "failure", "reject"
-    );
+    let _ = write!(s, "{:<28} {:>8}", "policy", "success");
+    if r.bound.is_some() {
+        let _ = write!(s, " {:>8}", "of bound");
+    }
+    let _ = write!(s, " {:>8} {:>8}", "failure", "reject");
     if degrades {
         let _ = write!(s, " {:>8}", "degraded");
     }
@@ -39,14 +39,11 @@ pub fn to_table(r: &Report) -> String {
                 100.0 * x as f64 / p.offered as f64
             }
         };
-        let _ = write!(
-            s,
-            "{:<28} {:>7.2}% {:>7.2}% {:>7.2}%",
-            p.policy,
-            100.0 * p.success_ratio,
-            pct(p.failure),
-            pct(p.rejected),
-        );
+        let _ = write!(s, "{:<28} {:>7.2}%", p.policy, 100.0 * p.success_ratio);
+        if let Some(share) = p.share_of_bound {
+            let _ = write!(s, " {:>7.2}%", 100.0 * share);
+        }
+        let _ = write!(s, " {:>7.2}% {:>7.2}%", pct(p.failure), pct(p.rejected));
         if degrades {
             let _ = write!(s, " {:>7.2}%", pct(p.degraded));
         }
@@ -64,6 +61,24 @@ pub fn to_table(r: &Report) -> String {
             );
         }
         s.push('\n');
+    }
+    if let Some(b) = &r.bound {
+        let _ = writeln!(
+            s,
+            "{:<28} {:>7.2}%  offline upper bound (docs/model.md §16): {:.0} of {} queries served; {} streams ({} unservable); {} slices ({} fit), {} LPs, {} of {} columns; {:.2} s",
+            "bound",
+            100.0 * b.success_ratio,
+            b.served,
+            b.offered,
+            b.streams,
+            b.unservable,
+            b.slices,
+            b.fit,
+            b.lps,
+            b.columns,
+            b.pairs,
+            b.wall_s
+        );
     }
     if r.results.iter().any(|p| p.mitigation != Default::default()) {
         s.push_str(&tails(r, &apps));

@@ -79,8 +79,25 @@ pub fn plan(grid: &Grid) -> Result<Vec<CellSpec>> {
                 name: row.name(),
             });
         }
+        if bounded(&cli) {
+            // The bound is a cell of its own, after the rows.
+            cells.push(CellSpec {
+                id: format!("{}/{}", spec.key, rows.len()),
+                report: spec.key.clone(),
+                row: rows.len(),
+                name: BOUND_CELL.into(),
+            });
+        }
     }
     Ok(cells)
+}
+
+/// The name of a report's bound cell (`--bound`).
+pub const BOUND_CELL: &str = "bound";
+
+/// Whether `cli` asks for the offline bound.
+fn bounded(cli: &crate::cli::Cli) -> bool {
+    matches!(&cli.command, Command::Compare { run, .. } if run.bound)
 }
 
 /// Runs cell `id` (`<report key>/<row>`) of `grid` on one thread.
@@ -94,13 +111,20 @@ pub fn run_cell(grid: &Grid, id: &str) -> Result<CellFile> {
     let Command::Compare { run, .. } = &cli.command else {
         bail!("cell `{id}`: not a compare report");
     };
-    if row >= rows.len() {
-        bail!("cell `{id}`: report {key} has {} rows", rows.len());
+    let cells = rows.len() + usize::from(run.bound);
+    if row >= cells {
+        bail!("cell `{id}`: report {key} has {cells} cells");
     }
     let mut run = run.clone();
     run.threads = Some(1);
-    let report =
-        crate::cli::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
+    run.bound = false;
+    let (report, name) = if row == rows.len() {
+        (crate::cli::bound_report(&run)?, BOUND_CELL.to_string())
+    } else {
+        let r =
+            crate::cli::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
+        (r, rows[row].name())
+    };
     Ok(CellFile {
         grid: grid.name.clone(),
         digest: grid.digest.clone(),
@@ -108,7 +132,7 @@ pub fn run_cell(grid: &Grid, id: &str) -> Result<CellFile> {
             id: id.to_string(),
             report: key.to_string(),
             row,
-            name: rows[row].name(),
+            name,
         },
         report,
     })

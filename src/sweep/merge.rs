@@ -58,7 +58,9 @@ pub fn merge(grid: &Grid, plan: &[CellSpec], dir: &Path) -> Result<Vec<Report>> 
                     grid.digest
                 );
             }
-            if f.cell != *c || f.report.results.len() != 1 || f.report.results[0].policy != c.name {
+            let is_bound = c.name == super::cell::BOUND_CELL && f.report.results.is_empty();
+            let one_row = f.report.results.len() == 1 && f.report.results[0].policy == c.name;
+            if f.cell != *c || !(one_row || is_bound && f.report.bound.is_some()) {
                 bail!(
                     "{}: expected cell {} (row `{}`), found {} (row `{}`)",
                     path.display(),
@@ -73,18 +75,24 @@ pub fn merge(grid: &Grid, plan: &[CellSpec], dir: &Path) -> Result<Vec<Report>> 
         if parts.is_empty() {
             continue;
         }
-        let first = &parts[0];
+        let bound = parts.iter().find_map(|p| p.bound.clone());
+        let parts: Vec<Report> = parts.into_iter().filter(|p| p.bound.is_none()).collect();
+        let Some(first) = parts.first() else {
+            bail!("report {}: only its bound cell ran", spec.key);
+        };
         let mut merged = Report {
             topology: first.topology.clone(),
             seed: first.seed,
             lambda: first.lambda,
             lambda_profile: first.lambda_profile.clone(),
             duration_s: first.duration_s,
+            own_bindings: first.own_bindings.clone(),
             results: Vec::new(),
             sim: SimSummary::of_cells(
                 &parts.iter().map(|p| p.sim).collect::<Vec<_>>(),
                 first.duration_s,
             ),
+            bound: None,
         };
         for p in &parts {
             if (&p.topology, p.seed, p.duration_s)
@@ -94,6 +102,9 @@ pub fn merge(grid: &Grid, plan: &[CellSpec], dir: &Path) -> Result<Vec<Report>> 
             }
         }
         merged.results = parts.into_iter().flat_map(|p| p.results).collect();
+        if let Some(b) = bound {
+            merged.set_bound(b);
+        }
         reports.push(merged);
     }
     if !missing.is_empty() {

@@ -180,10 +180,7 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
         Some((name, None)) => {
             return err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                format!(
-                    "unknown policy `{name}`; known policies: {}",
-                    continuum_core::policy::names().join(", ")
-                ),
+                continuum_core::policy::unknown(name),
             ));
         }
     };

@@ -256,11 +256,14 @@ impl GatewayState {
         let t = Instant::now();
         let chosen = SCRATCH.with(|sc| {
             let mut rng = self.rng.lock().expect("rng lock");
+            let mut own = self.own.lock().expect("own-bindings lock");
             bind(
                 &demand,
                 &snap.reach,
                 &snap.plan.fleet,
                 &snap.view,
+                &mut own,
+                self.clock_ms(),
                 policy,
                 &mut rng,
                 &mut sc.borrow_mut(),

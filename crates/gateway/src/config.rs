@@ -146,6 +146,9 @@ pub struct GatewayConfig {
     /// 1 s ([`stall_after`]); the QUIC idle timeout (2 s) is the last resort.
     #[serde(default)]
     pub worker_silence_ms: Option<u64>,
+    /// Own-binding accounting between load publications ([`crate::own_bindings`]).
+    #[serde(default)]
+    pub own_bindings: crate::own_bindings::OwnBindingsSettings,
 }
 
 /// Pull dispatch at the gateway.
@@ -332,6 +335,7 @@ const ENV_KEYS: &[&str] = &[
     "log_format",
     "retry",
     "worker_silence_ms",
+    "own_bindings",
 ];
 
 /// A mitigation the gateway can apply, from its name: `none`, `reissue@<r>` or `discard@<r>`.
@@ -441,6 +445,7 @@ impl GatewayConfig {
         ];
         self.http.limits.validate()?;
         self.retry.validate()?;
+        self.own_bindings.validate()?;
         if self.worker_silence_ms == Some(0) {
             return Err("worker_silence_ms: expected >= 1".into());
         }
@@ -495,9 +500,8 @@ impl GatewayConfig {
         }
         if continuum_core::policy::by_name(&self.policy).is_none() {
             return Err(format!(
-                "policy: unknown policy `{}`; known policies: {}",
-                self.policy,
-                continuum_core::policy::names().join(", ")
+                "policy: {}",
+                continuum_core::policy::unknown(&self.policy)
             ));
         }
         live_mitigation(&self.mitigation).map_err(|e| format!("mitigation: {e}"))?;

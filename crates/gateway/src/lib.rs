@@ -34,6 +34,7 @@ pub mod loads;
 pub mod metrics;
 pub mod observer;
 pub mod oip;
+pub mod own_bindings;
 pub mod plan;
 pub mod policies;
 pub mod pull;

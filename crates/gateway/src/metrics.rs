@@ -290,7 +290,7 @@ impl GatewayMetrics {
             .iter()
             .filter(|p| !classes.iter().any(|c| &c.class == *p))
         {
-            for p in continuum_core::policy::REGISTRY {
+            for p in continuum_core::policy::every() {
                 self.active_policy.remove(&ClassPolicyLabel {
                     class: gone.clone(),
                     policy: p.name(),
@@ -298,7 +298,7 @@ impl GatewayMetrics {
             }
         }
         for c in classes {
-            for p in continuum_core::policy::REGISTRY {
+            for p in continuum_core::policy::every() {
                 self.active_policy
                     .get_or_create(&ClassPolicyLabel {
                         class: c.class.clone(),

@@ -148,13 +148,8 @@ impl Plan {
 /// The classes and configured policies (see [`Plan::policies`]); a bad table file is an error
 /// naming `policy_table`, the file and what is wrong in it.
 fn configured_policies(cfg: &GatewayConfig, agent: Option<&Agent>) -> Result<PolicyTable> {
-    let policy = continuum_core::policy::by_name(&cfg.policy).ok_or_else(|| {
-        anyhow!(
-            "policy: unknown policy `{}`; known policies: {}",
-            cfg.policy,
-            continuum_core::policy::names().join(", ")
-        )
-    })?;
+    let policy = continuum_core::policy::by_name(&cfg.policy)
+        .ok_or_else(|| anyhow!("policy: {}", continuum_core::policy::unknown(&cfg.policy)))?;
     Ok(match (agent, &cfg.policy_table) {
         (Some(a), _) => PolicyTable::uniform(a.classes().clone(), policy),
         (None, Some(path)) => PolicyTable::load(path).map_err(|e| anyhow!("policy_table: {e}"))?,

@@ -87,10 +87,10 @@ pub struct ClassPolicy {
 }
 
 fn registry_index(p: &dyn Policy) -> usize {
-    policy::REGISTRY
+    policy::every()
         .iter()
         .position(|q| q.name() == p.name())
-        .expect("registered policy")
+        .expect("a nameable policy")
 }
 
 fn inner_of(table: &PolicyTable) -> Inner {
@@ -144,7 +144,7 @@ impl ActivePolicies {
         StreamPolicy {
             class: c,
             name: inner.labels[c].clone(),
-            policy: policy::REGISTRY[inner.slots[c].policy.load(Ordering::Acquire)],
+            policy: policy::every()[inner.slots[c].policy.load(Ordering::Acquire)],
         }
     }
 
@@ -260,7 +260,7 @@ impl ActivePolicies {
             .zip(&inner.slots)
             .map(|(name, slot)| ClassPolicy {
                 class: name.clone(),
-                policy: policy::REGISTRY[slot.policy.load(Ordering::Acquire)].name(),
+                policy: policy::every()[slot.policy.load(Ordering::Acquire)].name(),
                 source: PolicySource::from_u8(slot.source.load(Ordering::Acquire)),
             })
             .collect()

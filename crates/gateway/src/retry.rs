@@ -91,11 +91,16 @@ impl GatewayState {
         let mut scratch = Vec::new();
         let c = {
             let mut rng = self.rng.lock().expect("rng lock");
+            // One query, not a stream: nothing to count among the gateway's own bindings.
+            let mut own =
+                continuum_core::load::OwnLoad::new(continuum_core::load::OwnBindings::Off, 0.0);
             bind(
                 &copy,
                 &reach,
                 &plan.fleet,
                 &snap.view,
+                &mut own,
+                self.clock_ms(),
                 class.policy,
                 &mut rng,
                 &mut scratch,

@@ -59,7 +59,7 @@ impl Gateway {
         let loads = Arc::new(LiveLoads::default());
         let started = Instant::now();
         let first = publish(&plan, &upstreams, &loads, 0, started, 0.0);
-        let state = Arc::new(GatewayState::new(first));
+        let state = Arc::new(GatewayState::new(first, started));
         state.set_stream_key(stream_key(&plan.cfg)?);
         let (grpc_listener, grpc_addr) = continuum_wire::grpc::bind(plan.cfg.grpc.as_ref()).await?;
         let quic = match &plan.cfg.quic {

@@ -33,6 +33,8 @@ pub struct GatewayState {
     pub(super) policies: ActivePolicies,
     policy_gauge: Mutex<Vec<String>>,
     pub(super) rng: Mutex<SimRng>,
+    /// The streams this gateway bound since the view was published (docs/model.md §8).
+    pub(super) own: Mutex<continuum_core::load::OwnLoad>,
     pub(super) opens: Mutex<TokenBucket>,
     /// The meta-policy's window observer (active when an agent is configured).
     pub meta: MetaObserver,
@@ -48,8 +50,8 @@ pub struct GatewayState {
 }
 
 impl GatewayState {
-    /// State around a first snapshot.
-    pub fn new(snap: Snapshot) -> Self {
+    /// State around a first snapshot, published at `started` (the clock's origin).
+    pub fn new(snap: Snapshot, started: Instant) -> Self {
         let cfg = &snap.plan.cfg;
         let mitigation = cfg.mitigation();
         let policies = ActivePolicies::new(&snap.plan.policies);
@@ -65,6 +67,7 @@ impl GatewayState {
                 snap.plan.sched as u64,
                 0,
             )),
+            own: Mutex::new(cfg.own_bindings.accounting()),
             opens: Mutex::new(TokenBucket::new(
                 cfg.stream_open_rate,
                 cfg.stream_open_burst,
@@ -75,7 +78,7 @@ impl GatewayState {
             policies,
             policy_gauge: Mutex::new(Vec::new()),
             meta: MetaObserver::default(),
-            started: Instant::now(),
+            started,
             queries: AtomicU64::new(0),
             stats: dashmap::DashMap::new(),
             key: RwLock::new(Arc::new(
@@ -105,6 +108,11 @@ impl GatewayState {
     /// Milliseconds since start (the gateway's clock for stream idleness and load views).
     pub fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    /// [`Self::now_ms`] with its fraction: the clock the load views are stamped with.
+    pub fn clock_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1e3
     }
 
     /// Replaces the stream-open limiter (on reload).

@@ -1,7 +1,8 @@
 //! Run settings of a simulation: how long, which windows, how stale the load view, the queue
-//! bound, the seed, the mitigation and the workers' actual speed.
+//! bound, the seed, the mitigation, the workers' actual speed and own-binding accounting.
 
 use super::{CapacityScale, QueueBound};
+use continuum_core::load::OwnBindings;
 use continuum_core::mitigation::Mitigation;
 
 /// Run settings (the scenario's files say what is simulated; these say how).
@@ -23,6 +24,8 @@ pub struct SimConfig {
     pub mitigation: Mitigation,
     /// Actual worker speed against the profiles.
     pub capacity: CapacityScale,
+    /// How each scheduler counts its own bindings since the last publication (docs/model.md §8).
+    pub own_bindings: OwnBindings,
 }
 
 impl Default for SimConfig {
@@ -36,6 +39,7 @@ impl Default for SimConfig {
             seed: 1,
             mitigation: Mitigation::None,
             capacity: CapacityScale::default(),
+            own_bindings: OwnBindings::default(),
         }
     }
 }

@@ -83,13 +83,16 @@ impl Simulation {
             }
         } else {
             let policy = self.policies[s * self.classes.len() + class];
+            let st = &mut self.scheds[s];
             bind(
                 &demand,
                 &sched.reach,
                 &sc.fleet,
                 &self.view,
+                &mut st.own,
+                now,
                 policy,
-                &mut self.scheds[s].policy,
+                &mut st.policy,
                 &mut self.scratch,
             )
             .map(Some)

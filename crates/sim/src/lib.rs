@@ -28,7 +28,7 @@ pub use worker::QueueBound;
 
 use bind::BindCounts;
 use continuum_core::feasibility::Candidate;
-use continuum_core::load::LoadView;
+use continuum_core::load::{LoadView, OwnLoad};
 use continuum_core::metrics::Metrics;
 use continuum_core::mitigation::{Configuration, Mitigation};
 use continuum_core::observe::{DemandBuckets, WindowObservation, WindowObserver};
@@ -51,6 +51,8 @@ struct SchedState {
     /// Network delays of reissued copies.
     reissue: SimRng,
     clients: u64,
+    /// Its own bindings since the view was published (docs/model.md §8).
+    own: OwnLoad,
 }
 
 /// An in-flight query (64 bytes, one cache line); copies what it needs so its stream may end
@@ -224,6 +226,7 @@ impl Simulation {
                 downlink: stream_rng(cfg.seed, Purpose::Downlink, s, 0),
                 reissue: stream_rng(cfg.seed, Purpose::Reissue, s, 0),
                 clients: 0,
+                own: OwnLoad::new(cfg.own_bindings, cfg.load_window_ms),
             })
             .collect();
         let horizon_ms = cfg.duration_s * 1000.0;

@@ -138,15 +138,20 @@ impl Simulation {
         let policy = self.policies[s * self.classes.len() + usize::from(f.class)];
         let sc = self.sc.clone();
         let reach = &sc.topology.schedulers[s].reach;
-        let bound = bind(
-            &demand,
-            reach,
-            &sc.fleet,
-            &self.view,
-            policy,
-            &mut self.scheds[s].policy,
-            &mut self.scratch,
-        );
+        let bound = {
+            let sched = &mut self.scheds[s];
+            bind(
+                &demand,
+                reach,
+                &sc.fleet,
+                &self.view,
+                &mut sched.own,
+                self.now,
+                policy,
+                &mut sched.policy,
+                &mut self.scratch,
+            )
+        };
         if old != NO_WORKER {
             self.workers[old as usize].streams -= 1;
         }

@@ -213,3 +213,39 @@ fn outcomes_by_opening_window_add_up_to_the_totals() {
         assert_eq!(by_bind, sim.metrics().sum(|_, x, _| x == s));
     }
 }
+
+#[test]
+fn own_binding_accounting_spreads_what_one_stale_view_herds() {
+    // One view for 5 s (Δ = 5000 ms), both antennas binding about 20 streams of 10 qps with
+    // `load-balancing`, every worker feasible (1 s deadline): without accounting every stream
+    // goes where that view shows the least load; counting their own bindings the schedulers
+    // spread them over the cloud, the central office and a0.
+    let sc = Arc::new(fixtures::scenario(
+        fixtures::TOPOLOGY,
+        &fixtures::workload(120.0, "periodic", 1000.0, 0.0),
+    ));
+    let streams_per_worker = |own: continuum_core::load::OwnBindings| {
+        let cfg = SimConfig {
+            duration_s: 10.0,
+            staleness_ms: 5000.0,
+            load_window_ms: 5000.0,
+            seed: 3,
+            own_bindings: own,
+            ..SimConfig::default()
+        };
+        let mut sim = Simulation::new(sc.clone(), cfg, by_name("load-balancing").unwrap());
+        sim.run_until(5001.0);
+        sim.load_view()
+            .workers
+            .iter()
+            .map(|w| w.streams)
+            .collect::<Vec<_>>()
+    };
+    let herd = streams_per_worker(continuum_core::load::OwnBindings::Off);
+    let spread = streams_per_worker(continuum_core::load::OwnBindings::Publication);
+    let (h_total, h_most) = (herd.iter().sum::<u32>(), *herd.iter().max().unwrap());
+    let (s_total, s_most) = (spread.iter().sum::<u32>(), *spread.iter().max().unwrap());
+    assert!(h_total >= 10 && s_total >= 10, "{herd:?} {spread:?}");
+    assert!(h_most * 10 >= h_total * 8, "herding expected: {herd:?}");
+    assert!(s_most * 2 <= s_total, "spreading expected: {spread:?}");
+}

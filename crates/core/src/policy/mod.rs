@@ -61,6 +61,22 @@ pub static REGISTRY: &[&dyn Policy] = &[
     &least_predicted::LeastPredicted,
 ];
 
+/// Every policy a name can give: the registry, then the members of the power-of-d family it
+/// does not hold (`choices:1`, `choices:3` … `choices:16`), in that order. The gateway numbers
+/// policies by their place here.
+pub fn every() -> &'static [&'static dyn Policy] {
+    static EVERY: std::sync::OnceLock<Vec<&'static dyn Policy>> = std::sync::OnceLock::new();
+    EVERY.get_or_init(|| {
+        let mut all = REGISTRY.to_vec();
+        for p in &choices::FAMILY {
+            if !all.iter().any(|q| q.name() == p.name()) {
+                all.push(p);
+            }
+        }
+        all
+    })
+}
+
 /// The policy registered under `name`, or a member of the power-of-d family
 /// (`choices:<d>`, [`choices::by_name`]).
 pub fn by_name(name: &str) -> Option<&'static dyn Policy> {
@@ -82,16 +98,17 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static dyn Policy>, String> {
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|n| {
-            by_name(n).ok_or_else(|| {
-                format!(
-                    "unknown policy `{n}`; known policies: {}, and `choices:<d>` (d from 1 to {})",
-                    names().join(", "),
-                    choices::MAX_D
-                )
-            })
-        })
+        .map(|n| by_name(n).ok_or_else(|| unknown(n)))
         .collect()
+}
+
+/// The message for an unknown policy name: it lists the known ones.
+pub fn unknown(name: &str) -> String {
+    format!(
+        "unknown policy `{name}`; known policies: {}, and `choices:<d>` (d from 1 to {})",
+        names().join(", "),
+        choices::MAX_D
+    )
 }
 
 #[cfg(test)]

@@ -181,3 +181,19 @@ fn a_single_candidate_is_always_chosen() {
         );
     }
 }
+
+#[test]
+fn every_nameable_policy_once_registry_first() {
+    let all = every();
+    assert_eq!(
+        &all[..REGISTRY.len()]
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>(),
+        &names()
+    );
+    assert_eq!(all.len(), REGISTRY.len() + choices::MAX_D - 1);
+    for p in all {
+        assert_eq!(by_name(p.name()).map(|q| q.name()), Some(p.name()));
+    }
+}
