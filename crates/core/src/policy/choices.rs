@@ -57,7 +57,7 @@ pub fn by_name(name: &str) -> Option<&'static Choices> {
     }
     let d: usize = name.strip_prefix("choices:")?.parse().ok()?;
     // `choices:2` is spelled `two-choices`: one name per rule.
-    (d >= 1 && d <= MAX_D && d != 2).then(|| &FAMILY[d - 1])
+    ((1..=MAX_D).contains(&d) && d != 2).then(|| &FAMILY[d - 1])
 }
 
 /// Seen load share; a worker with no capacity counts as full.

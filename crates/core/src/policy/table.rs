@@ -13,7 +13,7 @@
 //! ```
 
 use super::classes::StreamClasses;
-use super::{Policy, by_name, names};
+use super::{Policy, by_name};
 use crate::config::{ConfigError, Source};
 use crate::observe::DemandBuckets;
 use serde::{Deserialize, Serialize};
@@ -112,14 +112,8 @@ impl PolicyTable {
 
     /// Builds a table from its file form; the error names the field.
     pub fn from_file(f: &TableFile) -> Result<Self, (&'static str, String)> {
-        let policy = |field: &'static str, n: &str| {
-            by_name(n).ok_or_else(|| {
-                (
-                    field,
-                    format!("unknown policy `{n}`; known: {}", names().join(", ")),
-                )
-            })
-        };
+        let policy =
+            |field: &'static str, n: &str| by_name(n).ok_or_else(|| (field, super::unknown(n)));
         let default = f
             .default
             .as_deref()

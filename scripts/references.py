@@ -1,0 +1,164 @@
+"""The three references every results table names per cell (docs/baselines.md,
+docs/methodology.md): the best ASET policy (ASET's seven and `random`), the best heuristic (every
+registered rule under every own-binding mode), each chosen by mean over the evaluation seeds,
+and the offline upper bound of each run (docs/model.md §16).
+
+A cell is one setting of `compare` (topology, load, duration, capacity scale, …) run on each
+seed. `compute` runs the references of any cells as one grid (`continuum sweep`): every rule
+under `off`, `publication` and `window`, and the bound. `recorded` reads those of
+scripts/baselines.py's table (the three topologies at λ 20…100 and diurnal, seeds 101–105),
+so that tables on the same cells need not run them again.
+"""
+import json
+import math
+import statistics
+import subprocess
+
+import docgen
+from cells import sweep
+
+MODES = ["off", "publication", "window"]
+ASET = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+        "random-proportional-load", "least-impedance", "random"]
+BASELINES = "scripts/baselines.py --part table"
+
+
+def registry(binary):
+    """Every registered policy, in the registry's order, read from the binary's answer to an
+    unknown name."""
+    r = subprocess.run([binary, "compare", "topologies/full-edge.yaml", "--policies", "?"],
+                       capture_output=True, text=True)
+    known = r.stderr.split("known policies: ", 1)[1].split(", and `choices:", 1)[0]
+    return [n.strip() for n in known.split(",")]
+
+
+def mode_axis(rules):
+    """The accounting axis of a references grid: every rule under each mode."""
+    return [{"name": m, "own-bindings": m, "policies": ",".join(rules)} for m in MODES]
+
+
+def file_report(refs, key, seed, mode, report):
+    """Files a references report (mode `mode`, seed `seed`) under cell `key` of `refs`:
+    {key: {"rows": {"rule|mode": {seed: success %}}, "bound": {seed: %}}}."""
+    cell = refs.setdefault(key, {"rows": {}, "bound": {}})
+    b = report.get("bound")
+    if b:
+        cell["bound"][str(seed)] = 100 * b["success_ratio"]
+    for row in report["results"]:
+        cell["rows"].setdefault(f"{row['policy']}|{mode}", {})[str(seed)] = \
+            100 * row["success_ratio"]
+
+
+def compute(cells, seeds, out, binary, ray=None, modes=None):
+    """The references of `cells` ({key: compare options}) on `seeds`, as one grid under `out`:
+    every rule under each of `modes` (default: every mode) and the bound."""
+    rules = registry(binary)
+    axis = [m for m in mode_axis(rules) if modes is None or m["name"] in modes]
+    axis[0]["bound"] = True  # it does not depend on the mode: with the first
+    keys = list(cells)  # grid labels must be file-name safe: cells are named by their index
+    grid = {"name": "references",
+            "axes": [{"cell": [dict(cells[k], name=f"c{i}") for i, k in enumerate(keys)]},
+                     {"seed": [int(s) for s in seeds]}, {"mode": axis}]}
+    refs = {}
+    for labels, r in sweep(grid, out, binary, ray=ray):
+        key = keys[int(labels["cell"][1:])]
+        file_report(refs, key, labels["seed"], labels["mode"], r)
+    return refs
+
+
+def recorded(seeds, required=True):
+    """The references of scripts/baselines.py's recorded table, keyed `topology|load`. When it
+    is missing or was run on other seeds: exits if `required`, else returns {}."""
+    import sys
+    r = docgen.load_results(BASELINES)
+    if r is None:
+        if not required:
+            return {}
+        sys.exit(f"no recorded results of `{BASELINES}`: run it with --publish first")
+    have = sorted(next(iter(r["cells"].values()))["bound"])
+    if sorted(str(s) for s in seeds) != have:
+        if not required:
+            return {}
+        sys.exit(f"`{BASELINES}` was recorded on seeds {have}, not {list(seeds)}")
+    return {k: {"rows": {n: v for n, v in c["rows"].items() if "|" in n},
+                "bound": c["bound"]} for k, c in r["cells"].items()}
+
+
+def series(ref, name, seeds):
+    return [ref["rows"][name][str(s)] for s in seeds]
+
+
+def best(ref, names, seeds):
+    """The name among `names` with the best mean over `seeds`, and its per-seed values."""
+    top = max(names, key=lambda n: (statistics.mean(series(ref, n, seeds)), n))
+    return top, series(ref, top, seeds)
+
+
+def best_aset(ref, seeds, mode="off"):
+    return best(ref, [f"{r}|{mode}" for r in ASET], seeds)
+
+
+def best_heuristic(ref, seeds):
+    names = [n for n in ref["rows"] if "|" in n]
+    return best(ref, names, seeds)
+
+
+def bound(ref, seeds):
+    return [ref["bound"][str(s)] for s in seeds]
+
+
+def label(name):
+    """`headroom|window` → `headroom (window)`; a rule without accounting keeps its name (a
+    name without a mode is returned as it is)."""
+    if "|" not in name:
+        return name
+    rule, mode = name.split("|")
+    return rule if mode == "off" else f"{rule} ({mode})"
+
+
+def versus(xs, ys):
+    """mean ± sd of the per-seed differences xs − ys and the verdict of docs/methodology.md:
+    `above` / `below` when the mean is more than two standard errors from zero, else `tie`."""
+    d = [x - y for x, y in zip(xs, ys)]
+    m = statistics.mean(d)
+    sd = statistics.stdev(d) if len(d) > 1 else 0.0
+    se = sd / math.sqrt(len(d))
+    verdict = "above" if m - 2 * se > 0 else "below" if m + 2 * se < 0 else "tie"
+    return f"{m:+.2f} ± {sd:.2f} ({verdict})"
+
+
+def share(xs, bounds):
+    """The mean over seeds of xs / bound, %."""
+    return f"{statistics.mean(100 * x / b for x, b in zip(xs, bounds)):.1f} %"
+
+
+def dump(refs, path):
+    path.write_text(json.dumps(refs, indent=1, sort_keys=True) + "\n")
+
+
+def against(ref, xs, seeds):
+    """The three columns a learned row `xs` (per seed) gains against cell references `ref`
+    (None: the cell has none): the best heuristic, the row − it (with its verdict), the row's
+    share of the bound."""
+    if ref is None:
+        return "–", "–", "–"
+    from cells import pm
+    name, h = best_heuristic(ref, seeds)
+    return f"{label(name)} {pm(h)}", versus(xs, h), share(xs, bound(ref, seeds))
+
+
+def of_cells(keys, seeds, stored, options, out, binary, ray=None, compute_missing=False,
+             modes=("off",)):
+    """The references of cells `keys`: scripts/baselines.py's recorded table where it has the
+    cell, else `stored` (those a script recorded with its results), else — with
+    `compute_missing` — run now (every rule under `modes` and the bound; `options(key)` gives a
+    cell's compare options), else none. Returns ({key: references or None}, what was computed)."""
+    base = recorded(seeds, required=False)
+    found = {k: base.get(k) or (stored or {}).get(k) for k in keys}
+    missing = [k for k in keys if found[k] is None]
+    computed = {}
+    if missing and compute_missing:
+        computed = compute({k: options(k) for k in missing}, seeds, out, binary, ray=ray,
+                           modes=list(modes))
+        found.update(computed)
+    return found, computed
