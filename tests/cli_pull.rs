@@ -8,6 +8,10 @@ use cli_support::*;
 const ROWS: &str = "greedy-pull,random-pull,tapfinger:models/full-edge-tapfinger.tapfinger";
 
 fn pulled(threads: &str) -> serde_json::Value {
+    pulled_rows(threads, ROWS)
+}
+
+fn pulled_rows(threads: &str, rows: &str) -> serde_json::Value {
     json(&[
         "compare",
         "topologies/full-edge.yaml",
@@ -18,7 +22,7 @@ fn pulled(threads: &str) -> serde_json::Value {
         "--threads",
         threads,
         "--policies",
-        ROWS,
+        rows,
     ])["results"]
         .clone()
 }
@@ -40,6 +44,15 @@ fn pull_rows_do_not_depend_on_the_number_of_threads() {
         assert!(n("success") > 0, "{r}");
         assert_eq!(n("offered"), n("success") + n("failure") + n("rejected"));
         assert!(r["latency_mean_ms"].as_f64().unwrap() > 0.0);
+    }
+    // Each row alone on one thread is the same as beside the others on two: nothing a row
+    // computes carries over from the rows run before it on its thread, or from another row.
+    for (i, row) in ROWS.split(',').enumerate() {
+        let alone = pulled_rows("1", row);
+        assert_eq!(
+            alone[0], b[i],
+            "{row} alone differs from {row} among the rows"
+        );
     }
 }
 
@@ -104,9 +117,28 @@ fn tapfinger_trains_and_its_checkpoint_runs() {
         "--duration",
         "5",
         "--policies",
-        &row,
+        &format!("{row},greedy-pull"),
     ]);
-    assert_eq!(results(&v)[0]["policy"], row.as_str());
+    let rows = results(&v);
+    assert_eq!(rows[0]["policy"], row.as_str());
+    // The checkpoint's agents claimed the streams: their row is not greedy-pull's.
+    let greedy = &rows[1];
+    assert_eq!(greedy["policy"], "greedy-pull");
+    let n = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
+    assert_eq!(n(&rows[0], "offered"), n(greedy, "offered"));
+    let figures = |r: &serde_json::Value| {
+        (
+            n(r, "success"),
+            n(r, "failure"),
+            n(r, "rejected"),
+            r["latency_mean_ms"].as_f64().unwrap(),
+        )
+    };
+    assert_ne!(
+        figures(&rows[0]),
+        figures(greedy),
+        "the trained agents did what greedy-pull does"
+    );
     // A config field out of range names the field and the file.
     std::fs::write(&cfg, "method: tapfinger\nclip: 2\n").unwrap();
     let e = fails(&[

@@ -297,6 +297,15 @@ fn a_checkpoint_runs_as_its_tables_and_as_its_network() {
             .sum();
         assert!((total - 1.0).abs() < 1e-9);
     }
+    // The tables and the network are two different policies: they do not run the same
+    // actions in the same proportions.
+    let shares = |i: usize| r["results"][i]["actions"]["share"].clone();
+    assert_ne!(
+        shares(1),
+        shares(2),
+        "the tables' and the network's rows took the same actions: {}",
+        r["results"]
+    );
 }
 
 #[test]
@@ -340,27 +349,43 @@ fn capacity_spread_and_per_level_margins_train_and_load() {
     assert_eq!(line.matches("λ ").count(), 2, "{line}");
     assert!(line.ends_with(": kept"), "{line}");
     // The checkpoint loads and runs, under another capacity too.
-    let o = continuum(
-        &[
-            &["compare", "tests/fixtures/tiny-topology.yaml"][..],
-            &TINY[..],
+    let run = |scale: &[&str]| {
+        let o = continuum(
             &[
-                "--policies",
-                "closest",
-                "--agent",
-                out.to_str().unwrap(),
-                "--capacity-scale",
-                "0.7",
-                "--duration",
-                "30",
-                "--format",
-                "json",
-            ],
-        ]
-        .concat(),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(row_names(&json_report(&o)), ["closest", "dqn"]);
+                &["compare", "tests/fixtures/tiny-topology.yaml"][..],
+                &TINY[..],
+                &[
+                    "--policies",
+                    "closest",
+                    "--agent",
+                    out.to_str().unwrap(),
+                    "--duration",
+                    "30",
+                    "--format",
+                    "json",
+                ],
+                scale,
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        json_report(&o)
+    };
+    let scaled = run(&["--capacity-scale", "0.7"]);
+    assert_eq!(row_names(&scaled), ["closest", "dqn"]);
+    // Workers 30 % slower than their profiles: the same clients, answered later (and none
+    // more in time): the scale took effect.
+    let full = run(&[]);
+    for i in 0..2 {
+        let (a, b) = (&full["results"][i], &scaled["results"][i]);
+        assert_eq!(a["offered"], b["offered"]);
+        assert!(
+            b["success"].as_u64() <= a["success"].as_u64()
+                && b["latency_mean_ms"].as_f64() > a["latency_mean_ms"].as_f64(),
+            "--capacity-scale 0.7 did not slow {}: {a} vs {b}",
+            a["policy"]
+        );
+    }
 }
 
 #[test]

@@ -109,6 +109,14 @@ fn init_adapts_a_compatible_checkpoint_and_refuses_another() {
         &["--init", src.to_str().unwrap(), "--budget", "1e4"],
     ));
     assert!(adapted.exists());
+    // The adapted run starts from the source's weights: the same run from fresh weights (same
+    // seed, budget and configuration; training is deterministic) writes another checkpoint.
+    let fresh = dir.path().join("fresh.dqn");
+    succeeded(&train(topo, &fixed, &fresh, &["--budget", "1e4"]));
+    assert!(
+        std::fs::read(&adapted).unwrap() != std::fs::read(&fresh).unwrap(),
+        "the adapted checkpoint equals one trained from fresh weights: --init was not applied"
+    );
     let other = config(dir.path(), "other.yaml", "algorithm: reinforce-improved");
     let e = failed(&train(
         topo,
@@ -148,6 +156,35 @@ fn meta_train_writes_an_initialisation_to_adapt_from() {
     ]));
     let log = std::fs::read_to_string(dir.path().join("meta.meta.csv")).unwrap();
     assert_eq!(log.lines().count(), 2, "{log}");
+    let line: Vec<&str> = log.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(line[0], "0", "{log}");
+    let success: f64 = line[1].parse().unwrap();
+    assert!((0.0..=1.0).contains(&success), "{log}");
+    assert_eq!(line[3].matches("meta-task-0-").count(), 2, "{log}");
+    // The written initialisation is θ moved towards the inner runs' weights: with half the
+    // meta step (everything else equal) it lies elsewhere. Were the outer step a no-op, both
+    // would be the seed's initial weights and the files equal (the metadata holds the inner
+    // config only).
+    let half = dir.path().join("half.yaml");
+    std::fs::write(
+        &half,
+        std::fs::read_to_string(&meta).unwrap() + "meta_step: 0.5\n",
+    )
+    .unwrap();
+    let half_out = dir.path().join("half.dqn");
+    succeeded(&continuum(&[
+        "meta-train",
+        "--config",
+        &cfg,
+        "--meta",
+        half.to_str().unwrap(),
+        "--out",
+        half_out.to_str().unwrap(),
+    ]));
+    assert!(
+        std::fs::read(&out).unwrap() != std::fs::read(&half_out).unwrap(),
+        "meta step 1 and 0.5 wrote the same initialisation: θ did not move"
+    );
     // Without a fixed state size there is nothing to share between topologies.
     let loose = config(dir.path(), "loose.yaml", "algorithm: reinforce-improved");
     let e = failed(&continuum(&[
@@ -211,7 +248,30 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     }
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(r["rows"].as_array().unwrap().len(), 4 * 2);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4 * 2);
+    // Every scheduler ran the same held-out jobs, and the agent's row is its own run (its
+    // network's choices), not a copy of a heuristic's.
+    for seed in [101, 102] {
+        let of = |who: &str| -> &serde_json::Value {
+            let row = rows
+                .iter()
+                .find(|x| x["scheduler"] == who && x["seed"] == seed)
+                .unwrap_or_else(|| panic!("no row {who} at seed {seed}: {r}"));
+            &row["figures"]
+        };
+        let agent = of("agent");
+        assert!(agent["jobs"].as_u64().unwrap() > 0, "{agent}");
+        assert!(agent["mean_slowdown"].as_f64().unwrap() >= 1.0, "{agent}");
+        for h in ["tetris", "sjf", "random"] {
+            let f = of(h);
+            assert_eq!(
+                f["jobs"], agent["jobs"],
+                "{h} at seed {seed}: {f} vs {agent}"
+            );
+            assert_ne!(f, agent, "the agent's figures are {h}'s at seed {seed}");
+        }
+    }
     let e = failed(&args(
         &dir.path().join("f.deeprm"),
         &["--objective", "speed"],

@@ -48,9 +48,36 @@ fn shipped_imports_are_reproduced_by_the_command() {
 
 #[test]
 fn an_imported_network_simulates() {
+    let dir = std::env::temp_dir().join(format!("continuum-import-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("abilene.yaml");
+    let source = "topologies/imported/sources/abilene.json";
+    ok(&[
+        "topology",
+        "import",
+        source,
+        "--antennas-per-co",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // Every PoP of the source is a central office with its two antennas.
+    let net: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(source).unwrap()).unwrap();
+    let pops = net["nodes"].as_array().unwrap().len();
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    let count = |layer: &str| {
+        yaml.lines()
+            .filter(|l| l.trim_start().starts_with("- {id:"))
+            .filter(|l| l.contains(&format!("layer: {layer},")))
+            .count()
+    };
+    assert_eq!(pops, 11);
+    assert_eq!(count("central-office"), pops, "{yaml}");
+    assert_eq!(count("access"), 2 * pops, "{yaml}");
     let v = json(&[
         "simulate",
-        "topologies/imported/abilene.yaml",
+        out.to_str().unwrap(),
         "--duration",
         "20",
         "--lambda",
@@ -62,6 +89,7 @@ fn an_imported_network_simulates() {
     let r = &results(&v)[0];
     assert!(r["offered"].as_u64().unwrap() > 0, "{r}");
     assert!(r["success_ratio"].as_f64().unwrap() > 0.5, "{r}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

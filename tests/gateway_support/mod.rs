@@ -312,6 +312,24 @@ pub async fn wait_file(file: &Path) {
 }
 
 /// The Prometheus text of the gateway at `a`.
+/// Waits until the gateway at `a` has published a view in which `n` variants are reachable
+/// (every worker's load report of each of them has arrived); panics after `within`.
+pub async fn wait_reachable(a: SocketAddr, n: u64, within: Duration) {
+    let until = std::time::Instant::now() + within;
+    loop {
+        let (_, _, body) = http(a, get(a, "/v1/workers")).await;
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        if v["reachable_variants"].as_u64() == Some(n) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{n} variants never reachable: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 pub async fn metrics_of(a: SocketAddr) -> String {
     let (_, _, body) = http(a, get(a, "/metrics")).await;
     String::from_utf8(body.to_vec()).unwrap()

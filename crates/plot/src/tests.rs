@@ -88,7 +88,54 @@ fn charts_write_svg() {
     line_chart(&dir.join("l.svg"), &fig).unwrap();
     let svg = std::fs::read_to_string(dir.join("l.svg")).unwrap();
     assert!(svg.contains("90 %") && svg.contains("dqn"), "{svg}");
-    let categories = ["x".to_string(), "y".to_string()];
-    category_chart(&dir.join("c.svg"), &fig, &categories).unwrap();
+    // One value per category (x: the category's index) and series.
+    let by_category = Figure {
+        title: "per app".into(),
+        x: Axis::new("application", Format::Number),
+        panels: vec![Panel {
+            y: Axis::new("success ratio (%)", Format::Percent),
+            series: vec![
+                Series::new("a", vec![(0.0, 0.9), (1.0, 0.95)], Emphasis::Faint),
+                Series::new("dqn", vec![(0.0, 0.97), (1.0, 0.99)], Emphasis::Bold),
+            ],
+        }],
+    };
+    let categories = ["cat-alpha".to_string(), "cat-beta".to_string()];
+    category_chart(&dir.join("c.svg"), &by_category, &categories).unwrap();
+    let svg = std::fs::read_to_string(dir.join("c.svg")).unwrap();
+    // Each category's name under its column, the title, the axes and the legend.
+    for text in [
+        "cat-alpha",
+        "cat-beta",
+        "per app",
+        "application",
+        "dqn",
+        "90 %",
+    ] {
+        assert!(
+            svg.lines().any(|l| l.trim() == text),
+            "no text {text} in:\n{svg}"
+        );
+    }
+    // A marker per point: the 4 points drawn in the chart, beyond the legend's markers.
+    let circles = svg.matches("<circle").count();
+    let legend_only = {
+        let empty = Figure {
+            panels: vec![Panel {
+                y: Axis::new("success ratio (%)", Format::Percent),
+                series: vec![
+                    Series::new("a", vec![], Emphasis::Faint),
+                    Series::new("dqn", vec![], Emphasis::Bold),
+                ],
+            }],
+            ..by_category.clone()
+        };
+        category_chart(&dir.join("e.svg"), &empty, &categories).unwrap();
+        std::fs::read_to_string(dir.join("e.svg"))
+            .unwrap()
+            .matches("<circle")
+            .count()
+    };
+    assert_eq!(circles, legend_only + 4, "{svg}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
