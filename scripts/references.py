@@ -1,6 +1,6 @@
 """The three references every results table names per cell (docs/baselines.md,
 docs/methodology.md): the best ASET policy (ASET's seven and `random`), the best heuristic (every
-registered rule under every own-binding mode), each chosen by mean over the evaluation seeds,
+registered rule without own-binding accounting and under `window`), each chosen by mean over the evaluation seeds,
 and the offline upper bound of each run (docs/model.md §16).
 
 A cell is one setting of `compare` (topology, load, duration, capacity scale, …) run on each
@@ -8,9 +8,14 @@ seed. `compute` runs the references of any cells as one grid (`continuum sweep`)
 under `off`, `publication` and `window`, and the bound. `recorded` reads those of
 scripts/baselines.py's table (the three topologies at λ 20…100 and diurnal, seeds 101–105),
 so that tables on the same cells need not run them again.
+
+REFERENCES_BOUND=0 in the environment runs computed references without the bound (its LPs take
+minutes per overloaded run on 2 cores; the rules take seconds): those cells then show no share
+of the bound, and a later run without it adds the bound to them.
 """
 import json
 import math
+import os
 import statistics
 import subprocess
 
@@ -18,6 +23,7 @@ import docgen
 from cells import sweep
 
 MODES = ["off", "publication", "window"]
+WITH_BOUND = os.environ.get("REFERENCES_BOUND", "1") != "0"
 ASET = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
         "random-proportional-load", "least-impedance", "random"]
 BASELINES = "scripts/baselines.py --part table"
@@ -54,7 +60,8 @@ def compute(cells, seeds, out, binary, ray=None, modes=None):
     every rule under each of `modes` (default: every mode) and the bound."""
     rules = registry(binary)
     axis = [m for m in mode_axis(rules) if modes is None or m["name"] in modes]
-    axis[0]["bound"] = True  # it does not depend on the mode: with the first
+    if WITH_BOUND:
+        axis[0]["bound"] = True  # it does not depend on the mode: with the first
     keys = list(cells)  # grid labels must be file-name safe: cells are named by their index
     grid = {"name": "references",
             "axes": [{"cell": [dict(cells[k], name=f"c{i}") for i, k in enumerate(keys)]},
@@ -104,6 +111,9 @@ def best_heuristic(ref, seeds):
 
 
 def bound(ref, seeds):
+    """The bound per seed, or None where the references were run without it."""
+    if any(str(s) not in ref["bound"] for s in seeds):
+        return None
     return [ref["bound"][str(s)] for s in seeds]
 
 
@@ -128,7 +138,9 @@ def versus(xs, ys):
 
 
 def share(xs, bounds):
-    """The mean over seeds of xs / bound, %."""
+    """The mean over seeds of xs / bound, % (`–` without a bound)."""
+    if bounds is None:
+        return "–"
     return f"{statistics.mean(100 * x / b for x, b in zip(xs, bounds)):.1f} %"
 
 
@@ -147,14 +159,44 @@ def against(ref, xs, seeds):
     return f"{label(name)} {pm(h)}", versus(xs, h), share(xs, bound(ref, seeds))
 
 
+def complete(ref, seeds, with_bound):
+    """Whether references were run on exactly `seeds` (and with the bound, if `with_bound`)."""
+    want = sorted(str(s) for s in seeds)
+    have = sorted(next(iter(ref.get("rows", {}).values()), {}))
+    return have == want and (not with_bound or sorted(ref.get("bound", {})) == want)
+
+
+def shared_references(seeds, with_bound):
+    """Every cell's references recorded with any script's results (docs/generated/*.json, under
+    `references`) on exactly `seeds`, keyed as recorded (`topology|load`: the same compare
+    options wherever the key is the same)."""
+    out = {}
+    for path in sorted(docgen.GENERATED.glob("*.json")):
+        try:
+            r = json.loads(path.read_text())
+        except ValueError:
+            continue
+        stored = r.get("references") if isinstance(r, dict) else None
+        for k, c in (stored or {}).items():
+            if isinstance(c, dict) and complete(c, seeds, with_bound):
+                out.setdefault(k, c)
+    return out
+
+
 def of_cells(keys, seeds, stored, options, out, binary, ray=None, compute_missing=False,
              modes=("off",)):
     """The references of cells `keys`: scripts/baselines.py's recorded table where it has the
-    cell, else `stored` (those a script recorded with its results), else — with
+    cell, else `stored` (those a script recorded with its results), else those another script
+    recorded under the same key on the same seeds, else — with
     `compute_missing` — run now (every rule under `modes` and the bound; `options(key)` gives a
     cell's compare options), else none. Returns ({key: references or None}, what was computed)."""
     base = recorded(seeds, required=False)
-    found = {k: base.get(k) or (stored or {}).get(k) for k in keys}
+    # Computing: references without the bound are run again with it (unless REFERENCES_BOUND=0);
+    # rendering: whatever was recorded.
+    need = compute_missing and WITH_BOUND
+    shared = shared_references(seeds, need)
+    stored = {k: c for k, c in (stored or {}).items() if complete(c, seeds, need)}
+    found = {k: base.get(k) or stored.get(k) or shared.get(k) for k in keys}
     missing = [k for k in keys if found[k] is None]
     computed = {}
     if missing and compute_missing:
