@@ -13,7 +13,7 @@ with the network deciding alone (fallback_levels 0, so the comparison is of what
 
 each measured with every static policy over the evaluation seeds (default 101-105) at λ 60,
 300 s: success % mean ± sd. The target: meta within 0.3 pp of scratch-full, and no learnt row
-below the best static policy − 0.3 pp.
+below the best ASET policy − 0.3 pp.
 
 Usage: python3 scripts/adapt_results.py [--publish] [--from-json]
 """
@@ -96,7 +96,7 @@ def measure():
 
 
 def text(r):
-    lines = ["| held-out topology | " + " | ".join(ARMS) + " | best static | verdict |",
+    lines = ["| held-out topology | " + " | ".join(ARMS) + " | best ASET policy | verdict |",
              "|---|" + "---:|" * (len(ARMS) + 2) + ""]
     for t in r["tasks"]:
         rows = t["rows"]
@@ -105,7 +105,7 @@ def text(r):
         gap = statistics.mean(arm["meta"]) - statistics.mean(arm["scratch-full"])
         floor = statistics.mean(arm["meta"]) - statistics.mean(rows[best])
         verdict = (f"meta − scratch-full {gap:+.2f} pp: " + ("met" if gap >= -0.3 else "missed")
-                   + f"; meta − best static {floor:+.2f} pp: " + ("met" if floor >= -0.3 else "missed"))
+                   + f"; meta − best ASET policy {floor:+.2f} pp: " + ("met" if floor >= -0.3 else "missed"))
         lines.append(f"| {t['topology']} | " + " | ".join(pm(arm[x]) for x in ARMS)
                      + f" | {best} {pm(rows[best])} | {verdict} |")
     return "\n".join(lines)

@@ -226,7 +226,9 @@ def render_table(results):
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     lines = list(head)
     slack = []
-    for key, cell in results["cells"].items():
+    # The grid's order (topology, then load), whether measured or read back (sorted) JSON.
+    for key in [f"{t}|{x}" for t in TOPOLOGIES for x in LOADS]:
+        cell = results["cells"][key]
         ba, a_xs = refs.best_aset(cell, SEEDS)
         bh, h_xs = refs.best_heuristic(cell, SEEDS)
         bound = refs.bound(cell, SEEDS)

@@ -10,9 +10,17 @@ only: it runs no simulation and takes well under a second.
 
 Exits 1 naming file:line for every block that does not match, 0 otherwise.
 
-Usage: python3 scripts/check_docs.py
+  --rerender  also runs every script a block names with --from-json (no simulation: from the
+              results it recorded) and fails where the text it renders now differs from the
+              recorded output, so a recorded `.md` cannot drift from its recorded JSON; about a
+              minute
+
+Usage: python3 scripts/check_docs.py [--rerender]
 """
+import os
 import re
+import shlex
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # a check leaves nothing behind
@@ -78,8 +86,36 @@ def check():
     return count, errors
 
 
+def rerender():
+    """Every command a block names, re-rendered from its recorded results (docgen.publish under
+    DOCGEN_CHECK=1 compares instead of writing). Returns the errors."""
+    cmds = []
+    for page in docgen.pages():
+        for _, cmd, _, _, _ in docgen.blocks(page):
+            if cmd not in cmds:
+                cmds.append(cmd)
+    errors = []
+    env = dict(os.environ, DOCGEN_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
+    for cmd in cmds:
+        if docgen.load_results(cmd) is None:
+            print(f"check_docs: `{cmd}` recorded no results to re-render from (its text is "
+                  "checked, not re-rendered)", file=sys.stderr)
+            continue
+        r = subprocess.run([sys.executable, *shlex.split(cmd), "--from-json", "--publish"],
+                           cwd=docgen.ROOT, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["(no message)"])
+            errors.append(f"`{cmd} --from-json`: " + "\n    ".join(why[-3:]))
+    return len(cmds), errors
+
+
 def main():
     count, errors = check()
+    if "--rerender" in sys.argv[1:]:
+        n, more = rerender()
+        errors += more
+        if not more:
+            print(f"check_docs: {n} scripts re-render their recorded outputs exactly")
     for e in errors:
         print(f"check_docs: {e}", file=sys.stderr)
     if errors:

@@ -22,6 +22,7 @@ and replaces the text of every block that names it.
 """
 import hashlib
 import json
+import os
 import pathlib
 import re
 import shlex
@@ -129,7 +130,14 @@ def normalise(text):
 def publish(cmd, parts, results=None):
     """Records a command's output (`parts`: {part or None: text}) and its results (any JSON
     value) under docs/generated/, then rewrites every GENERATED block that names it. Prints
-    where each went."""
+    where each went.
+
+    With DOCGEN_CHECK=1 in the environment it writes nothing: it compares each part with the
+    recorded output and exits 1 naming the first line that differs (`check_docs.py --rerender`
+    runs every script this way, from its recorded results)."""
+    if os.environ.get("DOCGEN_CHECK") == "1":
+        check_recorded(cmd, parts)
+        return
     GENERATED.mkdir(parents=True, exist_ok=True)
     for part, text in parts.items():
         recorded_path(cmd, part).write_text("\n".join(normalise(text)) + "\n")
@@ -162,6 +170,25 @@ def publish(cmd, parts, results=None):
             print(f"recorded {recorded_path(cmd, part).relative_to(ROOT)}; no page has a block "
                   f"for it yet: put its text between <!-- BEGIN GENERATED: {key} --> and "
                   f"<!-- END GENERATED --> where it belongs", file=sys.stderr)
+
+
+def check_recorded(cmd, parts):
+    """Exits 1 if a part's text differs from what `cmd` recorded (see `publish`)."""
+    for part, text in parts.items():
+        rec = recorded_path(cmd, part)
+        want = normalise(rec.read_text()) if rec.exists() else None
+        have = normalise(text)
+        if want == have:
+            continue
+        key = cmd + (f" [{part}]" if part else "")
+        if want is None:
+            sys.exit(f"`{key}`: nothing recorded at {rec.relative_to(ROOT)}")
+        for i, (h, w) in enumerate(zip(have, want)):
+            if h != w:
+                sys.exit(f"`{key}`: re-rendered from its recorded results, line {i + 1} differs "
+                         f"from {rec.relative_to(ROOT)}:\n    now:      {h}\n    recorded: {w}")
+        sys.exit(f"`{key}`: re-rendered from its recorded results, {len(have)} lines against "
+                 f"{len(want)} in {rec.relative_to(ROOT)}")
 
 
 def load_results(cmd):

@@ -9,8 +9,12 @@ file, a number (the default workload at that λ) or `diurnal` (workloads/diurnal
   dqn          each --agents checkpoint, a path in which {topology} is replaced (the shipped
                per-class meta-policy by default); two agents need different file names
   its tables   the same checkpoint's fallback tables alone (`compare --agent-tables`)
-  best static  the one static policy of the eight with the best mean over the seeds, chosen in
-               hindsight on the evaluation seeds
+  best ASET policy  the one static policy of the eight (ASET's seven and `random`) with the best
+               mean over the seeds, chosen in hindsight on the evaluation seeds
+  best heuristic, share of bound  the references of docs/baselines.md: scripts/baselines.py's
+               recorded table where it has the cell, else every registered rule (without
+               own-binding accounting) and the offline bound, run with --add-references and
+               recorded with the results
 
 Usage: python3 scripts/heldout_results.py [--topologies full-edge,co-dc-cloud,dc-cloud]
        [--workloads workloads/heldout/a.yaml,60,diurnal,...] [--agents name=path,...]
@@ -28,9 +32,10 @@ import statistics
 import sys
 
 import docgen
+import references as refs
 from cells import pm, sweep
 
-# The allowance of the targets: an agent within this many pp below the best static holds.
+# The allowance of the targets: an agent within this many pp below the best ASET policy holds.
 ALLOWANCE_PP = 0.3
 
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
@@ -51,8 +56,12 @@ p.add_argument("--reuse", action="store_true",
 p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--add-references", action="store_true",
+               help="with --from-json: run the references of the cells scripts/baselines.py's "
+                    "table does not have, and record them")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
+CMD = docgen.command(__file__, sys.argv[1:],
+                     drop=("--publish", "--from-json", "--reuse", "--add-references"),
                      drop_valued=("--out", "--bin", "--ray"))
 SEEDS = a.seeds.split(",")
 AGENTS = [tuple(x.split("=", 1)) for x in a.agents.split(",")]
@@ -111,13 +120,34 @@ def measure():
     return out
 
 
+def with_references(results):
+    """The results with the references of every cell (recorded, or run with
+    --add-references or a fresh measurement)."""
+    cells = [k for k in results if k != "references"]
+    found, computed = refs.of_cells(
+        cells, SEEDS, results.get("references"),
+        lambda k: dict(workload_flags(k.split("|", 1)[1]),
+                       topology=f"topologies/{k.split('|', 1)[0]}.yaml"),
+        pathlib.Path(a.out) / "references", a.bin, ray=a.ray,
+        compute_missing=a.add_references or not a.from_json)
+    if computed:
+        results["references"] = dict(results.get("references") or {}, **computed)
+    return results, found
+
+
 def text(results):
+    results, found = with_references(results)
     lines = [f"{len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s runs (diurnal 600 s); success %, mean ± sd; "
-             "differences per seed, pp (min … max)\n"]
-    lines.append("| topology | workload | agent | dqn | its tables | best static | dqn − best "
-                 "static | dqn − its tables |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+             "differences per seed, pp (min … max). Best ASET policy: of ASET's seven and `random`; "
+             "best heuristic: of every registered rule (docs/baselines.md); both by mean over the "
+             "seeds; the agents run without own-binding accounting.\n"]
+    lines.append("| topology | workload | agent | dqn | its tables | best ASET policy | dqn − best "
+                 "ASET policy | dqn − its tables | best heuristic | dqn − best heuristic | dqn, "
+                 "share of bound |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for key, seeds in results.items():
+        if key == "references":
+            continue
         topo, w = key.split("|")
         best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
         for agent, _ in AGENTS:
@@ -128,10 +158,12 @@ def text(results):
             dt = [x - y for x, y in zip(d, t)]
             lines.append(f"| {topo} | {label(w)} | {agent} | {pm(d)} | {pm(t)} | "
                          f"{pm(b)} ({best}) | {pm(db)} ({min(db):+.2f} … {max(db):+.2f}) | "
-                         f"{pm(dt)} |")
+                         f"{pm(dt)} | " + " | ".join(refs.against(found[key], d, SEEDS)) + " |")
     lines += ["", f"Per application where an agent is more than {ALLOWANCE_PP} pp below the best "
-              "static (success %, mean over the seeds):", ""]
+              "ASET policy (success %, mean over the seeds):", ""]
     for key, seeds in results.items():
+        if key == "references":
+            continue
         topo, w = key.split("|")
         best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
         apps = sorted(k.split("@", 1)[1] for k in seeds[0] if k.startswith(best + "@"))
@@ -149,4 +181,8 @@ def text(results):
     return "\n".join(lines)
 
 
-docgen.single_part(CMD, a.from_json, a.publish, measure, text)
+results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+rendered = text(results)
+print(rendered)
+if a.publish:
+    docgen.publish(CMD, {None: rendered}, results)

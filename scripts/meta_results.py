@@ -9,20 +9,25 @@ diurnal workload, over evaluation seeds never used in training or in choosing a 
                   the network adds is dqn per-class − its tables, per seed
   ASET agent      models/<topology>-aset.dqn     (config/aset.yaml: ASET as its paper defines it,
                   trained at λ 60 only; docs/aset-findings.md)
-  best static     the one static policy of the eight with the best mean over the seeds, chosen
-                  in hindsight on the evaluation seeds (a stronger baseline than any chosen
-                  beforehand)
+  best ASET policy the one static policy of the eight (ASET's seven and `random`) with the best
+                  mean over the seeds, chosen in hindsight on the evaluation seeds
+  best heuristic  every registered rule without own-binding accounting and under `window`, and
+                  the offline bound: the references of scripts/baselines.py's recorded table
+                  (docs/baselines.md), read, not run; on cells it does not have (imported
+                  networks), every rule without accounting and the bound, run by a measurement
+                  or by --from-json --add-references and recorded with the results; the learned
+                  rows here run without own-binding accounting
   per-class table the best static per-class table, chosen by `continuum table` on seeds 1, 2
   oracle          the per-window oracle over the per-class agent's actions and classes (at
                   --oracle-loads only: it costs some 20 runs per cell)
   gap closed      (dqn − best) / (oracle − best) of the means, `n/a` where the oracle is not
-                  above the best static policy
+                  above the best ASET policy
 
 A second table gives the same differences with the first --warmup-s seconds of every run left
 out (the topology fills with streams from empty at the start of a run).
 
 Usage: python3 scripts/meta_results.py [--seeds 101,102,103,104,105] [--duration 300]
-       [--out out/meta] [--publish] [--from-json] [--no-oracle] [--ray HOST:PORT]
+       [--out out/meta] [--publish] [--from-json [--add-references]] [--no-oracle] [--ray HOST:PORT]
 It needs a release build (`cargo build --release`) and the checkpoints, except with
 --from-json. Every run is a cell of one grid (<out>/sweep/grid.yaml: `continuum sweep`), run
 here or, with --ray, on a Ray cluster; cells and tables already written under <out> are reused
@@ -37,6 +42,7 @@ import statistics
 import sys
 
 import docgen
+import references as refs
 from cells import success_from, sweep
 
 p = argparse.ArgumentParser()
@@ -60,8 +66,12 @@ p.add_argument("--ray", metavar="HOST:PORT",
                help="run the grid's cells on this Ray head (python/continuum_ray) instead of here")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--add-references", action="store_true",
+               help="with --from-json: run the references of the cells scripts/baselines.py's "
+                    "table does not have, and record them")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--add-references"),
+                     drop_valued=("--out", "--bin", "--ray"))
 
 out = pathlib.Path(a.out)
 (out / "tables").mkdir(parents=True, exist_ok=True)
@@ -185,26 +195,59 @@ def maybe(xs):
     return pm(xs) if xs else "–"
 
 
+REFS = {}
+
+
+def ref(topo, load):
+    """The references of a cell (see `references`), or None."""
+    return REFS.get(f"{topo}|{load}")
+
+
+def load_options(topo, load):
+    """The compare options of a cell, for its references."""
+    o = {"topology": f"topologies/{topo}.yaml"}
+    if load == "diurnal":
+        return dict(o, workload="workloads/diurnal.yaml", duration=a.diurnal_duration)
+    return dict(o, workload="workloads/default.yaml", duration=a.duration, **{"lambda": float(load)})
+
+
+def references(summary):
+    """The references of every cell: scripts/baselines.py's recorded table where it has the
+    cell, else those recorded with these results, else (with --add-references or a fresh
+    measurement) every registered rule without own-binding accounting and the bound, run now.
+    Returns what is to be recorded with the results (None: nothing)."""
+    stored = summary.pop("references", None)
+    keys = [f"{t}|{x['load']}" for t, rows in summary.items() for x in rows]
+    found, computed = refs.of_cells(
+        keys, SEEDS, stored, lambda k: load_options(*k.split("|", 1)), out / "references",
+        a.bin, ray=a.ray, compute_missing=a.add_references or not a.from_json)
+    REFS.update({k: v for k, v in found.items() if v is not None})
+    keep = dict(stored or {}, **computed)
+    return keep or None
+
+
 def render_cells(summary):
     n = len(SEEDS)
     text = []
     for topo, rows in summary.items():
         text.append(f"**{topo}** ({n} seeds, {a.seeds}; {a.duration:.0f} s runs, diurnal "
                     f"{a.diurnal_duration:.0f} s; success %, mean ± sd)\n")
-        text.append("| workload | dqn per-class | its tables alone | ASET agent | best static | "
-                    "per-class table | oracle | dqn − best | dqn − its tables (min … max) | gap closed |")
-        text.append("|---|---|---|---|---|---|---|---|---|---|")
+        text.append("| workload | dqn per-class | its tables alone | ASET agent | best ASET policy | "
+                    "per-class table | oracle | dqn − best ASET policy | dqn − its tables (min … max) "
+                    "| gap closed | best heuristic | dqn − best heuristic | dqn, share of bound |")
+        text.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for x in rows:
             b = best_static(x)
             t = diff(x, "dqn", "tables")
+            h, vs, sh = refs.against(ref(topo, x["load"]), col(x, "dqn"), SEEDS)
             text.append(f"| {x['cell']} | {pm(col(x, 'dqn'))} | {pm(col(x, 'tables'))} | "
                         f"{maybe(col(x, 'aset'))} | {pm(col(x, b))} ({b}) | {pm(col(x, 'table'))} | "
                         f"{maybe(col(x, 'oracle'))} | {pm(diff(x, 'dqn', b))} | {pm(t)} "
-                        f"({min(t):+.2f} … {max(t):+.2f}) | {gap_text(x)} |")
+                        f"({min(t):+.2f} … {max(t):+.2f}) | {gap_text(x)} | {h} | {vs} | {sh} |")
         text.append("")
-        text.append(f"From {a.warmup_s:.0f} s on (the warm-up left out; best static chosen "
+        text.append(f"From {a.warmup_s:.0f} s on (the warm-up left out; best ASET policy chosen "
                     "again on these figures):\n")
-        text.append("| workload | dqn − best static | dqn − its tables | ASET agent − best static |")
+        text.append("| workload | dqn − best ASET policy | dqn − its tables | ASET agent − best ASET policy |")
         text.append("|---|---|---|---|")
         for x in rows:
             b = best_static(x, "after")
@@ -223,10 +266,13 @@ def render_cells(summary):
 def render_summary(summary):
     wanted = a.summary_loads.split(",")
     text = [f"Success %, mean ± sd over {len(SEEDS)} evaluation seeds ({a.seeds}); the best "
-            "mean of the four contenders in bold (the oracle looks ahead: a reference).\n",
-            "| topology | workload | dqn per-class | ASET agent | best static | "
-            "per-class table | oracle | dqn − best | gap closed |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "mean of the four contenders in bold (the oracle looks ahead: a reference). Best ASET "
+            "policy: of ASET's seven and `random`; best heuristic: of every registered rule, "
+            "without own-binding accounting and under `window` (docs/baselines.md); both by mean over the seeds.\n",
+            "| topology | workload | dqn per-class | ASET agent | best ASET policy | "
+            "per-class table | oracle | dqn − best ASET policy | gap closed | best heuristic "
+            "| dqn − best heuristic | dqn, share of bound |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for topo, rows in summary.items():
         for x in rows:
             if x["load"] not in wanted:
@@ -240,9 +286,10 @@ def render_summary(summary):
             for k, n in (("dqn", "dqn"), ("aset", "aset"), ("best", b), ("table", "table")):
                 v = col(x, n)
                 cell[k] = "–" if not v else (f"**{pm(v)}**" if round(means[k], 2) == top else pm(v))
+            h, vs, sh = refs.against(ref(topo, x["load"]), col(x, "dqn"), SEEDS)
             text.append(f"| {topo} | {x['cell']} | {cell['dqn']} | {cell['aset']} | "
                         f"{cell['best']} ({b}) | {cell['table']} | {maybe(col(x, 'oracle'))} | "
-                        f"{pm(diff(x, 'dqn', b))} | {gap_text(x)} |")
+                        f"{pm(diff(x, 'dqn', b))} | {gap_text(x)} | {h} | {vs} | {sh} |")
     return "\n".join(text) + "\n"
 
 
@@ -253,7 +300,7 @@ def render_findings(summary):
     topos = list(summary)
     text = [f"Means over {len(SEEDS)} seeds ({a.seeds}); pp = percentage points of success.\n"]
     # 1. One size does not fit all.
-    text.append("**1. No one-size-fits-all** — the best static policy (by mean) per cell:\n")
+    text.append("**1. No one-size-fits-all** — the best ASET policy (by mean) per cell:\n")
     text.append("| topology | " + " | ".join(f"λ {l}" for l in lams) + " |")
     text.append("|---|" + "---|" * len(lams))
     bests = set()
@@ -272,8 +319,8 @@ def render_findings(summary):
         x = cell[(t, l)]
         o = col(x, "oracle")
         return statistics.mean(o) - statistics.mean(col(x, best_static(x))) if o else None
-    text.append("**2. Room for a meta-policy** — best static − the median of the eight static "
-                "policies, pp (how much the choice matters); in brackets, oracle − best static "
+    text.append("**2. Room for a meta-policy** — best ASET policy − the median of the eight static "
+                "policies, pp (how much the choice matters); in brackets, oracle − best ASET policy "
                 "where the oracle ran:\n")
     text.append("| topology | " + " | ".join(f"λ {l}" for l in lams) + " |")
     text.append("|---|" + "---|" * len(lams))
@@ -282,10 +329,10 @@ def render_findings(summary):
             f"{spread(t, l):+.2f}" + ("" if room(t, l) is None else f" ({room(t, l):+.2f})")
             for l in lams) + " |")
     text.append("")
-    # 3. Compute in central offices: best static of co-dc-cloud − dc-cloud.
+    # 3. Compute in central offices: best ASET policy of co-dc-cloud − dc-cloud.
     if "co-dc-cloud" in summary and "dc-cloud" in summary:
-        text.append("**3. Compute moved to central offices** — best static on co-dc-cloud − "
-                    "best static on dc-cloud, pp (and full-edge − dc-cloud):\n")
+        text.append("**3. Compute moved to central offices** — best ASET policy on co-dc-cloud − "
+                    "best ASET policy on dc-cloud, pp (and full-edge − dc-cloud):\n")
         text.append("| | " + " | ".join(f"λ {l}" for l in lams) + " |")
         text.append("|---|" + "---|" * len(lams))
         for t in ("co-dc-cloud", "full-edge"):
@@ -298,8 +345,8 @@ def render_findings(summary):
                          - statistics.mean(col(y, best_static(y))))
             text.append(f"| {t} − dc-cloud | " + " | ".join(f"{v:+.2f}" for v in d) + " |")
         text.append("")
-    # 4–6. The ASET agent against the best static policy: gain, mechanism, generalisation.
-    text.append("**4–6. The ASET agent (trained at λ 60 only) − best static**: success, "
+    # 4–6. The ASET agent against the best ASET policy: gain, mechanism, generalisation.
+    text.append("**4–6. The ASET agent (trained at λ 60 only) − best ASET policy**: success, "
                 "rejected and answered-late shares, pp (mean ± sd over seeds):\n")
     text.append("| topology | λ | success | rejected | late |")
     text.append("|---|---|---|---|---|")
@@ -319,6 +366,7 @@ if a.from_json:
     summary = docgen.recorded_or_exit(CMD)
 else:
     summary = measure_all()
+stored_refs = references(summary)
 cells_text, summary_text = render_cells(summary), render_summary(summary)
 findings_text = render_findings(summary)
 print(cells_text, end="")
@@ -326,6 +374,7 @@ print(summary_text, end="")
 print(findings_text, end="")
 if a.publish:
     docgen.publish(CMD, {"cells": cells_text, "summary": summary_text,
-                         "findings": findings_text}, summary)
+                         "findings": findings_text},
+                   dict(summary, references=stored_refs) if stored_refs else summary)
 if not a.from_json:
     (out / "summary.json").write_text(json.dumps(summary, indent=1))

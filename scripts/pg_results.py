@@ -58,7 +58,7 @@ def text(cells):
     for name, _ in AGENTS:
         lines.append(f"| {name} | " + " | ".join(pm(cells[l][stem[name]]) for l in lams) + " |")
     best = {l: max(STATIC, key=lambda n: statistics.mean(cells[l][n])) for l in lams}
-    lines.append("| best static | " + " | ".join(f"{pm(cells[l][best[l]])} ({best[l]})" for l in lams) + " |")
+    lines.append("| best ASET policy | " + " | ".join(f"{pm(cells[l][best[l]])} ({best[l]})" for l in lams) + " |")
     for n in ["tetris", "random"]:
         lines.append(f"| {n} | " + " | ".join(pm(cells[l][n]) for l in lams) + " |")
     return "\n".join(lines)

@@ -50,6 +50,7 @@ import statistics
 import sys
 
 import docgen
+import references as refs
 from cells import cell_key, load_args, run_json, summary_rows
 
 # How far below the best success ratio (percentage points) a static configuration may be and
@@ -73,8 +74,12 @@ p.add_argument("--out", default="out/tuner")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--add-references", action="store_true",
+               help="with --from-json: run the references of the cells scripts/baselines.py's "
+                    "table does not have (capacity scales other than 1), and record them")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--retrained"))
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--add-references"),
+                     drop_valued=("--out", "--bin", "--retrained"))
 SEEDS = a.seeds.split(",")
 ROBUST = [tuple(x.split("=", 1)) for x in a.robust.split(",") if x]
 loads = a.lambdas.split(",") + ["diurnal"]
@@ -220,16 +225,46 @@ def robustness():
     return "\n".join(out)
 
 
+def references():
+    """The references of every cell (docs/baselines.md): scripts/baselines.py's recorded table
+    at capacity ×1, else recorded with these results, else run (--add-references)."""
+    keys = list(results["cells"])
+
+    def base_key(k):
+        scale, topology, load = k.split("|")
+        return f"{topology}|{load}" if float(scale) == 1.0 else k
+
+    def options(k):
+        scale, topology, load = k.split("|") if k.count("|") == 2 else ("1", *k.split("|"))
+        o = {"topology": f"topologies/{topology}.yaml", "capacity-scale": scale}
+        args = load_args(load, a.duration, a.diurnal_duration)
+        for name, v in zip(args[::2], args[1::2]):
+            o[name.lstrip("-")] = float(v) if name in ("--lambda", "--duration") else v
+        return o
+
+    found, computed = refs.of_cells(
+        [base_key(k) for k in keys], SEEDS, results.get("references"), options,
+        pathlib.Path(a.out) / "references", a.bin,
+        compute_missing=a.add_references or not a.from_json)
+    if computed:
+        results["references"] = dict(results.get("references") or {}, **computed)
+    return {k: found[base_key(k)] for k in keys}
+
+
 def render():
+    found = references()
     out = []
     for scale in a.capacity_scales.split(","):
         out.append(f"{len(SEEDS)} seeds ({a.seeds}), capacity ×{scale}; success allowance "
                    f"{SUCCESS_ALLOWANCE_PP} pp; cells: success % / pooled p99 ms / mean job "
-                   "tail ms (each job's slowest answer), means ± sd over the seeds")
+                   "tail ms (each job's slowest answer), means ± sd over the seeds; best heuristic: "
+                   "the best-success rule of docs/baselines.md (every registered policy, no "
+                   "mitigation), its success and the bound's share as success %")
         out.append("")
         head = ["topology", "load", "agent", "its success / p99 / job tail", "best success static",
                 "agent vs it", f"lowest p99 static within {SUCCESS_ALLOWANCE_PP} pp",
-                "agent vs it", "mean p99 change vs every static (EdgeTuner's form)"]
+                "agent vs it", "mean p99 change vs every static (EdgeTuner's form)",
+                "best heuristic", "agent − best heuristic, pp", "agent, share of bound"]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for topology in a.topologies.split(","):
@@ -244,11 +279,14 @@ def render():
                 for label in LABELS:
                     if label not in m:
                         continue
+                    xs = [100 * next(r for r in seed if r["policy"] == label)["success_ratio"]
+                          for seed in per_seed]
+                    against = refs.against(found[key(scale, topology, load)], xs, SEEDS)
                     out.append(f"| {topology} | {load} | {label} | {fmt(m[label])} | "
                                f"{best}: {fmt(m[best])} | {vs(per_seed, label, best)} | "
                                f"{tail}: {fmt(m[tail])} | {vs(per_seed, label, tail)} | "
                                f"{mean_change(per_seed, label, statics):+.1f} % over "
-                               f"{len(statics)} |")
+                               f"{len(statics)} | " + " | ".join(against) + " |")
         out.append("")
     if len(a.capacity_scales.split(",")) > 1:
         out.append(robustness())
