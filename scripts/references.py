@@ -13,6 +13,7 @@ REFERENCES_BOUND=0 in the environment runs computed references without the bound
 minutes per overloaded run on 2 cores; the rules take seconds): those cells then show no share
 of the bound, and a later run without it adds the bound to them.
 """
+import hashlib
 import json
 import math
 import os
@@ -200,7 +201,11 @@ def of_cells(keys, seeds, stored, options, out, binary, ray=None, compute_missin
     missing = [k for k in keys if found[k] is None]
     computed = {}
     if missing and compute_missing:
-        computed = compute({k: options(k) for k in missing}, seeds, out, binary, ray=ray,
+        # One directory per set of cells: two tables of one script share `out`, and a sweep
+        # directory holds one grid.
+        tag = hashlib.sha256(json.dumps([missing, [str(s) for s in seeds], WITH_BOUND])
+                             .encode()).hexdigest()[:12]
+        computed = compute({k: options(k) for k in missing}, seeds, out / tag, binary, ray=ray,
                            modes=list(modes))
         found.update(computed)
     return found, computed

@@ -430,9 +430,9 @@ mod tests {
         // one at half a replica's time (500 ms per slice: 100 qps) still all; at 250 ms, 50 on
         // it and 50 on the slow one.
         let s = stream(0, 1, 100, &[(0, 20.0), (1, 5.0)]);
-        assert!((served(&[s.clone()], &[1000.0, 1000.0]) - 100.0).abs() < 1e-3);
-        assert!((served(&[s.clone()], &[1000.0, 500.0]) - 100.0).abs() < 1e-3);
-        assert!((served(&[s.clone()], &[0.0, 250.0]) - 50.0).abs() < 1e-3);
+        assert!((served(std::slice::from_ref(&s), &[1000.0, 1000.0]) - 100.0).abs() < 1e-3);
+        assert!((served(std::slice::from_ref(&s), &[1000.0, 500.0]) - 100.0).abs() < 1e-3);
+        assert!((served(std::slice::from_ref(&s), &[0.0, 250.0]) - 50.0).abs() < 1e-3);
         assert!((served(&[s], &[1000.0, 250.0]) - 100.0).abs() < 1e-3);
     }
 
