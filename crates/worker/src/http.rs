@@ -68,8 +68,8 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Result<Resp, Infal
             version,
             what: ModelPart::Infer,
         } => match (inner.variant(name), check_version(name, version)) {
-            (Err(e), _) => query_error(&e),
-            (_, Err(e)) => oip_error(e),
+            (Err(e), _) => after_body(req, limits, query_error(&e)).await,
+            (_, Err(e)) => after_body(req, limits, oip_error(e)).await,
             (Ok(v), Ok(())) => {
                 let v = v.clone();
                 infer(&inner, &v, req).await
@@ -77,6 +77,18 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Result<Resp, Infal
         },
         other => oip_answer(&*inner, other, req, limits).await,
     })
+}
+
+/// `resp`, sent once the request's body has been read (and dropped): an answer that leaves the
+/// body unread makes the server close the connection while a client may already be reusing it
+/// for its next request (a broken pipe on that request).
+async fn after_body(
+    req: Request<Incoming>,
+    limits: &continuum_wire::serve::ServeLimits,
+    resp: Resp,
+) -> Resp {
+    let _ = read_body(req, limits).await;
+    resp
 }
 
 async fn infer(inner: &Inner, v: &super::Variant, req: Request<Incoming>) -> Resp {
