@@ -17,7 +17,8 @@ mod lp;
 mod solver;
 mod streams;
 
-pub use lp::{Lp, Solution, solve};
+pub use lp::{Solution, solve};
+pub use solver::Lp;
 pub use streams::{BoundStream, bound_streams};
 
 use continuum_core::scenario::Scenario;

@@ -7,33 +7,10 @@
 //! split differently in each), so each is bounded on its own, in parallel; the bound is the sum.
 
 use super::BoundError;
+use super::solver::Lp;
 use super::streams::BoundStream;
 use rayon::prelude::*;
 use std::time::Instant;
-
-/// A linear program in column form: maximise Σ obj_j x_j subject to A x ≤ row_hi and x ≥ 0.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Lp {
-    /// Rows.
-    pub rows: usize,
-    /// Column starts in `row`/`val` (one more than the columns).
-    pub colptr: Vec<usize>,
-    /// Row of each non-zero, ascending within a column.
-    pub row: Vec<usize>,
-    /// Value of each non-zero.
-    pub val: Vec<f64>,
-    /// Objective coefficient of each column (maximised).
-    pub obj: Vec<f64>,
-    /// Upper bound of each row.
-    pub row_hi: Vec<f64>,
-}
-
-impl Lp {
-    /// Columns.
-    pub fn cols(&self) -> usize {
-        self.obj.len()
-    }
-}
 
 /// The bound of every slice, summed, and what it took.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,6 @@
 //! The LP solver behind the bound: one function, so that the solver can be swapped and measured.
 
 use super::BoundError;
-use super::lp::Lp;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
@@ -16,6 +15,30 @@ pub struct Optimum {
     pub x: Vec<f64>,
     /// Row prices.
     pub prices: Vec<f64>,
+}
+
+/// A linear program in column form: maximise Σ obj_j x_j subject to A x ≤ row_hi and x ≥ 0.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Lp {
+    /// Rows.
+    pub rows: usize,
+    /// Column starts in `row`/`val` (one more than the columns).
+    pub colptr: Vec<usize>,
+    /// Row of each non-zero, ascending within a column.
+    pub row: Vec<usize>,
+    /// Value of each non-zero.
+    pub val: Vec<f64>,
+    /// Objective coefficient of each column (maximised).
+    pub obj: Vec<f64>,
+    /// Upper bound of each row.
+    pub row_hi: Vec<f64>,
+}
+
+impl Lp {
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.obj.len()
+    }
 }
 
 /// The optimum of `lp` (maximised).
