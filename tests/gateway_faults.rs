@@ -15,6 +15,11 @@ async fn killed_worker_streams_move_and_it_is_used_again_when_back() {
     // Served by either cluster; least-impedance puts it on the central office.
     let s = open(a, &stream_req(5000.0, 0.2)).await;
     assert_eq!(s["cluster"], "co-0");
+    // Every variant reachable: what the view must show again once the worker is back.
+    let (_, _, w) = http(a, get(a, "/v1/workers")).await;
+    let all = serde_json::from_slice::<Value>(&w).unwrap()["reachable_variants"]
+        .as_u64()
+        .unwrap();
     let path = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
     let co = l.co.take().unwrap();
     let co_quic = co.quic_addr().to_string();
@@ -75,6 +80,8 @@ async fn killed_worker_streams_move_and_it_is_used_again_when_back() {
         l.gw.wait_workers_up(Duration::from_secs(20)).await,
         "worker back up"
     );
+    // Up is not yet in the view: wait for its load report before opening.
+    wait_reachable(a, all, Duration::from_secs(20)).await;
     let s2 = open(a, &stream_req(5000.0, 0.2)).await;
     assert_eq!(s2["cluster"], "co-0");
     let (st, h, _) = http(
