@@ -1,6 +1,6 @@
 //! continuum: an edge-cloud inference request dispatcher.
 //!
-//! This crate is the `continuum` command ([`cli`]), its reports ([`report`]) and the live
+//! This crate is the `continuum` command ([`app`], [`cli`], [`sweep`]), its reports ([`report`]) and the live
 //! allocator ([`allocator`]). Everything else is a crate of its own, re-exported here under its
 //! module name so that `continuum::topology`, `continuum::sim`, `continuum::gateway` and the
 //! rest keep one path: the sans-IO core [`continuum_core`], the simulator [`continuum_sim`],
@@ -24,6 +24,7 @@ pub use continuum_worker as worker;
 pub use continuum_worker::{inference, profiler};
 
 pub mod allocator;
+pub mod app;
 pub mod cli;
 pub mod report;
 pub mod sweep;

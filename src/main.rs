@@ -1,5 +1,5 @@
 //! The `continuum` binary.
 
 fn main() -> std::process::ExitCode {
-    continuum::cli::main()
+    continuum::app::main()
 }

@@ -111,7 +111,7 @@ pub enum Command {
     Sweep {
         /// What to do.
         #[command(subcommand)]
-        cmd: crate::sweep::SweepCommand,
+        cmd: super::sweep_args::SweepCommand,
     },
     /// Topology files: `generate` writes an ISP-shaped topology of any size.
     Topology {
@@ -225,7 +225,7 @@ pub struct RunArgs {
     /// depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Pull rows (`greedy-pull`, `random-pull`, `tapfinger:<checkpoint>`): time between
+    /// Pull rows (`greedy-pull`, `random-pull`, `prior-pull`, `tapfinger:<checkpoint>`): time between
     /// decision steps, ms (default: the load publication period).
     #[arg(long, allow_negative_numbers = true)]
     pub pull_step_ms: Option<f64>,

@@ -10,6 +10,7 @@ mod meta_train;
 mod rows;
 mod run;
 mod runner;
+mod sweep_args;
 mod table;
 mod topology;
 mod train;
@@ -19,18 +20,4 @@ pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
 pub use rows::compare_rows;
 pub use run::{bound_report, build_report, build_report_with, execute, write_outputs};
 pub use runner::Runner;
-
-use clap::Parser;
-use std::process::ExitCode;
-
-/// Entry point of the binary: parses arguments, runs, prints errors as `error: …`.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match execute(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-    }
-}
+pub use sweep_args::SweepCommand;

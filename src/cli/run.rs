@@ -21,7 +21,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             false,
         ),
         Command::Table(args) => return super::table::execute(args),
-        Command::Sweep { cmd } => return crate::sweep::execute(cmd),
+        Command::Sweep { .. } => bail!("`sweep` is carried out by continuum::app::execute"),
         Command::Topology { cmd } => return super::topology::execute(cmd),
         Command::Train(args) => return super::train::execute(args),
         Command::Deeprm { cmd } => return super::deeprm::execute(cmd),
