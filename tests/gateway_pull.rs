@@ -9,7 +9,7 @@ use continuum::config::Source;
 use continuum::feasibility::{Demand, Fleet};
 use continuum::load::LoadView;
 use continuum::profiles::Profiles;
-use continuum::pull::{Pending, step};
+use continuum::pull::{GreedyPull, Pending, Puller, step};
 use continuum::rng::{Purpose, stream_rng};
 use continuum::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum::topology::Topology;
@@ -21,25 +21,54 @@ const CHECKPOINT: &str = "models/full-edge-tapfinger.tapfinger";
 /// The gateway's decision step, ms: long, so that opens sent together wait for the same one.
 const STEP_MS: u64 = 1500;
 
+/// Frames per second of the fixture's streams: fast enough that co-0's `cnn-s-b1` cannot take
+/// them all by the agents' reckoning, so that TapFinger's bindings differ from greedy pull's
+/// (and push's nearest-first, which binds them all to `cnn-s-b1` as greedy pull does).
+const RATE_FPS: f64 = 1000.0;
+
 /// What the core's step decides for `n` identical streams (as [`stream_req`] with a 2 s
-/// deadline) waiting at ant-00 of topologies/live.yaml on an idle view: `cluster/variant` of
-/// each binding, sorted.
-fn expected(n: usize) -> Vec<String> {
+/// deadline, at `rate_qps`) waiting at ant-00 of topologies/live.yaml on an idle view under the
+/// shipped TapFinger checkpoint: `cluster/variant` of each binding, sorted.
+fn expected(n: usize, min_accuracy: f64, rate_qps: f64) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join(CHECKPOINT);
+    let ck = TapCheckpoint::load(&path).unwrap();
+    let (_v, net) = ck.network(&path).unwrap();
+    let c = &ck.meta.config;
+    let clusters = fixture().0.clusters.len();
+    let mut tf = TapFinger::new(
+        net,
+        Pick::Greedy,
+        c.pointer,
+        c.resolution.resolution(),
+        clusters,
+    );
+    bindings(n, min_accuracy, rate_qps, &mut tf)
+}
+
+/// topologies/live.yaml and profiles/local.yaml, as the gateway under test loads them.
+fn fixture() -> (Topology, Profiles) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let p = Profiles::load(&root.join("profiles/local.yaml")).unwrap();
     let text = std::fs::read_to_string(root.join("topologies/live.yaml")).unwrap();
     let t = Topology::from_source(&Source::inline("live.yaml", &text), &p).unwrap();
+    (t, p)
+}
+
+/// What the core's step decides for `n` such streams under `puller`.
+fn bindings(n: usize, min_accuracy: f64, rate_qps: f64, puller: &mut dyn Puller) -> Vec<String> {
+    let (t, p) = fixture();
     let f = Fleet::new(&t, &p);
     let s = t.cluster_index("ant-00").unwrap();
     let sched = t.schedulers.iter().find(|x| x.cluster == s).unwrap();
     let demand = Demand {
         task: p.task_id("object-detection").unwrap(),
-        rate_qps: 15.0,
+        rate_qps,
         size_kb: 48.0,
         tx_ms: 0.0,
         access_ms: 2.0,
         max_delay_ms: 2000.0,
-        min_accuracy: 0.2,
+        min_accuracy,
         items: 1,
     };
     let pending: Vec<Pending> = (0..n)
@@ -50,20 +79,9 @@ fn expected(n: usize) -> Vec<String> {
             waited: 0,
         })
         .collect();
-    let path = root.join(CHECKPOINT);
-    let ck = TapCheckpoint::load(&path).unwrap();
-    let (_v, net) = ck.network(&path).unwrap();
-    let c = &ck.meta.config;
-    let mut tf = TapFinger::new(
-        net,
-        Pick::Greedy,
-        c.pointer,
-        c.resolution.resolution(),
-        t.clusters.len(),
-    );
     let mut rng = stream_rng(1, Purpose::Other, 0, 0);
     let view = LoadView::idle(f.workers.len());
-    let (bound, _) = step(&pending, &f, &view, &mut tf, &mut rng);
+    let (bound, _) = step(&pending, &f, &view, puller, &mut rng);
     let mut out: Vec<String> = bound
         .iter()
         .map(|(_, c)| {
@@ -82,7 +100,14 @@ fn expected(n: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tapfinger_binds_at_the_gateway_as_the_core_step_does() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let want = expected(3);
+    let want = expected(3, 0.2, RATE_FPS);
+    // The fixture tells the pullers apart: a gateway that ran greedy pull (or bound each open
+    // as push does) would bind differently.
+    let greedy = bindings(3, 0.2, RATE_FPS, &mut GreedyPull);
+    assert_ne!(
+        want, greedy,
+        "the fixture does not tell TapFinger from greedy pull"
+    );
     // Three opens sent together almost always wait for the same step; should one step fall
     // between them (their answers then come a step apart), the gateway is started afresh.
     let mut attempts = 0;
@@ -100,7 +125,8 @@ async fn tapfinger_binds_at_the_gateway_as_the_core_step_does() {
         let a = l.addr();
         // Every variant in the view, as in the idle view of `expected`.
         wait_reachable(a, 4, std::time::Duration::from_secs(20)).await;
-        let req = stream_req(2000.0, 0.2);
+        let mut req = stream_req(2000.0, 0.2);
+        req["rate_fps"] = json!(RATE_FPS);
         let opens = (0..3).map(|_| {
             let r = req.clone();
             async move {
