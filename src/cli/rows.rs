@@ -151,7 +151,7 @@ fn allocated_rows(
 }
 
 /// Rows from a comma-separated list: configurations (`policy` or `policy+mitigation`),
-/// `per-class:<file>` tables, and pull rows (`greedy-pull`, `random-pull`,
+/// `per-class:<file>` tables, and pull rows (`greedy-pull`, `random-pull`, `prior-pull`,
 /// `tapfinger:<checkpoint>`, or `tapfinger[<resolution>]:<checkpoint>` to resolve its conflicts
 /// otherwise: `bayes`, `uniform-prior`, `first-claim`).
 pub fn parse_rows(list: &str) -> Result<Vec<Runner>> {
@@ -166,7 +166,7 @@ pub fn parse_rows(list: &str) -> Result<Vec<Runner>> {
                 format!("`{item}`: expected `tapfinger[<resolution>]:<checkpoint>`")
             })?;
             rows.push(Runner::tapfinger(file, Some(how))?);
-        } else if let Some(name) = ["greedy-pull", "random-pull"]
+        } else if let Some(name) = continuum_core::pull::BASELINES
             .into_iter()
             .find(|n| *n == item)
         {

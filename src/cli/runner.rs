@@ -60,7 +60,7 @@ pub enum Runner {
 
 /// What claims streams in a pull row.
 pub enum PullRow {
-    /// A hand-written baseline (`greedy-pull`, `random-pull`).
+    /// A hand-written baseline (one of `continuum_core::pull::BASELINES`).
     Baseline(&'static str),
     /// TapFinger's agents from a checkpoint (row name, checkpoint, its path).
     TapFinger(String, Box<TapCheckpoint>, PathBuf),
@@ -78,9 +78,9 @@ impl PullRow {
     /// A fresh puller for one run on `sc`.
     pub fn puller(&self, sc: &Scenario) -> Result<Box<dyn Puller>> {
         match self {
-            PullRow::Baseline(n) => {
-                continuum_core::pull::baseline(n).context("a registered pull baseline")
-            }
+            PullRow::Baseline(n) => continuum_core::pull::baseline(n)
+                .map(|p| p as Box<dyn Puller>)
+                .context("a registered pull baseline"),
             PullRow::TapFinger(name, ck, path) => {
                 let (_vars, net) = ck.network(path)?;
                 let c = &ck.meta.config;

@@ -155,7 +155,7 @@ pub struct GatewayConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PullSettings {
-    /// Who claims: `greedy-pull`, `random-pull` or `tapfinger:<checkpoint>`.
+    /// Who claims: `greedy-pull`, `random-pull`, `prior-pull` or `tapfinger:<checkpoint>`.
     pub puller: String,
     /// Time between decision steps, ms (default: `publish_ms`).
     #[serde(default)]
@@ -395,7 +395,8 @@ impl GatewayConfig {
                 && !p.puller.starts_with("tapfinger:")
             {
                 return Err(format!(
-                    "pull.puller: expected `greedy-pull`, `random-pull` or `tapfinger:<checkpoint>`, got `{}`",
+                    "pull.puller: expected one of `{}` or `tapfinger:<checkpoint>`, got `{}`",
+                    continuum_core::pull::BASELINES.join("`, `"),
                     p.puller
                 ));
             }

@@ -51,11 +51,8 @@ pub fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller + Send
             clusters,
         )));
     }
-    match name {
-        "greedy-pull" => Ok(Box::new(continuum_core::pull::GreedyPull)),
-        "random-pull" => Ok(Box::new(continuum_core::pull::RandomPull)),
-        _ => anyhow::bail!("pull.puller: unknown puller `{name}`"),
-    }
+    continuum_core::pull::baseline(name)
+        .with_context(|| format!("pull.puller: unknown puller `{name}`"))
 }
 
 impl PullDesk {
@@ -69,13 +66,10 @@ impl PullDesk {
     ) -> Result<Self> {
         let puller = puller_named(&settings.puller, clusters)
             .with_context(|| format!("pull.puller `{}`", settings.puller))?;
-        let policy = if settings.puller.starts_with("tapfinger:") {
-            "tapfinger"
-        } else if settings.puller == "random-pull" {
-            "random-pull"
-        } else {
-            "greedy-pull"
-        };
+        let policy = continuum_core::pull::BASELINES
+            .into_iter()
+            .find(|n| *n == settings.puller)
+            .unwrap_or("tapfinger");
         Ok(Self {
             policy,
             puller: Mutex::new(puller),
@@ -86,8 +80,8 @@ impl PullDesk {
         })
     }
 
-    /// The puller's name: the `policy` of the bindings it makes (`tapfinger`, `greedy-pull`,
-    /// `random-pull`).
+    /// The puller's name: the `policy` of the bindings it makes (`tapfinger` or one of
+    /// `continuum_core::pull::BASELINES`).
     pub fn policy(&self) -> &'static str {
         self.policy
     }

@@ -1,5 +1,6 @@
 //! The hand-written pull baselines: greedy (each cluster claims the pending stream it would
-//! answer earliest) and random.
+//! answer earliest), random, and prior (eq. 11's prior alone settles every contested stream:
+//! the pull twin of the `headroom` push rule).
 
 use super::{Claim, Puller, Resolution, Round};
 use crate::rng::SimRng;
@@ -65,11 +66,52 @@ impl Puller for RandomPull {
     }
 }
 
-/// The pull baseline registered under `name` (`greedy-pull`, `random-pull`).
-pub fn baseline(name: &str) -> Option<Box<dyn Puller>> {
+/// Each agent claims one of its offers uniformly at random, with its least-e2e feasible worker
+/// for it, and every claimant reports the same pick probability (1), so eq. 11 hands a contested
+/// stream to the claimant whose free capacity holds the most copies of its demand — the prior
+/// alone decides ([`super::prior_copies`]), ties to the lowest cluster index. The pull twin of
+/// the `headroom` push rule (docs/model.md §15): what TapFinger's learned pointer must beat to
+/// show that it adds anything to the prior.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PriorPull;
+
+impl Puller for PriorPull {
+    fn name(&self) -> String {
+        "prior-pull".into()
+    }
+
+    fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
+        for a in round.agents {
+            let o = &a.offers[rng.random_range(0..a.offers.len())];
+            let cands = &round.cands[o.pending as usize];
+            let k = *o
+                .cands
+                .iter()
+                .min_by(|&&x, &&y| {
+                    cands[x as usize]
+                        .e2e_ms
+                        .total_cmp(&cands[y as usize].e2e_ms)
+                })
+                .expect("an offer has a candidate");
+            out.push(Some(Claim {
+                pending: o.pending,
+                cand: k,
+                p: 1.0,
+            }));
+        }
+    }
+}
+
+/// The names of the hand-written pull baselines, as `--policies` and the gateway's
+/// `pull.puller` take them.
+pub const BASELINES: [&str; 3] = ["greedy-pull", "random-pull", "prior-pull"];
+
+/// The pull baseline registered under `name` (one of [`BASELINES`]).
+pub fn baseline(name: &str) -> Option<Box<dyn Puller + Send>> {
     match name {
         "greedy-pull" => Some(Box::new(GreedyPull)),
         "random-pull" => Some(Box::new(RandomPull)),
+        "prior-pull" => Some(Box::new(PriorPull)),
         _ => None,
     }
 }

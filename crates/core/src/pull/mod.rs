@@ -7,14 +7,14 @@
 //!
 //! The step ([`step`]) is sans-IO: the simulator calls it with its pending streams and published
 //! load view at each decision step; the gateway calls it with its own. A [`Puller`] says what
-//! each agent claims: the hand-written baselines ([`GreedyPull`], [`RandomPull`]) live here, the
-//! learned agents elsewhere.
+//! each agent claims: the hand-written baselines ([`GreedyPull`], [`RandomPull`],
+//! [`PriorPull`]) live here, the learned agents elsewhere.
 
 pub mod bayes;
 mod greedy;
 
 pub use bayes::{Resolution, prior_copies, resolve};
-pub use greedy::{GreedyPull, RandomPull, baseline};
+pub use greedy::{BASELINES, GreedyPull, PriorPull, RandomPull, baseline};
 
 use crate::feasibility::{Candidate, Demand, Fleet, feasible};
 use crate::load::LoadView;

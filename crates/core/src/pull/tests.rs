@@ -150,10 +150,10 @@ fn a_step_never_binds_an_infeasible_candidate() {
                 waited: 0,
             })
             .collect();
-        let mut puller: Box<dyn Puller> = if case % 2 == 0 {
-            Box::new(RandomPull)
-        } else {
-            Box::new(GreedyPull)
+        let mut puller: Box<dyn Puller> = match case % 3 {
+            0 => Box::new(RandomPull),
+            1 => Box::new(GreedyPull),
+            _ => Box::new(PriorPull),
         };
         let (out, stats) = step(&pending, &f, &view, puller.as_mut(), &mut rng);
         let mut check = view.clone();
@@ -169,7 +169,7 @@ fn a_step_never_binds_an_infeasible_candidate() {
         }
         assert!(stats.rounds as usize <= pending.len() + 1);
         // Every stream left unbound has no feasible candidate left (the agents never stop
-        // while one could be served: both baselines claim whenever they have an offer).
+        // while one could be served: the baselines claim whenever they have an offer).
         for (j, p) in pending.iter().enumerate() {
             if !seen[j] {
                 let mut ok = Vec::new();
@@ -195,4 +195,39 @@ fn greedy_takes_the_earliest_finish() {
     let (out, _) = step(&pending, &f, &view, &mut GreedyPull, &mut rng);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].1.cluster, t.cluster_index("a0").unwrap() as u32);
+}
+
+/// Scheduler a0's stream (30 ms, 10 qps of 10 KB) fits 10 times on a0 and 20 times on co (the
+/// cloud is too far for 30 ms): greedy pull takes a0, the earliest finish; prior pull lets both
+/// claim it with the same probability, so eq. 11's prior alone decides: co, which holds more
+/// copies, on its least-e2e worker.
+#[test]
+fn prior_pull_gives_a_contested_stream_to_the_most_copies() {
+    let (t, f) = setup();
+    let view = LoadView::idle(f.workers.len());
+    let pending = [Pending {
+        demand: demand(30.0, 0.0, 10.0),
+        reach: &t.schedulers[0].reach,
+        sched: 0,
+        waited: 0,
+    }];
+    let co = t.cluster_index("co").unwrap() as u32;
+    for seed in 0..20 {
+        let mut rng = stream_rng(seed, Purpose::Other, 0, 0);
+        let (out, stats) = step(&pending, &f, &view, &mut PriorPull, &mut rng);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1.cluster, co, "seed {seed}");
+        assert_eq!(stats.conflicts_lost, 1, "both clusters claimed it");
+        let mut cands = Vec::new();
+        feasible(&pending[0].demand, pending[0].reach, &f, &view, &mut cands);
+        let best = cands
+            .iter()
+            .filter(|c| c.cluster == co)
+            .map(|c| c.e2e_ms)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(out[0].1.e2e_ms, best);
+    }
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    let (out, _) = step(&pending, &f, &view, &mut GreedyPull, &mut rng);
+    assert_ne!(out[0].1.cluster, co, "greedy pull decides otherwise here");
 }
