@@ -8,6 +8,7 @@ mod choices;
 mod config;
 mod dqn;
 mod fallback;
+mod fast;
 mod net;
 mod pg;
 mod replay;
@@ -22,6 +23,7 @@ pub use config::{
 };
 pub use dqn::{LearnSettings, Learner, clip_grad_norm, huber, weighted_huber};
 pub use fallback::Fallback;
+pub use fast::FastQNet;
 pub use net::{NetShape, QNet, build, copy_weights, flat, init_weights, set_flat};
 pub use pg::PgLearner;
 pub use replay::{Batch, ReplayBuffer, Transition};

@@ -63,6 +63,11 @@ impl QNet {
         self.shape
     }
 
+    /// Its layers: the convolution, the two dense layers of the trunk and the heads' layer.
+    pub(crate) fn layers(&self) -> (&Conv1d, &Linear, &Linear, &Linear) {
+        (&self.conv, &self.fc1, &self.fc2, &self.out)
+    }
+
     /// Q-values `[batch, classes, actions]` of states `[batch, features, history]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let n = x.dim(0)?;

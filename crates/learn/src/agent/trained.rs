@@ -9,9 +9,10 @@
 use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
 use super::config::{Granularity, parse_actions};
 use super::fallback::Fallback;
+use super::fast::FastQNet;
 use super::net::QNet;
 use super::state::StateEncoder;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::{VarBuilder, VarMap};
 use continuum_core::feasibility::Fleet;
 use continuum_core::mitigation::Configuration;
@@ -20,10 +21,10 @@ use continuum_core::policy::StreamClasses;
 use continuum_core::topology::Topology;
 use std::path::Path;
 
-/// A trained meta-policy.
+/// A trained meta-policy. Its network runs in plain Rust ([`FastQNet`], equal to the candle
+/// forward within 1e-5): candle only loads the weights.
 pub struct Agent {
-    net: QNet,
-    _vars: VarMap,
+    net: FastQNet,
     encoder: StateEncoder,
     actions: Vec<Configuration>,
     granularity: Granularity,
@@ -32,7 +33,7 @@ pub struct Agent {
     margin: f64,
     /// Each scheduler's current load level of the fallback (None before its first decision).
     levels: Vec<Option<usize>>,
-    batch: Vec<f32>,
+    q: Vec<f32>,
     state: Vec<f32>,
 }
 
@@ -97,9 +98,9 @@ impl Agent {
                 var.set(t).map_err(|e| bad(format!("`{name}`: {e}")))?;
             }
         }
+        let net = FastQNet::new(&net).map_err(|e| bad(e.to_string()))?;
         Ok(Self {
             net,
-            _vars: vars,
             encoder,
             actions,
             granularity: m.config.granularity,
@@ -107,7 +108,7 @@ impl Agent {
             fallback: m.fallback.clone(),
             margin: m.margin,
             levels: vec![None; topology.schedulers.len()],
-            batch: Vec::new(),
+            q: Vec::new(),
             state: Vec::new(),
         })
     }
@@ -151,18 +152,14 @@ impl Agent {
     /// Values of every scheduler's current state, `[scheduler][class][action]`.
     pub fn q_values(&mut self) -> candle_core::Result<Vec<Vec<Vec<f32>>>> {
         let n = self.encoder.schedulers();
-        self.batch.clear();
+        let actions = self.net.shape().actions;
+        let mut out = Vec::with_capacity(n);
         for s in 0..n {
             self.encoder.state_into(s, &mut self.state);
-            self.batch.extend_from_slice(&self.state);
+            self.net.forward(&self.state, &mut self.q);
+            out.push(self.q.chunks_exact(actions).map(<[f32]>::to_vec).collect());
         }
-        let shape = self.net.shape();
-        let x = Tensor::from_slice(
-            &self.batch,
-            (n, shape.features, shape.history),
-            &Device::Cpu,
-        )?;
-        self.net.forward(&x)?.to_vec3::<f32>()
+        Ok(out)
     }
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it

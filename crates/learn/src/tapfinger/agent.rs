@@ -4,6 +4,7 @@
 //! the policy and records each agent's decision; evaluation takes the most probable choices.
 
 use super::batch::ObsBatch;
+use super::fast::FastTapNet;
 use super::features::{AgentObs, ClusterTotals, encode};
 use super::net::TapNet;
 use continuum_core::pull::{Claim, Puller, Resolution, Round};
@@ -57,6 +58,10 @@ pub enum Pick {
 /// TapFinger's agents, one per cluster, sharing one network.
 pub struct TapFinger {
     net: TapNet,
+    /// The same network in plain Rust, for decisions that are not recorded (evaluation, the
+    /// gateway): equal to `net`'s forward within 1e-5; None only if its weights could not be
+    /// read, in which case candle decides.
+    fast: Option<FastTapNet>,
     pick: Pick,
     /// Whether the agent points among all its pending streams (false: it considers only the
     /// oldest, the ablation without the pointer network).
@@ -83,6 +88,7 @@ impl TapFinger {
         clusters: usize,
     ) -> Self {
         Self {
+            fast: FastTapNet::new(&net).ok(),
             net,
             pick,
             pointer,
@@ -166,6 +172,34 @@ impl Puller for TapFinger {
     }
 
     fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
+        if self.record.is_none()
+            && let Some(fast) = &self.fast
+        {
+            // Not recorded: the plain forward, agent by agent, allocation only where it points.
+            let obs = self.observe(round);
+            self.counted.0 += 1;
+            if round.round == 0 {
+                self.step += 1;
+            }
+            for (a, o) in round.agents.iter().zip(&obs) {
+                let logits = fast.pointer(o);
+                let pp = softmax(&logits.pointer);
+                let j = choose(&pp, self.pick, rng);
+                out.push(if j == o.pending.len() {
+                    None
+                } else {
+                    let pa = softmax(&fast.alloc(&logits, j));
+                    let k = choose(&pa, self.pick, rng);
+                    self.counted.1 += 1;
+                    Some(Claim {
+                        pending: a.offers[j].pending,
+                        cand: a.offers[j].cands[k],
+                        p: pp[j],
+                    })
+                });
+            }
+            return;
+        }
         let obs = self.observe(round);
         let refs: Vec<&AgentObs> = obs.iter().collect();
         let res = ObsBatch::new(&refs).and_then(|b| {

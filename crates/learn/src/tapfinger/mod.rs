@@ -9,6 +9,7 @@ pub mod agent;
 pub mod batch;
 pub mod checkpoint;
 pub mod config;
+mod fast;
 pub mod features;
 pub mod net;
 pub mod ppo;
@@ -17,6 +18,7 @@ pub mod train;
 pub use agent::{Decision, Pick, TapFinger};
 pub use checkpoint::TapCheckpoint;
 pub use config::{TapConfig, TapReward};
+pub use fast::FastTapNet;
 
 #[cfg(test)]
 mod tests;

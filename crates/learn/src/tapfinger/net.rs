@@ -144,6 +144,32 @@ impl TapNet {
         self.shape
     }
 
+    /// Its layers, for the plain forward ([`super::FastTapNet`]).
+    pub(crate) fn layers(&self) -> Layers<'_> {
+        Layers {
+            enc_c: &self.enc_c,
+            enc_s: &self.enc_s,
+            enc_p: &self.enc_p,
+            enc_w: &self.enc_w,
+            enc_e: &self.enc_e,
+            att_w: [&self.att_w.q, &self.att_w.k, &self.att_w.v],
+            att_e: [&self.att_e.q, &self.att_e.k, &self.att_e.v],
+            sem_w: &self.sem_w,
+            sem_q: &self.sem_q,
+            l1: &self.l1,
+            att_p: [&self.att_p.q, &self.att_p.k, &self.att_p.v],
+            l2: &self.l2,
+            ctx: &self.ctx,
+            ptr_j: &self.ptr_j,
+            ptr_g: &self.ptr_g,
+            ptr_v: &self.ptr_v,
+            void: &self.void,
+            al_w: &self.al_w,
+            al_j: &self.al_j,
+            al_v: &self.al_v,
+        }
+    }
+
     /// Pointer, allocation and value outputs for a batch.
     pub fn forward(&self, b: &ObsBatch) -> Result<TapOut> {
         let ec = self.enc_c.forward(&b.cluster)?.relu()?; // [B,H]
@@ -226,6 +252,30 @@ impl TapNet {
             value,
         })
     }
+}
+
+/// The layers of a [`TapNet`], borrowed (attention layers as their q, k, v projections).
+pub(crate) struct Layers<'a> {
+    pub enc_c: &'a Linear,
+    pub enc_s: &'a Linear,
+    pub enc_p: &'a Linear,
+    pub enc_w: &'a Linear,
+    pub enc_e: &'a Linear,
+    pub att_w: [&'a Linear; 3],
+    pub att_e: [&'a Linear; 3],
+    pub sem_w: &'a Linear,
+    pub sem_q: &'a Linear,
+    pub l1: &'a Linear,
+    pub att_p: [&'a Linear; 3],
+    pub l2: &'a Linear,
+    pub ctx: &'a Linear,
+    pub ptr_j: &'a Linear,
+    pub ptr_g: &'a Linear,
+    pub ptr_v: &'a Linear,
+    pub void: &'a Tensor,
+    pub al_w: &'a Linear,
+    pub al_j: &'a Linear,
+    pub al_v: &'a Linear,
 }
 
 /// A var map with a network of `shape` on the CPU, weights drawn from `seed`.
