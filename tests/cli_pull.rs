@@ -110,6 +110,41 @@ fn tapfinger_trains_and_its_checkpoint_runs() {
     }
     let csv = std::fs::read_to_string(dir.path().join("small.training.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    // Training moves the weights: the same run stopped after one episode has others.
+    let cfg1 = dir.path().join("tf1.yaml");
+    std::fs::write(
+        &cfg1,
+        "method: tapfinger\nepisodes: 1\nepisode_s: 5\nhidden: 8\nlambda_range: [40, 40]\n",
+    )
+    .unwrap();
+    let ck1 = dir.path().join("one.tapfinger");
+    ok(&[
+        "train",
+        "topologies/full-edge.yaml",
+        "--config",
+        cfg1.to_str().unwrap(),
+        "--out",
+        ck1.to_str().unwrap(),
+    ]);
+    let weights = |p: &std::path::Path| {
+        let c = continuum::tapfinger::TapCheckpoint::load(p).unwrap();
+        let mut names: Vec<_> = c.tensors.keys().cloned().collect();
+        names.sort();
+        names
+            .iter()
+            .flat_map(|n| {
+                c.tensors[n]
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap()
+            })
+            .collect::<Vec<f32>>()
+    };
+    assert!(
+        weights(&ck) != weights(&ck1),
+        "2 episodes left the weights of 1: training did not change the network"
+    );
     let row = format!("tapfinger:{k}");
     let v = json(&[
         "compare",

@@ -210,16 +210,14 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     .unwrap();
     let ck = dir.path().join("d.deeprm");
     let args = |out: &Path, extra: &[&str]| -> Output {
-        let mut v = vec![
-            "deeprm",
-            "train",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--iterations",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let iterations = if extra.contains(&"--iterations") {
+            &[][..]
+        } else {
+            &["--iterations", "2"][..]
+        };
+        let mut v = vec!["deeprm", "train", "--config", cfg.to_str().unwrap()];
+        v.extend_from_slice(iterations);
+        v.extend_from_slice(&["--out", out.to_str().unwrap()]);
         v.extend_from_slice(extra);
         continuum(&v)
     };
@@ -227,6 +225,18 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     let again = dir.path().join("e.deeprm");
     succeeded(&args(&again, &["--threads", "2"]));
     assert_eq!(std::fs::read(&ck).unwrap(), std::fs::read(&again).unwrap());
+    // Training moves the weights: one iteration fewer (same seed, same start) gives others.
+    let shorter = dir.path().join("f.deeprm");
+    succeeded(&args(&shorter, &["--threads", "1", "--iterations", "1"]));
+    let weights = |p: &Path| {
+        continuum_learn::deeprm::PgCheckpoint::load(p)
+            .unwrap()
+            .weights
+    };
+    assert!(
+        weights(&ck) != weights(&shorter),
+        "2 iterations left the weights of 1: training did not change the network"
+    );
     assert!(dir.path().join("d.training.csv").exists());
     let json = dir.path().join("eval.json");
     let table = succeeded(&continuum(&[
