@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod deeprm;
 pub mod episode;
+mod linalg;
 pub mod meta;
 pub mod reptile;
 pub mod tapfinger;

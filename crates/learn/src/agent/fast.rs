@@ -39,11 +39,7 @@ impl Dense {
     }
 }
 
-/// Σ a·b, in the order of the slices.
-#[inline]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use crate::linalg::dot;
 
 /// [`QNet`]'s weights as plain vectors, and the scratch space of one forward pass.
 #[derive(Debug, Clone)]
