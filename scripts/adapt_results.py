@@ -24,6 +24,7 @@ import statistics
 import sys
 
 import docgen
+import references as refs
 from cells import pm, run
 
 p = argparse.ArgumentParser()
@@ -102,10 +103,11 @@ def text(r):
         rows = t["rows"]
         arm = {x: rows[f"dqn:{t['topology']}-{x}"] for x in ARMS}
         best = max(STATIC, key=lambda n: statistics.mean(rows[n]))
-        gap = statistics.mean(arm["meta"]) - statistics.mean(arm["scratch-full"])
-        floor = statistics.mean(arm["meta"]) - statistics.mean(rows[best])
-        verdict = (f"meta − scratch-full {gap:+.2f} pp: " + ("met" if gap >= -0.3 else "missed")
-                   + f"; meta − best ASET policy {floor:+.2f} pp: " + ("met" if floor >= -0.3 else "missed"))
+        # Paired per seed, by the verdict rule of docs/methodology.md (target: −0.3 pp).
+        gap = refs.diff(arm["meta"], arm["scratch-full"])
+        floor = refs.diff(arm["meta"], rows[best])
+        verdict = (f"meta − scratch-full {pm(gap)} pp: {refs.verdict(gap, -0.3)}; meta − best "
+                   f"ASET policy {pm(floor)} pp: {refs.verdict(floor, -0.3)}")
         lines.append(f"| {t['topology']} | " + " | ".join(pm(arm[x]) for x in ARMS)
                      + f" | {best} {pm(rows[best])} | {verdict} |")
     return "\n".join(lines)

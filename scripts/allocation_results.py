@@ -29,8 +29,11 @@ import pathlib
 import subprocess
 import sys
 
+import statistics
+
 import docgen
-from cells import run_json
+import references as refs
+from cells import pm, run_json
 
 ALLOCATORS = ["static", "oga", "drf", "fairness", "fairness-present", "binpacking", "spreading"]
 GENERATE = ["topology", "generate", "--antennas", "24", "--antennas-per-co", "3",
@@ -179,7 +182,33 @@ def render(res):
                       f"{pct(r['success_ratio'])} | {r['mean_reward']:.1f} | "
                       f"{r['replica_changes']} |")
         parts["ablation"] = "\n".join(ab) + "\n"
+    parts["headline"] = headline(res)
     return parts
+
+
+def headline(res):
+    """The README's row (scripts/headline.py): per topology, `oga` against `static` and against
+    the best other allocator, each with the policy chosen on --choose-seeds, paired over every
+    evaluation seed, by the verdict rule of docs/methodology.md."""
+    seeds = [a.seed] + other_seeds
+    focus, counts = None, {"static": [], "other": []}
+    for t in res["topologies"]:
+        pick = chosen(t["runs"])
+        per = {al: [100 * table(t["runs"][str(s)])[(pick[al], al)]["success_ratio"]
+                    for s in seeds] for al in ALLOCATORS}
+        other = max((al for al in ALLOCATORS if al not in ("oga", "static")),
+                    key=lambda al: statistics.mean(per[al]))
+        counts["static"].append(refs.verdict(refs.diff(per["oga"], per["static"]), 0, refs.COMPARED))
+        counts["other"].append(refs.verdict(refs.diff(per["oga"], per[other]), 0, refs.COMPARED))
+        if focus is None:
+            focus = (f"{t['name']}: `oga` {pm(per['oga'])} % vs `static` "
+                     f"{refs.versus(per['oga'], per['static'])}, vs the best other allocator "
+                     f"(`{other}`) {refs.versus(per['oga'], per[other])}")
+    tally = lambda ws: ", ".join(f"{w} {ws.count(w)}" for w in refs.COMPARED)
+    return (f"allocation, seeds {refs.seed_range(seeds)} (policies chosen on seeds "
+            f"{refs.seed_range(choose_seeds)}) | {focus}. Over {len(res['topologies'])} "
+            f"topologies, vs `static`: {tally(counts['static'])}; vs the best other: "
+            f"{tally(counts['other'])}\n")
 
 
 if a.from_json:
@@ -190,6 +219,6 @@ if a.from_json:
 else:
     res = measure()
 parts = render(res)
-print("\n".join(parts.values()), end="")
+print("\n".join(v for k, v in parts.items() if k != "headline"), end="")
 if a.publish:
     docgen.publish(CMD, parts, res)

@@ -249,6 +249,7 @@ def render_table(results):
                  f"({worst[1].replace('|', ' ')}, {cell_name(worst[2])}, seed {worst[3]}); rows "
                  f"above their bound: {above} of {len(slack)}.")
     out["summary"] = "\n".join(lines)
+    out["headline"] = headline(results, worst, above, len(slack))
     # Every rule under every mode, one table per topology.
     lines = []
     for topo in TOPOLOGIES:
@@ -271,6 +272,30 @@ def render_table(results):
         lines.append("")
     out["rules"] = "\n".join(lines)
     return out
+
+
+def headline(results, worst, above, runs):
+    """The README's row (scripts/headline.py): the best heuristic against the best ASET policy
+    and the bound, the shipped learned rows against the best heuristic, per cell by the verdict
+    rule of docs/methodology.md."""
+    keys = [f"{t}|{x}" for t in TOPOLOGIES for x in LOADS]
+    gain, shares, versus = {}, [], {"dqn": {}, "tapfinger": {}}
+    for key in keys:
+        cell = results["cells"][key]
+        h_xs = refs.best_heuristic(cell, SEEDS)[1]
+        gain[cell_name(key)] = refs.diff(h_xs, refs.best_aset(cell, SEEDS)[1])
+        shares.append(mean([100 * x / b for x, b in zip(h_xs, refs.bound(cell, SEEDS))]))
+        for name in versus:
+            versus[name][cell_name(key)] = refs.diff(series(cell, name), h_xs)
+    def below(diffs):
+        return sum(1 for d in diffs.values() if refs.verdict(d, 0, refs.COMPARED) == "below")
+    what = (f"strongest rules and a ceiling, {len(TOPOLOGIES)} topologies × {len(LOADS)} loads, "
+            f"seeds {refs.seed_range(SEEDS)}")
+    return (f"{what} | best heuristic vs best ASET policy: {refs.tally(gain)}. Best heuristic: "
+            f"{min(shares):.1f}–{max(shares):.1f} % of the bound; rows above their run's bound: "
+            f"{above} of {runs} (largest excess {worst[0]:+.2f} pp); below the best heuristic: "
+            f"shipped `dqn` in {below(versus['dqn'])}, TapFinger in {below(versus['tapfinger'])} of "
+            f"{len(keys)} cells\n")
 
 
 if a.part == "selection":

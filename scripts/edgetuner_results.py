@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 import docgen
+import references as refs
 
 ALLOWANCE_PP = 0.3
 
@@ -138,7 +139,16 @@ def render_agent(per_seed):
 
     fmt = lambda n: (f"{pm(m[n]['success'])} % / {pm(m[n]['p99'], 0)} ms / "
                      f"{pm(m[n]['job_tail'], 1)} ms")
-    return "\n".join([
+    # The README's row (scripts/headline.py): EdgeTuner's form and both static references, the
+    # success differences by the verdict rule of docs/methodology.md.
+    headline = (f"EdgeTuner's actions and reward, {a.topology} λ 60, seeds "
+                f"{refs.seed_range(SEEDS)} | mean p99 change over the {len(statics)} static "
+                f"configurations {change('p99')} (paper −21.66 %); vs best-success static "
+                f"(`{best}`) {refs.versus(m[agent]['success'], m[best]['success'])} pp success; vs "
+                f"lowest-p99 static within {ALLOWANCE_PP} pp (`{tail}`) "
+                f"{refs.versus(m[agent]['success'], m[tail]['success'])} pp, p99 "
+                f"×{statistics.mean(x / y for x, y in zip(m[agent]['p99'], m[tail]['p99'])):.3f}\n")
+    return headline, "\n".join([
         f"{a.topology}, λ 60, {len(SEEDS)} seeds ({a.seeds}); `{AGENT}` against the "
         f"{len(statics)} static configurations of its action list (success / pooled p99 / mean "
         "job tail)\n",
@@ -158,8 +168,9 @@ parts = {}
 if "families" in res:
     parts["families"] = render_families(res["families"])
 if "agent" in res:
-    parts["agent"] = render_agent(res["agent"])
-for t in parts.values():
-    print(t)
+    parts["headline"], parts["agent"] = render_agent(res["agent"])
+for k, t in parts.items():
+    if k != "headline":
+        print(t)
 if a.publish:
     docgen.publish(CMD, parts, res)

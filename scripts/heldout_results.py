@@ -181,8 +181,46 @@ def text(results):
     return "\n".join(lines)
 
 
+def headline(results):
+    """The README's row (scripts/headline.py): the first agent in every cell against the best
+    ASET policy (target: ≥ it − ALLOWANCE_PP) and against the best heuristic, by the verdict
+    rule of docs/methodology.md, and where the cells have the offline bound, the share of the
+    gap between the best heuristic and the bound the agent closes."""
+    results, found = with_references(results)
+    agent = AGENTS[0][0]
+    vs_aset, vs_rule, closed = {}, {}, []
+    for key, seeds in results.items():
+        if key == "references":
+            continue
+        name = f"{key.split('|')[0]} {label(key.split('|')[1])}"
+        d = [x[f"dqn:{agent}"] for x in seeds]
+        best = max(STATIC, key=lambda s: statistics.mean(x[s] for x in seeds))
+        vs_aset[name] = refs.diff(d, [x[best] for x in seeds])
+        if found.get(key) is not None:
+            h = refs.best_heuristic(found[key], SEEDS)[1]
+            vs_rule[name] = refs.diff(d, h)
+            b = refs.bound(found[key], SEEDS)
+            if b is not None and statistics.mean(b) - statistics.mean(h) > 1e-9:
+                closed.append(100 * (statistics.mean(d) - statistics.mean(h))
+                              / (statistics.mean(b) - statistics.mean(h)))
+    text = (f"vs best ASET policy − {ALLOWANCE_PP} pp: "
+            f"{refs.tally(vs_aset, -ALLOWANCE_PP, ('met', 'missed', 'tie'))}")
+    if vs_rule:
+        text += f"; vs best heuristic: {refs.tally(vs_rule)}"
+    if closed:
+        text += (f"; of the gap between the best heuristic and the bound it closes "
+                 f"{min(closed):+.0f} … {max(closed):+.0f} % (median "
+                 f"{statistics.median(closed):+.0f} %)")
+    works = [label(w) for w in a.workloads.split(",")]
+    files = all(not w.replace(".", "", 1).isdigit() and w != "diurnal"
+                for w in a.workloads.split(","))
+    what = (f"held-out workloads {', '.join(works)}" if files else
+            f"{len(a.topologies.split(','))} topologies × {len(works)} loads")
+    return (f"meta-policy `{agent}`, {what}, seeds {refs.seed_range(SEEDS)} | {text}\n")
+
+
 results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
 rendered = text(results)
 print(rendered)
 if a.publish:
-    docgen.publish(CMD, {None: rendered}, results)
+    docgen.publish(CMD, {None: rendered, "headline": headline(results)}, results)

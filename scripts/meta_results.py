@@ -362,6 +362,32 @@ def render_findings(summary):
     return "\n".join(text) + "\n"
 
 
+def render_headline(summary):
+    """The README's row (scripts/headline.py): the focus cell (full-edge λ 60 where the table
+    has it) against the best ASET policy, the best heuristic and the bound, then every cell
+    against the best heuristic by the verdict rule, worst and best."""
+    cells = {f"{t} {x['cell']}": (t, x) for t, rows in summary.items() for x in rows}
+    focus = "full-edge λ 60" if "full-edge λ 60" in cells else next(iter(cells))
+    t, x = cells[focus]
+    dqn, b = col(x, "dqn"), best_static(x)
+    r = ref(t, x["load"])
+    text = f"{focus}: {pm(dqn)} %; vs best ASET policy ({b}) {refs.versus(dqn, col(x, b))}"
+    if r is not None:
+        name, h = refs.best_heuristic(r, SEEDS)
+        text += (f"; vs best heuristic ({refs.label(name)}) {refs.versus(dqn, h)}; "
+                 f"{refs.share(dqn, refs.bound(r, SEEDS))} of the bound")
+    against = {}
+    for k, (t, x) in cells.items():
+        r = ref(t, x["load"])
+        if r is not None:
+            against[k] = refs.diff(col(x, "dqn"), refs.best_heuristic(r, SEEDS)[1])
+    if against:
+        text += f". Per cell vs best heuristic: {refs.tally(against)}"
+    what = (f"meta-policy `dqn`, {len(summary)} topologies × {len(cells) // len(summary)} loads, "
+            f"seeds {refs.seed_range(SEEDS)}")
+    return f"{what} | {text}\n"
+
+
 if a.from_json:
     summary = docgen.recorded_or_exit(CMD)
 else:
@@ -369,12 +395,13 @@ else:
 stored_refs = references(summary)
 cells_text, summary_text = render_cells(summary), render_summary(summary)
 findings_text = render_findings(summary)
+headline_text = render_headline(summary)
 print(cells_text, end="")
 print(summary_text, end="")
 print(findings_text, end="")
 if a.publish:
     docgen.publish(CMD, {"cells": cells_text, "summary": summary_text,
-                         "findings": findings_text},
+                         "findings": findings_text, "headline": headline_text},
                    dict(summary, references=stored_refs) if stored_refs else summary)
 if not a.from_json:
     (out / "summary.json").write_text(json.dumps(summary, indent=1))

@@ -75,21 +75,28 @@ def compute(cells, seeds, out, binary, ray=None, modes=None):
 
 
 def recorded(seeds, required=True):
-    """The references of scripts/baselines.py's recorded table, keyed `topology|load`. When it
-    is missing or was run on other seeds: exits if `required`, else returns {}."""
+    """The references of scripts/baselines.py's recorded table, keyed `topology|load`: the
+    default table (seeds 101–105), else any other recorded run of it on exactly `seeds` (e.g.
+    `--seeds 106,107,108,109,110 --loads 60`). When none was run on these seeds: exits if
+    `required`, else returns {}."""
     import sys
-    r = docgen.load_results(BASELINES)
-    if r is None:
+    want = sorted(str(s) for s in seeds)
+    found = None
+    for path in [docgen.results_path(BASELINES)] + sorted(
+            docgen.GENERATED.glob("baselines--part-table-*.json")):
+        if not path.exists():
+            continue
+        r = json.loads(path.read_text())
+        if sorted(next(iter(r["cells"].values()))["bound"]) == want:
+            found = r
+            break
+    if found is None:
         if not required:
             return {}
-        sys.exit(f"no recorded results of `{BASELINES}`: run it with --publish first")
-    have = sorted(next(iter(r["cells"].values()))["bound"])
-    if sorted(str(s) for s in seeds) != have:
-        if not required:
-            return {}
-        sys.exit(f"`{BASELINES}` was recorded on seeds {have}, not {list(seeds)}")
+        sys.exit(f"no recorded run of `{BASELINES}` on seeds {want}: run it with --seeds and "
+                 "--publish first")
     return {k: {"rows": {n: v for n, v in c["rows"].items() if "|" in n},
-                "bound": c["bound"]} for k, c in r["cells"].items()}
+                "bound": c["bound"]} for k, c in found["cells"].items()}
 
 
 def series(ref, name, seeds):
@@ -127,15 +134,55 @@ def label(name):
     return rule if mode == "off" else f"{rule} ({mode})"
 
 
+def verdict(d, target=0.0, words=("met", "missed", "tie")):
+    """The one verdict rule of docs/methodology.md for paired per-seed differences `d` against a
+    target: with SE = sd(d)/√n, words[0] ("met") if mean(d) − 2·SE ≥ target, words[1]
+    ("missed") if mean(d) + 2·SE < target, words[2] ("tie") otherwise. Against no target
+    (`COMPARED`), "above" needs mean(d) − 2·SE > 0."""
+    m = statistics.mean(d)
+    se = (statistics.stdev(d) if len(d) > 1 else 0.0) / math.sqrt(len(d))
+    lo = m - 2 * se
+    first = lo > target if words == COMPARED else lo >= target
+    return words[0] if first else words[1] if m + 2 * se < target else words[2]
+
+
+COMPARED = ("above", "below", "tie")
+
+
 def versus(xs, ys):
     """mean ± sd of the per-seed differences xs − ys and the verdict of docs/methodology.md:
     `above` / `below` when the mean is more than two standard errors from zero, else `tie`."""
     d = [x - y for x, y in zip(xs, ys)]
-    m = statistics.mean(d)
     sd = statistics.stdev(d) if len(d) > 1 else 0.0
-    se = sd / math.sqrt(len(d))
-    verdict = "above" if m - 2 * se > 0 else "below" if m + 2 * se < 0 else "tie"
-    return f"{m:+.2f} ± {sd:.2f} ({verdict})"
+    return f"{statistics.mean(d):+.2f} ± {sd:.2f} ({verdict(d, 0.0, COMPARED)})"
+
+
+def tally(diffs, target=0.0, words=COMPARED):
+    """Over cells ({cell name: per-seed differences}): how many are above / below / tie (or
+    met / missed / tie against `target`) by the verdict rule, and the worst and best cell by
+    mean, as one phrase: `above 2, below 15, tie 1 of 18; lowest dc-cloud λ 60 -5.76 pp,
+    highest …`."""
+    counts = {w: 0 for w in words}
+    for d in diffs.values():
+        counts[verdict(d, target, words)] += 1
+    order = sorted(diffs, key=lambda k: statistics.mean(diffs[k]))
+    parts = ", ".join(f"{w} {counts[w]}" for w in words)
+
+    lo, hi = (statistics.mean(diffs[k]) for k in (order[0], order[-1]))
+    return f"{parts} of {len(diffs)}; lowest {order[0]} {lo:+.2f} pp, highest {order[-1]} {hi:+.2f} pp"
+
+
+def seed_range(seeds):
+    """`101–105` for consecutive seeds, else `1, 3, 7`."""
+    xs = [int(x) for x in seeds]
+    if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
+        return f"{xs[0]}–{xs[-1]}"
+    return ", ".join(str(x) for x in xs)
+
+
+def diff(xs, ys):
+    """Per-seed differences xs − ys."""
+    return [x - y for x, y in zip(xs, ys)]
 
 
 def share(xs, bounds):

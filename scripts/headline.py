@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The README's headline table: one row per results page, each the `headline` part its script
+recorded (docs/generated/<command>.headline.md, rendered from that script's recorded results by
+the verdict rule of docs/methodology.md), with the page and the command that produced it.
+
+Reads files only. `check_docs.py --rerender` re-renders every script's headline part from its
+recorded JSON and this table from those parts, so a README figure cannot drift from the results
+it came from.
+
+Usage: python3 scripts/headline.py [--publish] [--from-json]
+"""
+import argparse
+import sys
+
+import docgen
+
+# (page, anchor, command): the order of the README's table.
+ROWS = [
+    ("baselines.md", "", "scripts/baselines.py --part table"),
+    ("meta-results.md", "",
+     "scripts/heldout_results.py --topologies full-edge,co-dc-cloud,dc-cloud --workloads "
+     "20,40,60,80,100,diurnal --agents "
+     "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
+    ("aset-findings.md", "", "scripts/aset_ablation.py"),
+    ("tapfinger.md", "", "scripts/tapfinger_results.py --parts cells"),
+    ("meta-results.md", "",
+     "scripts/heldout_results.py --topologies full-edge,co-dc-cloud,dc-cloud --agents "
+     "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
+    ("tuner.md", "", "scripts/tuner_results.py --capacity-scales 1,0.5"),
+    ("tuner.md", "#edgetuners-mitigations-and-tail-as-printed", "scripts/edgetuner_results.py"),
+    ("allocation.md", "", "scripts/allocation_results.py --generated --ablation"),
+    ("deeprm.md", "", "scripts/deeprm_results.py --parts reproduction,ablation,objectives"),
+    ("oga.md", "", "scripts/oga_results.py"),
+    ("fleet.md", "", "scripts/fleet_results.py"),
+    # ("performance.md", "#simulator", "scripts/sim_speed.py"),
+]
+
+p = argparse.ArgumentParser()
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = "scripts/headline.py"
+
+
+def render(rows):
+    lines = ["| what | result | page | command |", "|---|---|---|---|"]
+    for page, anchor, cmd in rows:
+        path = docgen.recorded_path(cmd, "headline")
+        if not path.exists():
+            sys.exit(f"headline: `{cmd}` recorded no headline ({path.relative_to(docgen.ROOT)}): "
+                     f"run `python3 {cmd} --publish` (or with --from-json)")
+        what, result = (x.strip() for x in path.read_text().strip().split(" | ", 1))
+        lines.append(f"| {what} | {result} | [{page}](docs/{page}{anchor}) | `python3 {cmd}` |")
+    return "\n".join(lines) + "\n"
+
+
+rows = [list(r) for r in (docgen.recorded_or_exit(CMD) if a.from_json else ROWS)]
+text = render(rows)
+print(text, end="")
+if a.publish:
+    docgen.publish(CMD, {None: text}, rows)
