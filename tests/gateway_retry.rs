@@ -84,6 +84,9 @@ async fn kill_under_load(retry: Value, done: fn(&str) -> bool) -> (Vec<(u16, Str
         "workers up"
     );
     let a = gw.http_addr();
+    // Connected is not yet reachable: wait until both workers' load reports are in the view
+    // (co-0's two variants and the cloud's two), or the open may find no worker (it did once).
+    wait_reachable(a, 4, Duration::from_secs(60)).await;
     // Served by either cluster; least-impedance puts it on the central office.
     let s = open(a, &stream_req(5000.0, 0.2)).await;
     assert_eq!(s["cluster"], "co-0");
