@@ -195,6 +195,17 @@ def best_static(m):
     return max(statics, key=lambda n: (m[n]["success_ratio"], -m[n]["p99"]))
 
 
+def static_references(m):
+    """A cell's static configurations (of its mean rows `m`), the best-success one and the
+    lowest-p99 one whose success is within the allowance of it."""
+    statics = [n for n in m if n not in LABELS]
+    best = best_static(m)
+    ok = [n for n in statics if m[best]["success_ratio"] - m[n]["success_ratio"]
+          <= SUCCESS_ALLOWANCE_PP + 1e-9]
+    tail = min(ok, key=lambda n: (m[n]["p99"], -m[n]["success_ratio"]))
+    return statics, best, tail
+
+
 def robustness():
     """The capacity target, per agent run at every scale: success minus the best-success
     static's (pp, mean over seeds; the target is ≥ −SUCCESS_ALLOWANCE_PP) and, at λ 60, p99
@@ -251,11 +262,7 @@ def headline(found):
     k = key(scale, topology, load)
     per_seed = results["cells"][k]
     m = mean_rows(per_seed)
-    statics = [n for n in m if n not in LABELS]
-    best = best_static(m)
-    ok = [n for n in statics if m[best]["success_ratio"] - m[n]["success_ratio"]
-          <= SUCCESS_ALLOWANCE_PP + 1e-9]
-    tail = min(ok, key=lambda n: (m[n]["p99"], -m[n]["success_ratio"]))
+    _, best, tail = static_references(m)
     d1, q1 = paired(per_seed, "tuner", best)
     d2, q2 = paired(per_seed, "tuner", tail)
     xs = [100 * next(r for r in seed if r["policy"] == "tuner")["success_ratio"] for seed in per_seed]
@@ -320,11 +327,7 @@ def render():
             for load in loads:
                 per_seed = results["cells"][key(scale, topology, load)]
                 m = mean_rows(per_seed)
-                statics = [n for n in m if n not in LABELS]
-                best = best_static(m)
-                ok = [n for n in statics if m[best]["success_ratio"] - m[n]["success_ratio"]
-                      <= SUCCESS_ALLOWANCE_PP + 1e-9]
-                tail = min(ok, key=lambda n: (m[n]["p99"], -m[n]["success_ratio"]))
+                statics, best, tail = static_references(m)
                 for label in LABELS:
                     if label not in m:
                         continue

@@ -6,40 +6,16 @@
 use super::net::{NetShape, QNet};
 use candle_core::Result;
 
-/// A dense layer's weights, row-major `[out][in]`, and its bias.
-#[derive(Debug, Clone)]
-struct Dense {
-    w: Vec<f32>,
-    b: Vec<f32>,
-    inputs: usize,
-}
+use crate::linalg::{Dense, dot};
 
-impl Dense {
-    fn of(l: &candle_nn::Linear) -> Result<Self> {
-        let w = l.weight();
-        let (outs, inputs) = w.dims2()?;
-        let b = match l.bias() {
-            Some(b) => b.to_vec1::<f32>()?,
-            None => vec![0.0; outs],
-        };
-        Ok(Self {
-            w: w.flatten_all()?.to_vec1::<f32>()?,
-            b,
-            inputs,
-        })
-    }
-
-    /// `out = relu?(W x + b)`.
-    fn apply(&self, x: &[f32], out: &mut Vec<f32>, relu: bool) {
-        out.clear();
-        for (row, b) in self.w.chunks_exact(self.inputs).zip(&self.b) {
-            let v = dot(row, x) + b;
-            out.push(if relu { v.max(0.0) } else { v });
-        }
+/// `out = relu?(W x + b)`, reusing `out`'s allocation.
+fn layer(d: &Dense, x: &[f32], out: &mut Vec<f32>, relu: bool) {
+    out.clear();
+    d.apply(&[x], out);
+    if relu {
+        out.iter_mut().for_each(|v| *v = v.max(0.0));
     }
 }
-
-use crate::linalg::dot;
 
 /// [`QNet`]'s weights as plain vectors, and the scratch space of one forward pass.
 #[derive(Debug, Clone)]
@@ -103,9 +79,9 @@ impl FastQNet {
                 self.h0.push(v.max(0.0));
             }
         }
-        self.fc1.apply(&self.h0, &mut self.h1, true);
-        self.fc2.apply(&self.h1, &mut self.h2, true);
-        self.out.apply(&self.h2, q, false);
+        layer(&self.fc1, &self.h0, &mut self.h1, true);
+        layer(&self.fc2, &self.h1, &mut self.h2, true);
+        layer(&self.out, &self.h2, q, false);
     }
 }
 

@@ -7,72 +7,8 @@
 
 use super::features::AgentObs;
 use super::net::TapNet;
-use crate::linalg::dot;
+use crate::linalg::{Dense, dot};
 use candle_core::Result;
-
-/// A dense layer: weights `[out][in]` row-major, bias (zeros for a layer without one).
-#[derive(Debug, Clone)]
-pub(crate) struct Dense {
-    w: Vec<f32>,
-    b: Vec<f32>,
-    inputs: usize,
-}
-
-impl Dense {
-    pub(crate) fn of(l: &candle_nn::Linear) -> Result<Self> {
-        let w = l.weight();
-        let (outs, inputs) = w.dims2()?;
-        Ok(Self {
-            w: w.flatten_all()?.to_vec1::<f32>()?,
-            b: match l.bias() {
-                Some(b) => b.to_vec1::<f32>()?,
-                None => vec![0.0; outs],
-            },
-            inputs,
-        })
-    }
-
-    fn outputs(&self) -> usize {
-        self.b.len()
-    }
-
-    /// `W x + b` (x given in parts, concatenated), appended to `out`.
-    fn apply(&self, parts: &[&[f32]], out: &mut Vec<f32>) {
-        for (row, b) in self.w.chunks_exact(self.inputs).zip(&self.b) {
-            let mut v = *b;
-            let mut at = 0;
-            for x in parts {
-                v += dot(&row[at..at + x.len()], x);
-                at += x.len();
-            }
-            out.push(v);
-        }
-    }
-
-    /// `Wᵀ y` (the bias left out).
-    fn transposed(&self, y: &[f32]) -> Vec<f32> {
-        let mut out = vec![0.0; self.inputs];
-        for (row, v) in self.w.chunks_exact(self.inputs).zip(y) {
-            out.iter_mut().zip(row).for_each(|(o, w)| *o += w * v);
-        }
-        out
-    }
-
-    /// `relu(W x + b)` as a new vector.
-    fn relu(&self, parts: &[&[f32]]) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.outputs());
-        self.apply(parts, &mut out);
-        out.iter_mut().for_each(|v| *v = v.max(0.0));
-        out
-    }
-
-    /// `W x + b` as a new vector.
-    fn linear(&self, parts: &[&[f32]]) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.outputs());
-        self.apply(parts, &mut out);
-        out
-    }
-}
 
 /// Node-level attention's three projections.
 #[derive(Debug, Clone)]
