@@ -20,9 +20,19 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of standard output went away (`continuum compare … | head`): stop quietly.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether `e` comes from writing to a pipe whose reader has closed it.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

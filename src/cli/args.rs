@@ -18,6 +18,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate one dispatch policy on a topology and print its success ratio over time.
+    #[command(after_help = super::names::catalogue())]
     Simulate {
         /// The policy every scheduler uses, optionally with a tail-latency mitigation:
         /// `least-impedance+reissue@0.8`, `closest+discard@0.9`.
@@ -28,6 +29,7 @@ pub enum Command {
         run: RunArgs,
     },
     /// Simulate every policy on the same workload and seed and compare their success ratios.
+    #[command(after_help = super::names::catalogue())]
     Compare {
         /// Comma-separated policies to compare (default: all); `per-class:<file>` is a static
         /// per-class table (as written by `continuum table`). With `--grid`, the policies of
@@ -113,7 +115,8 @@ pub enum Command {
         #[command(subcommand)]
         cmd: super::sweep_args::SweepCommand,
     },
-    /// Topology files: `generate` writes an ISP-shaped topology of any size.
+    /// Topology files: `generate` writes an ISP-shaped topology of any size, `import` turns a
+    /// real network (Topology Zoo GML, node-link JSON) into one.
     Topology {
         /// What to do.
         #[command(subcommand)]
@@ -153,8 +156,9 @@ pub enum Command {
         /// Directory with `models.yaml` and the ONNX files.
         #[arg(long, default_value = "models")]
         models: PathBuf,
-        /// Profile file to write.
-        #[arg(long, default_value = "profiles/local.yaml")]
+        /// Profile file to write (the default is outside the tracked files; `profiles/local.yaml`
+        /// is the shipped one the live tour reads).
+        #[arg(long, default_value = "out/profiles/local.yaml")]
         out: PathBuf,
         /// Least timed runs per variant.
         #[arg(long, default_value_t = 30)]
@@ -221,8 +225,8 @@ pub struct RunArgs {
     /// Also write results.json, results.csv and the SVG plots into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads for running policies in parallel (default: all cores). Results do not
-    /// depend on it.
+    /// Worker threads (default: all cores): `compare` runs its rows on them in parallel,
+    /// `simulate` its one run. Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Pull rows (`greedy-pull`, `random-pull`, `prior-pull`, `tapfinger:<checkpoint>`): time between
@@ -275,19 +279,28 @@ pub struct TrainArgs {
     /// (prefixed with the checkpoint's name).
     #[arg(long)]
     pub out: PathBuf,
-    /// Start from this checkpoint's network (adaptation or transfer): it must have the same
-    /// actions, classes and state size (see `state_workers`).
+    /// Start from this checkpoint's network (adaptation or transfer): a meta-policy checkpoint
+    /// with the same actions, classes and state size (see `state_workers`), or for a TapFinger
+    /// config (`method: tapfinger`) a TapFinger checkpoint with the same network shape.
     #[arg(long)]
     pub init: Option<PathBuf>,
-    /// Simulated queries of the training episodes alone, the fallback tables' and margin's
-    /// validation not counted (overrides the config's `budget_queries`, which counts both;
-    /// e.g. a tenth of a full training's episodes to adapt from `--init`).
+    /// Simulated queries of the training episodes (overrides the config's `budget_queries`,
+    /// which counts the validation too; e.g. a tenth of a full training's episodes to adapt
+    /// from `--init`). Below the config's own episode share, the fallback tables' and margin's
+    /// validation shrinks with it to keep its share of the run (a shorter horizon, fewer seeds,
+    /// margins and load levels, at the smallest no tables; each change is printed), so one
+    /// number bounds every phase. Smoke size: `--budget 1e6` (seconds on 2 cores; one short
+    /// episode, no tables).
     #[arg(long)]
     pub budget: Option<f64>,
     /// Worker threads (default: all cores). Training is reproducible for a given seed and
     /// thread count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// No progress on standard error (a bar on a terminal, else a line at most every 5 s with
+    /// the phase, how far and the time left); the figures found are printed anyway.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Options of `continuum table`.

@@ -196,7 +196,7 @@ pub fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
             names.push(n.clone());
         }
     }
-    print_table(&rows, &names, &loads);
+    print_table(&rows, &names, &loads)?;
     if let Some(prefix) = &a.svg_prefix {
         plots(prefix, &rows, &names, &loads, &cdf, a.cdf_load)?;
     }
@@ -230,25 +230,25 @@ fn cell(rows: &[EvalRow], name: &str, load: f64) -> Vec<f64> {
         .collect()
 }
 
-fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) {
-    print!("{:<14}", "mean slowdown");
+fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Result<()> {
+    use std::fmt::Write;
+    let mut t = format!("{:<14}", "mean slowdown");
     for l in loads {
-        print!(" {:>13}", format!("load {l:.2}"));
+        let _ = write!(t, " {:>13}", format!("load {l:.2}"));
     }
-    println!();
     for n in names {
-        print!("{n:<14}");
+        let _ = write!(t, "\n{n:<14}");
         for &l in loads {
             let v = cell(rows, n, l);
             if v.is_empty() {
-                print!(" {:>13}", "—");
+                let _ = write!(t, " {:>13}", "—");
             } else {
                 let (m, s) = mean_sd(&v);
-                print!(" {:>13}", format!("{m:.2} ± {s:.2}"));
+                let _ = write!(t, " {:>13}", format!("{m:.2} ± {s:.2}"));
             }
         }
-        println!();
     }
+    super::print(&t)
 }
 
 fn plots(

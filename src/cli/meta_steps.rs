@@ -44,7 +44,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
             "tasks": l.m.tasks,
             "seed": a.seed,
         });
-        println!("{plan}");
+        super::print(&plan.to_string())?;
         return Ok(());
     }
     let out = a
@@ -82,7 +82,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
             task: run.task,
             success_ratio: run.success_ratio,
         };
-        println!("{}", serde_json::to_string(&s)?);
+        super::print(&serde_json::to_string(&s)?)?;
         return Ok(());
     }
     let it = a.outer.context("expected --plan, --inner or --outer")?;
@@ -134,7 +134,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
     };
     std::fs::write(&csv, before + &log_line(&line))
         .with_context(|| format!("cannot write {}", csv.display()))?;
-    println!("{}", serde_json::to_string(&line)?);
+    super::print(&serde_json::to_string(&line)?)?;
     Ok(())
 }
 

@@ -23,8 +23,13 @@ pub struct MetaTrainArgs {
     #[arg(long, default_value = "config/meta-inner.yaml")]
     pub config: PathBuf,
     /// The task distribution and meta schedule (YAML; absent fields take their defaults).
-    #[arg(long)]
+    #[arg(long, long_help = meta_fields_help())]
     pub meta: Option<PathBuf>,
+    /// Simulated queries of the whole meta-training: each inner training gets this divided by
+    /// meta-iterations × tasks (overrides `task_budget_queries`). Smoke size: `--budget 1e7
+    /// --meta-iterations 1`.
+    #[arg(long)]
+    pub budget: Option<f64>,
     /// Variant profiles file (YAML).
     #[arg(long, default_value = "profiles/object-detection.yaml")]
     pub profiles: PathBuf,
@@ -85,6 +90,13 @@ impl Loaded {
         if let Some(i) = a.meta_iterations {
             m.meta_iterations = i;
         }
+        if let Some(b) = a.budget {
+            if !(b > 0.0 && b.is_finite()) {
+                anyhow::bail!("--budget: expected a positive number of simulated queries");
+            }
+            m.task_budget_queries = b / (m.meta_iterations.max(1) * m.tasks.max(1)) as f64;
+            m.shorten_horizon = true;
+        }
         let profiles = Profiles::load(&a.profiles)?;
         let workload = Workload::load(&a.workload, &profiles)?;
         Ok(Self {
@@ -136,11 +148,16 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
         .as_ref()
         .context("--out: expected the checkpoint to write")?;
     let m = &l.m;
+    eprintln!(
+        "meta-training: {} meta-iterations × {} tasks, {:.2e} simulated queries each",
+        m.meta_iterations, m.tasks, m.task_budget_queries
+    );
     let progress = |line: &MetaLine| {
+        let done = line.iteration + 1;
+        let left = line.wall_s / done as f64 * m.meta_iterations.saturating_sub(done) as f64;
         eprintln!(
-            "[{:>7.1} s] meta-iteration {}/{}  inner success {:.3}  tasks {}",
+            "[{:>7.1} s] meta-iteration {done}/{}  inner success {:.3}  tasks {}  (about {left:.0} s left)",
             line.wall_s,
-            line.iteration + 1,
             m.meta_iterations,
             line.success_ratio,
             line.tasks.join(", ")
@@ -159,4 +176,22 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
     std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
     eprintln!("wrote {} and {}", out.display(), csv.display());
     Ok(())
+}
+
+/// `--meta`'s long help: the file's fields with their defaults, drawn from the settings' type.
+fn meta_fields_help() -> String {
+    let defaults = serde_json::to_value(MetaSettings::default()).unwrap_or_default();
+    let fields = defaults
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| format!("  {k}: {v}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    format!(
+        "The task distribution and meta schedule (YAML; absent fields take their defaults). \
+         Fields and defaults (docs/model.md §9.8 says what they mean):\n{fields}"
+    )
 }

@@ -7,6 +7,8 @@ pub mod deeprm;
 mod deeprm_eval;
 mod meta_steps;
 mod meta_train;
+mod names;
+mod progress;
 mod rows;
 mod run;
 mod runner;
@@ -17,6 +19,16 @@ mod train;
 mod train_tapfinger;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
+
+/// Writes `text` and a newline to standard output. A reader that went away (`… | head`) comes
+/// back as an `io::ErrorKind::BrokenPipe` error, which the binary's entry point turns into a
+/// quiet exit instead of `println!`'s panic.
+pub(crate) fn print(text: &str) -> Result<(), std::io::Error> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
 pub use rows::compare_rows;
 pub use run::{bound_report, build_report, build_report_with, execute, write_outputs};
 pub use runner::Runner;

@@ -172,9 +172,9 @@ pub fn parse_rows(list: &str) -> Result<Vec<Runner>> {
         {
             rows.push(Runner::Pull(super::runner::PullRow::Baseline(name)));
         } else {
-            rows.push(Runner::Static(
-                Configuration::parse(item).map_err(anyhow::Error::msg)?,
-            ));
+            rows.push(Runner::Static(Configuration::parse(item).map_err(|e| {
+                anyhow::anyhow!("{e}; other rows: {}", super::names::other_rows())
+            })?));
         }
     }
     Ok(rows)

@@ -61,9 +61,13 @@ pub fn execute(cli: &Cli) -> Result<()> {
         ),
         Format::Table => report::to_table(&report),
     };
-    println!("{}", text.trim_end());
+    super::print(text.trim_end())?;
     if let Some(dir) = &run.out {
         write_outputs(&report, dir)?;
+        eprintln!(
+            "wrote {}: results.json, results.csv, success_over_time.svg, success_per_app.svg, p99_over_time.svg",
+            dir.display()
+        );
     }
     Ok(())
 }

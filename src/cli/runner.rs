@@ -129,7 +129,8 @@ impl Runner {
                     "uniform-prior" => ResolutionName::UniformPrior,
                     "first-claim" => ResolutionName::FirstClaim,
                     _ => anyhow::bail!(
-                        "`tapfinger[{how}]`: unknown resolution; expected `bayes`, `uniform-prior` or `first-claim`"
+                        "`tapfinger[{how}]`: unknown resolution; expected one of {:?}",
+                        super::names::RESOLUTIONS
                     ),
                 };
                 format!("tapfinger[{how}]:{file}")

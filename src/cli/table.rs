@@ -72,7 +72,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
     table
         .save(&args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    println!(
+    super::print(&format!(
         "best single policy {} {:.2}%; per-class table {} {:.2}% ({} runs on seeds {}); wrote {}",
         actions[found.best_single.0].policy.name(),
         100.0 * found.best_single.1,
@@ -81,6 +81,6 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         found.runs,
         args.seeds,
         args.out.display()
-    );
+    ))?;
     Ok(())
 }

@@ -29,11 +29,12 @@ pub struct SiteArgs {
     /// Link jitter as a fraction of the link's mean.
     #[arg(long, default_value_t = 0.2)]
     pub jitter: f64,
-    /// Cores per site: antenna,CO,regional DC,cloud (memory: 4 GB per core).
-    #[arg(long, value_delimiter = ',', default_values_t = [16.0, 64.0, 128.0, 256.0])]
+    /// Cores per site: antenna,CO,regional DC,cloud (memory: 4 GB per core) [default:
+    /// 16,64,128,256].
+    #[arg(long, value_delimiter = ',', default_values_t = [16.0, 64.0, 128.0, 256.0], hide_default_value = true)]
     pub cpu: Vec<f64>,
-    /// GPUs per site: CO,regional DC,cloud.
-    #[arg(long, value_delimiter = ',', default_values_t = [10, 24, 32])]
+    /// GPUs per site: CO,regional DC,cloud [default: 10,24,32].
+    #[arg(long, value_delimiter = ',', default_values_t = [10, 24, 32], hide_default_value = true)]
     pub gpu: Vec<u32>,
     /// Share of antennas with one small GPU.
     #[arg(long, default_value_t = 0.5)]
@@ -68,8 +69,9 @@ pub struct GenerateArgs {
     /// Central offices per regional DC.
     #[arg(long, default_value_t = 2)]
     pub cos_per_rdc: usize,
-    /// One-way link delay means, ms: antenna→CO,CO→regional DC,regional DC→cloud.
-    #[arg(long, value_delimiter = ',', default_values_t = [1.5, 6.0, 20.0])]
+    /// One-way link delay means, ms: antenna→CO,CO→regional DC,regional DC→cloud [default:
+    /// 1.5,6,20].
+    #[arg(long, value_delimiter = ',', default_values_t = [1.5, 6.0, 20.0], hide_default_value = true)]
     pub link_ms: Vec<f64>,
     /// Each link's mean drawn uniformly within ± this fraction of its layer's (0: uniform).
     #[arg(long, default_value_t = 0.0)]

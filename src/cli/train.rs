@@ -1,5 +1,5 @@
-//! Carrying out `continuum train`: load the scenario and the hyper-parameters, train with a
-//! progress bar (or, when standard error is not a terminal, a line every few episodes), write
+//! Carrying out `continuum train`: load the scenario and the hyper-parameters, train with
+//! progress on standard error (`super::progress`), write
 //! the checkpoint, the episode log and the training curve, and say what validation chose.
 
 use super::args::TrainArgs;
@@ -7,11 +7,6 @@ use anyhow::{Context, Result, bail};
 use continuum_learn::agent::DqnConfig;
 use continuum_learn::train::{self, EpisodeLog, TrainEvent};
 use continuum_sim::Scenario;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
-
-/// Without a terminal, a progress line every this many episodes (and for the last one).
-const LINE_EVERY: usize = 5;
 
 /// Runs `continuum train`.
 pub fn execute(args: &TrainArgs) -> Result<()> {
@@ -44,6 +39,10 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         cfg.validate()
             .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
         let classes = train::classes_for(&sc, &cfg).len();
+        let changes = train::fit_budget(&sc, &mut cfg, classes, b);
+        if !changes.is_empty() {
+            eprintln!("--budget {b:.2e}: shrunk to fit it: {}", changes.join(", "));
+        }
         cfg.budget_queries = b + train::Budget::plan(&sc, &cfg, classes).validation_queries;
     }
     let init = match &args.init {
@@ -54,42 +53,29 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let tty = std::io::stderr().is_terminal();
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] episode {pos}/{len} {msg}")
-            .expect("valid template"),
-    );
-    let progress = |event: TrainEvent| match event {
-        TrainEvent::Episode(log, total) => {
-            let msg = format!(
+    let progress = super::progress::Progress::new(args.quiet);
+    let on_event = |event: TrainEvent| match event {
+        TrainEvent::Episode(log, total) => progress.step(
+            "episodes",
+            &format!(
                 "ε {:.2}  value {:+.3}  success {:.3}  λ {:.0}",
                 log.epsilon, log.mean_reward, log.success_ratio, log.lambda
-            );
-            if tty {
-                bar.set_length(total as u64);
-                bar.set_message(msg);
-                bar.inc(1);
-            } else if (log.episode + 1) % LINE_EVERY == 0 || log.episode + 1 == total {
-                eprintln!(
-                    "[{:>6.1} s] episode {}/{total}  {msg}",
-                    log.wall_s,
-                    log.episode + 1
-                );
-            }
-        }
-        TrainEvent::Phase(what) => {
-            if tty {
-                bar.set_message(what.to_string());
-            } else {
-                eprintln!("{what}");
-            }
-        }
+            ),
+            log.episode + 1,
+            total,
+        ),
+        TrainEvent::Phase(what) => progress.line(what),
+        TrainEvent::Step {
+            phase,
+            what,
+            done,
+            total,
+        } => progress.step(phase, &what, done, total),
     };
     let started = std::time::Instant::now();
     let outcome =
-        pool.install(|| train::train(&sc, &cfg, args.seed, init.as_ref(), &args.out, &progress))?;
-    bar.finish_and_clear();
+        pool.install(|| train::train(&sc, &cfg, args.seed, init.as_ref(), &args.out, &on_event))?;
+    progress.finish();
     let logs = &outcome.logs;
     let stem = args.out.with_extension("");
     let name = stem

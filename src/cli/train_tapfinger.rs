@@ -8,9 +8,6 @@ use continuum_learn::tapfinger::train::{TapEvent, tap_training_csv, train};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use continuum_sim::Scenario;
 
-/// Without a terminal, a progress line every this many episodes (and for the last one).
-const LINE_EVERY: usize = 5;
-
 /// Runs `continuum train` for TapFinger's agents.
 pub fn execute(args: &TrainArgs) -> Result<()> {
     let mut cfg = TapConfig::load(&args.config)?;
@@ -24,27 +21,39 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         bail!("--capacity-scale: TapFinger's training has no capacity setting");
     }
     let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
+    if let Some(b) = args.budget {
+        if !(b > 0.0 && b.is_finite()) {
+            bail!("--budget: expected a positive number of simulated queries");
+        }
+        for change in fit_budget(&sc, &mut cfg, b) {
+            eprintln!("--budget {b:.2e}: {change}");
+        }
+    }
+    let init = match &args.init {
+        Some(p) => Some(
+            continuum_learn::tapfinger::TapCheckpoint::load(p)
+                .with_context(|| format!("--init {}: not a TapFinger checkpoint", p.display()))?,
+        ),
+        None => None,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = |e: TapEvent| match e {
-        TapEvent::Episode(l, total) => {
-            if (l.episode + 1) % LINE_EVERY == 0 || l.episode + 1 == total {
-                eprintln!(
-                    "[{:>6.1} s] episode {}/{total}  success {:.3}  refused {:.3}  reward {:+.3}  λ {:.0}  decisions {}",
-                    l.wall_s,
-                    l.episode + 1,
-                    l.success_ratio,
-                    l.refused,
-                    l.mean_reward,
-                    l.lambda,
-                    l.decisions
-                );
-            }
-        }
+    let progress = super::progress::Progress::new(args.quiet);
+    let on_event = |e: TapEvent| match e {
+        TapEvent::Episode(l, total) => progress.step(
+            "episodes",
+            &format!(
+                "success {:.3}  refused {:.3}  reward {:+.3}  λ {:.0}  decisions {}",
+                l.success_ratio, l.refused, l.mean_reward, l.lambda, l.decisions
+            ),
+            l.episode + 1,
+            total,
+        ),
     };
-    let logs = pool.install(|| train(&sc, &cfg, args.seed, &args.out, &progress))?;
+    let logs = pool.install(|| train(&sc, &cfg, args.seed, init.as_ref(), &args.out, &on_event))?;
+    progress.finish();
     let stem = args.out.with_extension("");
     let name = stem
         .file_name()
@@ -90,4 +99,29 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         svg.display()
     );
     Ok(())
+}
+
+/// Fits TapFinger's training into `budget` simulated queries: as many episodes as it buys (at
+/// most the config's), each as long as configured, or one shorter episode (never below 30 s)
+/// when one does not fit. Returns one line per change.
+fn fit_budget(sc: &Scenario, cfg: &mut TapConfig, budget: f64) -> Vec<String> {
+    let [lo, hi] = cfg.lambda_range;
+    let qps = sc.workload.expected_qps((lo + hi) / 2.0) * sc.topology.schedulers.len() as f64;
+    let per_episode = (qps * cfg.episode_s).max(1.0);
+    let mut changes = Vec::new();
+    let episodes = ((budget / per_episode).floor() as usize).clamp(1, cfg.episodes.max(1));
+    if episodes != cfg.episodes {
+        changes.push(format!("episodes {} → {episodes}", cfg.episodes));
+        cfg.episodes = episodes;
+    }
+    if per_episode > budget {
+        let s = (cfg.episode_s * budget / per_episode)
+            .max(30.0)
+            .min(cfg.episode_s);
+        if s < cfg.episode_s {
+            changes.push(format!("episode length {} → {s:.0} s", cfg.episode_s));
+            cfg.episode_s = s.round();
+        }
+    }
+    changes
 }

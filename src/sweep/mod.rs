@@ -76,7 +76,7 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
                 jobs,
                 cells,
             };
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::cli::print(&serde_json::to_string_pretty(&out)?)?;
             Ok(())
         }
         SweepCommand::Job { grid, key } => {
@@ -98,10 +98,7 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
             let text = serde_json::to_string_pretty(&run_cell(&g, id)?)?;
             match dir {
                 Some(d) if !stdout => write_atomic(&cell_path(d, id), &text),
-                _ => {
-                    println!("{text}");
-                    Ok(())
-                }
+                _ => crate::cli::print(&text).map_err(Into::into),
             }
         }
         SweepCommand::Merge { grid, dir } => {

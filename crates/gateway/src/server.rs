@@ -285,7 +285,9 @@ pub fn run_from_file(path: &Path) -> Result<()> {
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colour codes only where a person reads them, not in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match cfg.log_format {
         super::config::LogFormat::Json => builder.json().try_init(),
         super::config::LogFormat::Text => builder.try_init(),

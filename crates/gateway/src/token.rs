@@ -159,6 +159,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

@@ -188,8 +188,11 @@ pub async fn run_until(
         None => None,
     };
     let horizon_ms = opts.duration_s * 1000.0;
-    let arrivals: Vec<Arrival> =
+    let mut arrivals: Vec<Arrival> =
         ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
+    for a in arrivals.iter_mut().take(opts.warm_up) {
+        a.t_ms = 0.0;
+    }
     let names: Vec<String> = opts.workload.apps.iter().map(|a| a.name.clone()).collect();
     let mut rec = Recorder::new(&names);
     rec.set_gateways(&opts.gateways);

@@ -78,6 +78,10 @@ pub struct LoadgenArgs {
     /// Seed of every random stream (the simulator's --seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The first this many clients arrive at once at the start (their streams as drawn), so
+    /// a short or slow run shows traffic at once; 0: every arrival as the process draws it.
+    #[arg(long, default_value_t = 0)]
+    pub warm_up: usize,
     /// Which scheduler's random streams to draw clients from (to match a simulation's
     /// scheduler of that index).
     #[arg(long, default_value_t = 0)]
@@ -143,6 +147,8 @@ pub struct LoadOptions {
     pub task_names: Vec<String>,
     /// Duration of client arrivals, s.
     pub duration_s: f64,
+    /// Clients moved to arrive at the start.
+    pub warm_up: usize,
     /// Seed.
     pub seed: u64,
     /// Scheduler index whose random streams are drawn.
@@ -214,6 +220,7 @@ impl LoadOptions {
             task_names: profiles.tasks.iter().map(|t| t.name.clone()).collect(),
             // As the `--duration` and `--seed` defaults.
             duration_s: 60.0,
+            warm_up: 0,
             seed: 1,
             scheduler: 0,
             body: BodyFormat::Binary,
@@ -301,6 +308,7 @@ impl LoadOptions {
             bail!("--quic: queries over QUIC go to one gateway; give one --gateway with it");
         }
         o.duration_s = args.duration;
+        o.warm_up = args.warm_up;
         o.seed = args.seed;
         o.scheduler = args.scheduler;
         o.body = args.body;

@@ -22,6 +22,10 @@ pub fn bind(cfg: &QuicConfig) -> Result<(Endpoint, CertificateDer<'static>)> {
     };
     let certificate = material.chain[0].clone();
     if let Some(p) = &cfg.dev_cert_out {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         std::fs::write(p, certificate.as_ref())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }

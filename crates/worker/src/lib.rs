@@ -462,6 +462,8 @@ pub fn run_from_file(path: &Path) -> Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only where a person reads them, not in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let cfg = WorkerConfig::load(path)?;
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -162,7 +162,12 @@ pub fn execute(args: &OgaBenchArgs) -> Result<()> {
         BenchFormat::Table => to_table(&report),
         BenchFormat::Json => to_json(&report),
     };
-    println!("{}", text.trim_end());
+    {
+        use std::io::Write;
+        // A closed pipe (`… | head`) is an error the binary exits on quietly, not a panic.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush())?;
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--out: cannot create {}", dir.display()))?;

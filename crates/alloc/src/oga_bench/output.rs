@@ -284,6 +284,15 @@ pub fn to_table(r: &BenchReport) -> String {
             p.regret.get("oga-oblivious").map_or(f64::NAN, |v| v / t)
         );
     }
+    let negative = r.allocators.iter().any(|a| a.regret_per_slot < 0.0)
+        || r.regret.iter().any(|p| p.regret.values().any(|v| *v < 0.0));
+    if negative {
+        let _ = writeln!(
+            o,
+            "(a negative regret is no error: the allocator earned more than the best *fixed* \
+             allocation, since it follows the demand slot by slot and a fixed one cannot)"
+        );
+    }
     let _ = writeln!(o);
     let _ = write!(o, "wall {:.2} s on {} threads", r.wall_s, r.threads);
     o

@@ -126,17 +126,36 @@ pub fn credit(
     }
 }
 
-/// Trains agents on `sc` under `cfg` from `seed`, writes the checkpoint to `out` and returns
-/// the episode logs.
+/// Trains agents on `sc` under `cfg` from `seed` (or from `init`'s weights, which must have
+/// this training's network shape), writes the checkpoint to `out` and returns the episode logs.
 pub fn train(
     sc: &Scenario,
     cfg: &TapConfig,
     seed: u64,
+    init: Option<&super::TapCheckpoint>,
     out: &Path,
     progress: &dyn Fn(TapEvent),
 ) -> Result<Vec<TapEpisodeLog>> {
     let shape = shape_of(cfg);
     let (vars, net) = build(shape, seed).context("building the network")?;
+    if let Some(ck) = init {
+        if ck.meta.shape != shape {
+            anyhow::bail!(
+                "--init: incompatible TapFinger checkpoint: its network is {:?}, this training's \
+                 {:?} (set the same `hidden`, `han` and `pointer`)",
+                ck.meta.shape,
+                shape
+            );
+        }
+        for (name, var) in vars.data().lock().expect("var map lock").iter() {
+            let t = ck
+                .tensors
+                .get(name)
+                .with_context(|| format!("--init: the checkpoint has no `{name}`"))?;
+            var.set(t)
+                .with_context(|| format!("--init: `{name}` does not fit"))?;
+        }
+    }
     let mut opt = AdamW::new(
         vars.all_vars(),
         ParamsAdamW {

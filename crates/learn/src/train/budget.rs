@@ -86,3 +86,131 @@ impl Budget {
         }
     }
 }
+
+/// Shrinks `cfg` for a training whose episodes get `budget` simulated queries, so that its
+/// validation (fallback-table search and margin choice) keeps the share of the run the config
+/// gives it: at most `budget` × validation / episodes of the config's own plan. A budget at
+/// least the config's own episode share changes nothing, so full trainings and their figures
+/// stay as configured; where the config's validation leaves its episodes nothing (a large
+/// topology), a budget of one full episode keeps it and a smaller one bounds it by `budget`. Otherwise, in order and only as far as needed: a horizon short enough for one
+/// episode to fit (never below `warmup_windows + cf_horizon_windows + 3` windows), one
+/// table-search seed, one validation episode, the margins reduced to their least and largest
+/// and then to the least, half the load levels down to one, and last no tables at all.
+/// Returns one line per change, for the user.
+pub fn fit(scenario: &Scenario, cfg: &mut DqnConfig, classes: usize, budget: f64) -> Vec<String> {
+    let mut changes = Vec::new();
+    let plan = Budget::plan(scenario, cfg, classes);
+    let share = if cfg.budget_queries > 0.0 {
+        cfg.budget_queries - plan.validation_queries
+    } else {
+        cfg.episodes as f64 * plan.episode_queries
+    };
+    // Where the config's own validation leaves its episodes nothing (a large topology), it
+    // keeps that validation for any budget that buys one full episode.
+    let enough = if share > 0.0 {
+        share
+    } else {
+        plan.episode_queries
+    };
+    if budget >= enough {
+        return changes;
+    }
+    let limit = if share > 0.0 {
+        plan.validation_queries * budget / share
+    } else {
+        budget
+    };
+    changes.extend(fit_horizon(scenario, cfg, classes, budget));
+    let over = |cfg: &DqnConfig| Budget::plan(scenario, cfg, classes).validation_queries > limit;
+    let steps: [&Shrink; 5] = [
+        &|c| {
+            (c.fallback_seeds > 1).then(|| {
+                let s = format!("table-search seeds {} → 1", c.fallback_seeds);
+                c.fallback_seeds = 1;
+                s
+            })
+        },
+        &|c| {
+            (c.validation_episodes > 1).then(|| {
+                let s = format!("validation episodes {} → 1", c.validation_episodes);
+                c.validation_episodes = 1;
+                s
+            })
+        },
+        &|c| {
+            (c.margins.len() > 2).then(|| {
+                let (lo, hi) = least_and_largest(&c.margins);
+                let s = format!("margins {:?} → [{lo}, {hi}]", c.margins);
+                c.margins = vec![lo, hi];
+                s
+            })
+        },
+        &|c| {
+            (c.margins.len() > 1).then(|| {
+                let (lo, _) = least_and_largest(&c.margins);
+                let s = format!("margins {:?} → [{lo}]", c.margins);
+                c.margins = vec![lo];
+                s
+            })
+        },
+        &|c| {
+            (c.fallback_levels > 1).then(|| {
+                let n = c.fallback_levels / 2;
+                let s = format!("load levels {} → {n}", c.fallback_levels);
+                c.fallback_levels = n;
+                s
+            })
+        },
+    ];
+    for step in steps {
+        while over(cfg) {
+            match step(cfg) {
+                Some(s) => changes.push(s),
+                None => break,
+            }
+        }
+    }
+    if over(cfg) && cfg.fallback_levels > 0 {
+        changes.push(format!(
+            "load levels {} → 0 (no fallback tables)",
+            cfg.fallback_levels
+        ));
+        cfg.fallback_levels = 0;
+    }
+    changes
+}
+
+/// One way of shrinking the validation: the change it made, or `None` when it cannot shrink.
+type Shrink = dyn Fn(&mut DqnConfig) -> Option<String>;
+
+fn least_and_largest(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        })
+}
+
+/// Shortens `cfg`'s horizon so that one episode fits `budget` simulated queries, never below
+/// `warmup_windows + cf_horizon_windows + 3` windows; the change, if any, as a line.
+pub fn fit_horizon(
+    scenario: &Scenario,
+    cfg: &mut DqnConfig,
+    classes: usize,
+    budget: f64,
+) -> Option<String> {
+    let plan = Budget::plan(scenario, cfg, classes);
+    if plan.episode_queries <= budget {
+        return None;
+    }
+    let floor =
+        cfg.window_s * (cfg.warmup_windows + cfg.cf_horizon_windows) as f64 + 3.0 * cfg.window_s;
+    let h = (cfg.horizon_s * budget / plan.episode_queries)
+        .max(floor)
+        .min(cfg.horizon_s);
+    let h = (h / cfg.window_s).floor().max(1.0) * cfg.window_s;
+    (h < cfg.horizon_s).then(|| {
+        let line = format!("horizon {} → {h} s", cfg.horizon_s);
+        cfg.horizon_s = h;
+        line
+    })
+}

@@ -47,6 +47,9 @@ pub struct MetaSettings {
     /// Every layer's cores and GPUs are the generator's defaults times a factor uniform in this
     /// range.
     pub compute_scale: [f64; 2],
+    /// An inner training whose single episode would exceed `task_budget_queries` runs a
+    /// shorter horizon instead (`meta-train --budget` sets it, so a small budget stays small).
+    pub shorten_horizon: bool,
 }
 
 impl Default for MetaSettings {
@@ -61,6 +64,7 @@ impl Default for MetaSettings {
             cos_per_rdc: [1, 4],
             link_scale: [0.5, 2.0],
             compute_scale: [0.6, 1.5],
+            shorten_horizon: false,
         }
     }
 }
@@ -231,6 +235,15 @@ pub fn inner_task(
         .with_context(|| format!("generated task topology {name}"))?;
     let sc = Scenario::new(profiles.clone(), topo, workload.clone());
     let quiet: Progress = &|_| {};
+    let mut fitted;
+    let inner = if m.shorten_horizon {
+        fitted = inner.clone();
+        let classes = super::classes_for(&sc, &fitted).len();
+        super::fit_horizon(&sc, &mut fitted, classes, m.task_budget_queries);
+        &fitted
+    } else {
+        inner
+    };
     let learnt = learn(&sc, inner, seed, init.as_ref(), quiet)?;
     Ok(InnerRun {
         trained: Theta {

@@ -14,7 +14,7 @@ pub mod meta_learn;
 mod select;
 
 pub use crate::episode::EpisodeSpec;
-pub use budget::Budget;
+pub use budget::{Budget, fit as fit_budget, fit_horizon};
 pub use counterfactual::{CfSettings, class_values};
 pub use curve::{plot_training_curve, training_csv};
 pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
@@ -70,6 +70,17 @@ pub enum TrainEvent<'a> {
     Episode(&'a EpisodeLog, usize),
     /// A phase started (a line for the user).
     Phase(&'a str),
+    /// A step of a long phase is about to run: `done` of `total` steps are behind it.
+    Step {
+        /// The phase, e.g. `fallback tables`.
+        phase: &'a str,
+        /// What this step is, e.g. `λ 50`.
+        what: String,
+        /// Steps done.
+        done: usize,
+        /// Steps in the phase.
+        total: usize,
+    },
 }
 
 /// Progress callback.
@@ -198,7 +209,7 @@ pub fn train(
     } else {
         "choosing the fallback tables and the margin on held-out episodes"
     }));
-    let selection = select(scenario, &meta, &vars, seed)?;
+    let selection = select(scenario, &meta, &vars, seed, progress)?;
     meta.fallback = selection.fallback.clone();
     meta.margin = selection.margin;
     crate::agent::Checkpoint::save(out, &vars, &meta)?;

@@ -83,6 +83,7 @@ pub fn select(
     meta: &CheckpointMeta,
     vars: &VarMap,
     seed: u64,
+    progress: super::Progress,
 ) -> Result<Selection> {
     let cfg = &meta.config;
     if cfg.fallback_levels == 0 {
@@ -105,7 +106,15 @@ pub fn select(
     let mut runs = 0;
     let mut levels = Vec::new();
     let mut level_episodes = Vec::new();
-    for &lambda in &lambdas {
+    // The steps: one table search per level, then the margins (and the per-level margins).
+    let steps = lambdas.len() + 1;
+    for (k, &lambda) in lambdas.iter().enumerate() {
+        progress(super::TrainEvent::Step {
+            phase: "fallback tables",
+            what: format!("λ {lambda:.0}"),
+            done: k,
+            total: steps,
+        });
         let episodes: Vec<EpisodeSpec> = (0..cfg.fallback_seeds)
             .map(|_| {
                 let seed = rng.random();
@@ -165,6 +174,16 @@ pub fn select(
         .chain(cfg.margins.iter().copied())
         .collect();
     let settings: Vec<Margins> = candidates.iter().map(|m| Margins::One(*m)).collect();
+    progress(super::TrainEvent::Step {
+        phase: "fallback tables",
+        what: format!(
+            "margin: {} settings × {} episodes",
+            settings.len(),
+            validation.len()
+        ),
+        done: lambdas.len(),
+        total: steps,
+    });
     let mut scores = score(scenario, &ck, &settings, &validation)?;
     runs += settings.len() * validation.len();
     let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });

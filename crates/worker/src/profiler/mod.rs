@@ -163,6 +163,8 @@ pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only where a person reads them, not in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let b = backend::init(crate::inference::BackendChoice::from_env()?)?;
     tracing::info!(backend = %b, "inference backend");

@@ -1,0 +1,90 @@
+//! Every name the command line accepts, drawn from the registries (policies, pull rows,
+//! mitigations, allocators), for `--help` and for the errors that refuse an unknown name. Nothing
+//! here is kept by hand: a policy, puller, mitigation or allocator added to its registry shows up
+//! in every list at once.
+
+use continuum_core::mitigation::MitigationKind;
+
+/// The ways a TapFinger row can settle conflicting claims (`tapfinger[<resolution>]:<ckpt>`).
+pub(crate) const RESOLUTIONS: [&str; 3] = ["bayes", "uniform-prior", "first-claim"];
+
+/// The dispatch policies a name gives, in registry order, with the power-of-d family's form.
+pub(crate) fn policies() -> String {
+    format!(
+        "{}, `choices:<d>` (d from 1 to {})",
+        ticked(continuum_core::policy::names()),
+        continuum_core::policy::choices::MAX_D
+    )
+}
+
+/// The row forms of `compare --policies` beyond a policy.
+pub(crate) fn other_rows() -> String {
+    format!(
+        "{}, `tapfinger:<checkpoint>`, `tapfinger[<resolution>]:<checkpoint>` (resolution: {}), \
+         `per-class:<file>`",
+        ticked(continuum_core::pull::BASELINES),
+        ticked(RESOLUTIONS)
+    )
+}
+
+/// The mitigation forms (`<policy>+<mitigation>`).
+pub(crate) fn mitigations() -> String {
+    let mut all = vec!["`none`".to_string()];
+    all.extend(
+        MitigationKind::ALL
+            .iter()
+            .map(|k| format!("`{}@<r>`", k.name())),
+    );
+    all.join(", ")
+}
+
+/// The allocator names of `--allocators`.
+pub(crate) fn allocators() -> String {
+    let mut all = vec!["static"];
+    all.extend(continuum_alloc::alloc::NAMES);
+    ticked(all)
+}
+
+/// The text after `simulate`'s and `compare`'s options: every accepted name.
+pub(crate) fn catalogue() -> String {
+    format!(
+        "Policies: {}.\nOther rows (compare --policies): {}.\nMitigations (<policy>+<mitigation>, \
+         r in (0, 1]): {}.\nAllocators (compare --allocators): {}.",
+        policies(),
+        other_rows(),
+        mitigations(),
+        allocators()
+    )
+}
+
+/// `name1`, `name2`, … in order.
+fn ticked<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalogue_names_every_registry_entry() {
+        let c = catalogue();
+        for p in continuum_core::policy::names() {
+            assert!(c.contains(&format!("`{p}`")), "{p} missing from {c}");
+        }
+        for n in continuum_core::pull::BASELINES
+            .into_iter()
+            .chain(continuum_alloc::alloc::NAMES)
+            .chain(RESOLUTIONS)
+        {
+            assert!(c.contains(&format!("`{n}`")), "{n} missing from {c}");
+        }
+        for k in MitigationKind::ALL {
+            assert!(c.contains(&format!("`{}@<r>`", k.name())), "{c}");
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The README's tour at smoke size: every `cargo run --release -- …` command of the tour runs
+//! with the built binary, its sizes shrunk (short simulations, `--budget 1e6` for training, a
+//! few slots, iterations and seeds), its `out/` redirected to a temporary directory. Every
+//! command must succeed, and the tour must leave the repository as it found it. The sweep, the
+//! Ray head and the live gateway sequence start servers and are covered by their own tests.
+//!
+//! An unoptimised build (`cargo test`) leaves out the training commands (`train`,
+//! `meta-train`) and those that read what they write: unoptimised candle makes even their smoke size take minutes, and
+//! tests/policy_gradient.rs and tests/cli_pull.rs train on tiny fixtures there. `cargo test
+//! --release --test readme_tour` runs every command (about a minute on 2 cores).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The tour's `cargo run --release -- …` commands, in order (line continuations joined).
+fn tour_commands() -> Vec<String> {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README.md");
+    let start = readme
+        .find("## A five-minute tour")
+        .expect("the README has a tour");
+    let tour = &readme[start..];
+    let tour = &tour[..tour.find("\n## ").map_or(tour.len(), |i| i)];
+    let joined = tour.replace("\\\n", " ");
+    joined
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("cargo run --release -- "))
+        .map(|l| l.split(" #").next().unwrap_or(l).trim().to_string())
+        .filter(|l| !l.starts_with("sweep "))
+        .collect()
+}
+
+/// `args` shrunk to smoke size.
+fn smoke(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let set = |name: &str, value: &str, out: &mut Vec<String>, args: &[String], i: &mut usize| {
+        if args[*i] == name {
+            out.push(name.into());
+            out.push(value.into());
+            *i += 2;
+            true
+        } else {
+            false
+        }
+    };
+    while i < args.len() {
+        if set("--duration", "20", &mut out, args, &mut i)
+            || set("--seeds", "1", &mut out, args, &mut i)
+            || set("--iterations", "2", &mut out, args, &mut i)
+            || set("--jobsets", "2", &mut out, args, &mut i)
+            || set("--slots", "60", &mut out, args, &mut i)
+            || set("--budget", "1e6", &mut out, args, &mut i)
+            || set("--loads", "1.5", &mut out, args, &mut i)
+        {
+            continue;
+        }
+        out.push(args[i].clone());
+        i += 1;
+    }
+    let has = |f: &str| out.iter().any(|a| a == f);
+    match out[0].as_str() {
+        "compare" | "simulate" | "table" if !has("--duration") => {
+            out.extend(["--duration".into(), "20".into()]);
+        }
+        "train" if !has("--budget") => out.extend(["--budget".into(), "1e6".into()]),
+        "deeprm" if out.get(1).is_some_and(|s| s == "eval") && !has("--seeds") => {
+            out.extend(["--seeds".into(), "1".into()]);
+        }
+        _ => {}
+    }
+    out
+}
+
+fn git_status() -> Option<String> {
+    let o = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(ROOT)
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[test]
+fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
+    let commands = tour_commands();
+    assert!(
+        commands.len() >= 15,
+        "the tour should have its commands: {commands:?}"
+    );
+    let before = git_status();
+    let dir = tempfile::tempdir().unwrap();
+    let out = format!("{}/", dir.path().join("out").display());
+    let mut times = Vec::new();
+    // What the training commands left out would have written (their `--out`).
+    let mut not_written: Vec<String> = Vec::new();
+    for c in &commands {
+        let training = c.starts_with("train ") || c.starts_with("meta-train ");
+        let needs_skipped = not_written.iter().any(|f| c.contains(f.as_str()));
+        if cfg!(debug_assertions) && (training || needs_skipped) {
+            if let Some(out) = c.split_whitespace().skip_while(|a| *a != "--out").nth(1) {
+                not_written.push(out.to_string());
+            }
+            eprintln!("(unoptimised build: not run) continuum {c}");
+            continue;
+        }
+        let args: Vec<String> = c
+            .split_whitespace()
+            .map(|a| a.trim_matches('\'').replace("out/", &out))
+            .collect();
+        let args = smoke(&args);
+        let t = Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_continuum"))
+            .args(&args)
+            .current_dir(ROOT)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "`continuum {}` failed:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        times.push((t.elapsed().as_secs_f64(), args[..2].join(" ")));
+    }
+    for (s, what) in &times {
+        eprintln!("{s:>6.1} s  {what}");
+    }
+    assert_eq!(
+        git_status(),
+        before,
+        "the tour changed the repository's files"
+    );
+}
