@@ -76,7 +76,7 @@ fn train_then_compare_with_the_agent_and_the_oracle() {
     assert!(ck.exists());
     // Without a terminal, progress comes as lines, and validation says what it chose.
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("episode 3/3"), "{err}");
+    assert!(err.contains("episodes 3/3"), "{err}");
     assert!(err.contains("fallback table"), "{err}");
     let csv = std::fs::read_to_string(dir.path().join("tiny.training.csv")).unwrap();
     assert!(csv.starts_with("episode,lambda,seed"), "{csv}");
