@@ -58,6 +58,7 @@ fn train_tiny_with(config: &str, workload: &str, out: &Path) -> Output {
                 config,
                 "--seed",
                 "3",
+                "--progress",
                 "--out",
                 out.to_str().unwrap(),
             ],
@@ -74,7 +75,7 @@ fn train_then_compare_with_the_agent_and_the_oracle() {
     let ck = dir.path().join("tiny.dqn");
     let o = train_tiny(&ck);
     assert!(ck.exists());
-    // Without a terminal, progress comes as lines, and validation says what it chose.
+    // Without a terminal, `--progress` asks for progress lines; validation says what it chose.
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("episodes 3/3"), "{err}");
     assert!(err.contains("fallback table"), "{err}");

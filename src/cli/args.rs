@@ -297,10 +297,22 @@ pub struct TrainArgs {
     /// thread count.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// No progress on standard error (a bar on a terminal, else a line at most every 5 s with
-    /// the phase, how far and the time left); the figures found are printed anyway.
+    /// Progress on standard error.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// Progress options of the long commands.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ProgressArgs {
+    /// No progress on standard error (on a terminal: a bar with the phase, how far and the time
+    /// left); what the command finds is printed anyway.
     #[arg(long)]
     pub quiet: bool,
+    /// Progress as lines (at most one every 5 s) when standard error is not a terminal, where
+    /// there is none otherwise.
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
 }
 
 /// Options of `continuum table`.
@@ -332,4 +344,7 @@ pub struct TableArgs {
     /// Worker threads (default: all cores). The table does not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Progress on standard error.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }

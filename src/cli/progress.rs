@@ -1,6 +1,7 @@
 //! Progress of the long commands (training, table search), on standard error: a bar with a
-//! ticking clock on a terminal, otherwise a time-stamped line at most every few seconds (and
-//! for every phase change); nothing with `--quiet`. What a command *found* (its figures) is not
+//! ticking clock on a terminal; elsewhere nothing unless `--progress` asks for time-stamped
+//! lines (at most one every few seconds per phase, and one per phase change); nothing with
+//! `--quiet`. What a command *found* (its figures) is not
 //! progress and is printed whatever the mode.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -21,9 +22,10 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
-    /// A reporter: a bar on a terminal, lines elsewhere, silent if `quiet`.
-    pub(crate) fn new(quiet: bool) -> Self {
+    /// A reporter: a bar on a terminal, lines elsewhere if `args.progress`, else silent.
+    pub(crate) fn new(args: super::args::ProgressArgs) -> Self {
         let tty = std::io::stderr().is_terminal();
+        let quiet = args.quiet || (!tty && !args.progress);
         let bar = (tty && !quiet).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             bar.set_style(

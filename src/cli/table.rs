@@ -67,7 +67,13 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         objective: continuum_core::metrics::Objective::SuccessRatio,
         every_episode: false,
     };
-    let found = pool.install(|| search.search());
+    let progress = super::progress::Progress::new(args.progress);
+    let found = pool.install(|| {
+        search.search_with(&|done, planned| {
+            progress.step("table search", "simulated runs", done, planned)
+        })
+    });
+    progress.finish();
     let table = search.table(&found.table.0);
     table
         .save(&args.out)

@@ -53,7 +53,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = super::progress::Progress::new(args.quiet);
+    let progress = super::progress::Progress::new(args.progress);
     let on_event = |event: TrainEvent| match event {
         TrainEvent::Episode(log, total) => progress.step(
             "episodes",

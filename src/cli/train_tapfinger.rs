@@ -40,7 +40,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = super::progress::Progress::new(args.quiet);
+    let progress = super::progress::Progress::new(args.progress);
     let on_event = |e: TapEvent| match e {
         TapEvent::Episode(l, total) => progress.step(
             "episodes",

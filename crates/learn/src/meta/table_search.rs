@@ -149,10 +149,20 @@ impl TableSearch<'_> {
 
     /// Runs the search (see the module documentation).
     pub fn search(&self) -> SearchResult {
+        self.search_with(&|_, _| {})
+    }
+
+    /// [`Self::search`], calling `progress(runs done, runs planned)` after each batch of runs
+    /// (planned: the single policies, the per-class table and two sweeps over the classes; a
+    /// longer search raises it).
+    pub fn search_with(&self, progress: &dyn Fn(usize, usize)) -> SearchResult {
         let (n_a, n_c) = (self.actions.len(), self.classes.len());
+        let planned = self.episodes.len() * (n_a + 1 + 2 * n_c * n_a.saturating_sub(1));
+        let report = |runs: usize| progress(runs, planned.max(runs));
         let uniform: Vec<Vec<usize>> = (0..n_a).map(|a| vec![a; n_c]).collect();
         let scored = self.evaluate(&uniform);
         let mut runs = n_a * self.episodes.len();
+        report(runs);
         let ratio = |c: &(Counts, LogHistogram)| self.objective.score(&c.0, &c.1);
         let single = (0..n_a).fold(0, |b, a| {
             if ratio(&scored[a].total) > ratio(&scored[b].total) {
@@ -183,6 +193,7 @@ impl TableSearch<'_> {
         if !uniform.contains(&per_class) {
             let r = &self.evaluate(std::slice::from_ref(&per_class))[0];
             runs += self.episodes.len();
+            report(runs);
             if beats(r, best.1, &best_each) {
                 best = (per_class, ratio(&r.total));
                 best_each = each(r);
@@ -211,6 +222,7 @@ impl TableSearch<'_> {
                         changed = true;
                     }
                 }
+                report(runs);
             }
         }
         SearchResult {
