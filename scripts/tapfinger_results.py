@@ -17,6 +17,11 @@ never used in training: training draws its own episode seeds from `--train-seed`
              config but the one field, same episodes and seed; written under --out), and the
              shipped checkpoint with conflicts resolved without Bayes (uniform prior, first
              claim)
+  fallback   TapFinger's confidence fallback (`tapfinger[fallback=c]`: an agent whose most
+             probable pointer choice is below c claims as `prior-pull`): c chosen on the
+             selection seeds 1–5 at full-edge λ 60 from --fallback-grid, then full-edge at each
+             λ of --prior-loads on the evaluation seeds against TapFinger, `prior-pull` and
+             `headroom`
   prior      full-edge at each λ of --prior-loads: TapFinger against `prior-pull` (eq. 11's
              prior alone settles contested streams: what the learned pointer must beat), the
              other pull baselines and the push rule `headroom` (the prior as a push rule); the
@@ -50,6 +55,7 @@ p.add_argument("--oracle-loads", default="60")
 p.add_argument("--table-seeds", default="1,2")
 p.add_argument("--parts", default="cells,ablation,unseen")
 p.add_argument("--prior-loads", default="40,60,80")
+p.add_argument("--fallback-grid", default="0.3,0.5,0.7,0.9")
 p.add_argument("--train-seed", default="1")
 p.add_argument("--out", default="out/tapfinger")
 p.add_argument("--bin", default="target/release/continuum")
@@ -205,6 +211,61 @@ def measure_prior():
                      for s in SEEDS]
         print(f"prior {load} done", file=sys.stderr)
     return res
+
+
+SELECTION_SEEDS = ["1", "2", "3", "4", "5"]
+
+
+def fallback_row(c):
+    return f"tapfinger[fallback={c}]:{a.checkpoint}"
+
+
+def measure_fallback():
+    grid = a.fallback_grid.split(",")
+    rows = [TF] + [fallback_row(c) for c in grid] + ["prior-pull"]
+    sel = [compare("topologies/full-edge.yaml", [*load_args("60"), "--policies", ",".join(rows)],
+                   s, "fallback-select") for s in SELECTION_SEEDS]
+    means = {c: sum(r[fallback_row(c)]["success"] for r in sel) / len(sel) for c in grid}
+    chosen = max(grid, key=lambda c: (means[c], -float(c)))
+    res = {"grid": grid, "selection": {c: [r[fallback_row(c)]["success"] for r in sel]
+                                       for c in grid},
+           "selection_refs": {n: [r[n]["success"] for r in sel] for n in (TF, "prior-pull")},
+           "chosen": chosen, "loads": {}}
+    for load in a.prior_loads.split(","):
+        args = [*load_args(load), "--policies",
+                ",".join([TF, fallback_row(chosen), "prior-pull", "headroom"])]
+        per = []
+        for s in SEEDS:
+            r = compare("topologies/full-edge.yaml", args, s, f"fallback-{load}")
+            r["fallback"] = r.pop(fallback_row(chosen))
+            per.append(renamed(r))
+        res["loads"][load] = per
+        print(f"fallback {load} done", file=sys.stderr)
+    return res
+
+
+def render_fallback(res):
+    mean = lambda v: sum(v) / len(v)
+    sel = ", ".join(f"c = {c}: {mean(res['selection'][c]):.2f}" for c in res["grid"])
+    text = [f"Selection (full-edge λ 60, seeds {','.join(SELECTION_SEEDS)}, mean success %): "
+            f"TapFinger {mean(res['selection_refs'][TF]):.2f}, {sel}, prior pull "
+            f"{mean(res['selection_refs']['prior-pull']):.2f}; chosen c = {res['chosen']}.\n",
+            f"Evaluation: full-edge, {len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s; success "
+            "%, mean ± sd; differences paired per seed with the verdict of docs/methodology.md. "
+            f"Target: TapFinger ≥ prior-pull + {PRIOR_TARGET_PP} pp.\n",
+            f"| load | TapFinger | TapFinger, fallback {res['chosen']} | prior pull | `headroom` | "
+            "fallback − prior pull, pp | target | fallback − TapFinger, pp | "
+            "fallback − headroom, pp |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for load, per in res["loads"].items():
+        fb = series(per, "fallback")
+        d = diff(per, "fallback", "prior-pull")
+        text.append(f"| λ {load} | {pm(series(per, 'tapfinger'))} | {pm(fb)} | "
+                    f"{pm(series(per, 'prior-pull'))} | {pm(series(per, 'headroom'))} | {pm(d)} | "
+                    f"{refs.verdict(d, PRIOR_TARGET_PP)} | "
+                    f"{refs.versus(fb, series(per, 'tapfinger'))} | "
+                    f"{refs.versus(fb, series(per, 'headroom'))} |")
+    return "\n".join(text) + "\n"
 
 
 def render_prior(res):
@@ -376,6 +437,8 @@ else:
         res["unseen"] = measure_unseen()
     if "prior" in parts_wanted:
         res["prior"] = measure_prior()
+    if "fallback" in parts_wanted:
+        res["fallback"] = measure_fallback()
 keys = [k for part in ("cells", "unseen") for k in res.get(part, {})]
 REFS, computed = refs.of_cells(keys, SEEDS, res.get("references"), ref_options,
                                out / "references", a.bin,
@@ -383,7 +446,7 @@ REFS, computed = refs.of_cells(keys, SEEDS, res.get("references"), ref_options,
 if computed:
     res["references"] = dict(res.get("references") or {}, **computed)
 render = {"cells": render_cells, "ablation": render_ablation, "unseen": render_unseen,
-          "prior": render_prior}
+          "prior": render_prior, "fallback": render_fallback}
 parts = {k: render[k](v) for k, v in res.items() if k in render}
 if "cells" in res:
     parts["headline"] = render_headline(res)

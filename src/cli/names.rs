@@ -20,8 +20,8 @@ pub(crate) fn policies() -> String {
 /// The row forms of `compare --policies` beyond a policy.
 pub(crate) fn other_rows() -> String {
     format!(
-        "{}, `tapfinger:<checkpoint>`, `tapfinger[<resolution>]:<checkpoint>` (resolution: {}), \
-         `per-class:<file>`",
+        "{}, `tapfinger:<checkpoint>`, `tapfinger[<settings>]:<checkpoint>` (settings, \
+         comma-separated: a resolution, {}, and/or `fallback=<c>`), `per-class:<file>`",
         ticked(continuum_core::pull::BASELINES),
         ticked(RESOLUTIONS)
     )

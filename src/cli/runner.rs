@@ -92,6 +92,7 @@ impl PullRow {
                         c.resolution.resolution(),
                         sc.topology.clusters.len(),
                     )
+                    .with_fallback(c.fallback)
                     .named(name.clone()),
                 ))
             }
@@ -116,23 +117,34 @@ impl Runner {
         Ok(Runner::Dqn(name, Box::new(ck), path.to_path_buf()))
     }
 
-    /// A TapFinger row from a `tapfinger:<checkpoint>` entry, its conflicts resolved as the
-    /// checkpoint's config says or as `resolution` (`bayes`, `uniform-prior`, `first-claim`).
-    pub fn tapfinger(file: &str, resolution: Option<&str>) -> Result<Self> {
+    /// A TapFinger row from a `tapfinger:<checkpoint>` entry, run as the checkpoint's config
+    /// says or with `settings`, comma-separated: a resolution (`bayes`, `uniform-prior`,
+    /// `first-claim`) and/or `fallback=<c>` (claim as `prior-pull` where the pointer's most
+    /// probable choice is below probability c).
+    pub fn tapfinger(file: &str, settings: Option<&str>) -> Result<Self> {
         let path = std::path::Path::new(file);
         let mut ck = TapCheckpoint::load(path)?;
-        let name = match resolution {
+        let name = match settings {
             None => format!("tapfinger:{file}"),
             Some(how) => {
-                ck.meta.config.resolution = match how {
-                    "bayes" => ResolutionName::Bayes,
-                    "uniform-prior" => ResolutionName::UniformPrior,
-                    "first-claim" => ResolutionName::FirstClaim,
-                    _ => anyhow::bail!(
-                        "`tapfinger[{how}]`: unknown resolution; expected one of {:?}",
-                        super::names::RESOLUTIONS
-                    ),
-                };
+                for item in how.split(',').map(str::trim) {
+                    if let Some(c) = item.strip_prefix("fallback=") {
+                        let c: f64 = c.parse().ok().filter(|c| *c > 0.0 && *c <= 1.0).with_context(
+                            || format!("`tapfinger[{how}]`: fallback: expected a probability in (0, 1], got `{c}`"),
+                        )?;
+                        ck.meta.config.fallback = Some(c);
+                        continue;
+                    }
+                    ck.meta.config.resolution = match item {
+                        "bayes" => ResolutionName::Bayes,
+                        "uniform-prior" => ResolutionName::UniformPrior,
+                        "first-claim" => ResolutionName::FirstClaim,
+                        _ => anyhow::bail!(
+                            "`tapfinger[{how}]`: unknown setting `{item}`; expected a resolution (one of {:?}) or `fallback=<c>`",
+                            super::names::RESOLUTIONS
+                        ),
+                    };
+                }
                 format!("tapfinger[{how}]:{file}")
             }
         };

@@ -43,13 +43,16 @@ pub fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller + Send
         let ck = TapCheckpoint::load(path)?;
         let (_vars, net) = ck.network(path)?;
         let c = &ck.meta.config;
-        return Ok(Box::new(TapFinger::new(
-            net,
-            Pick::Greedy,
-            c.pointer,
-            c.resolution.resolution(),
-            clusters,
-        )));
+        return Ok(Box::new(
+            TapFinger::new(
+                net,
+                Pick::Greedy,
+                c.pointer,
+                c.resolution.resolution(),
+                clusters,
+            )
+            .with_fallback(c.fallback),
+        ));
     }
     continuum_core::pull::baseline(name)
         .with_context(|| format!("pull.puller: unknown puller `{name}`"))

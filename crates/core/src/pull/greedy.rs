@@ -81,24 +81,32 @@ impl Puller for PriorPull {
     }
 
     fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
-        for a in round.agents {
-            let o = &a.offers[rng.random_range(0..a.offers.len())];
-            let cands = &round.cands[o.pending as usize];
-            let k = *o
-                .cands
-                .iter()
-                .min_by(|&&x, &&y| {
-                    cands[x as usize]
-                        .e2e_ms
-                        .total_cmp(&cands[y as usize].e2e_ms)
-                })
-                .expect("an offer has a candidate");
-            out.push(Some(Claim {
-                pending: o.pending,
-                cand: k,
-                p: 1.0,
-            }));
+        for a in 0..round.agents.len() {
+            out.push(Some(prior_claim(round, a, rng)));
         }
+    }
+}
+
+/// `prior-pull`'s claim for agent `a` of `round`: one of its offers uniformly, on the offer's
+/// least-e2e candidate (eq. 11 then hands the stream to the claimant with the most copies of
+/// its demand). Also the fallback of a learned puller where it is unsure.
+pub fn prior_claim(round: &Round, a: usize, rng: &mut SimRng) -> Claim {
+    let agent = &round.agents[a];
+    let o = &agent.offers[rng.random_range(0..agent.offers.len())];
+    let cands = &round.cands[o.pending as usize];
+    let k = *o
+        .cands
+        .iter()
+        .min_by(|&&x, &&y| {
+            cands[x as usize]
+                .e2e_ms
+                .total_cmp(&cands[y as usize].e2e_ms)
+        })
+        .expect("an offer has a candidate");
+    Claim {
+        pending: o.pending,
+        cand: k,
+        p: 1.0,
     }
 }
 

@@ -14,7 +14,7 @@ pub mod bayes;
 mod greedy;
 
 pub use bayes::{Resolution, prior_copies, resolve};
-pub use greedy::{BASELINES, GreedyPull, PriorPull, RandomPull, baseline};
+pub use greedy::{BASELINES, GreedyPull, PriorPull, RandomPull, baseline, prior_claim};
 
 use crate::feasibility::{Candidate, Demand, Fleet, feasible};
 use crate::load::LoadView;

@@ -76,6 +76,9 @@ pub struct TapFinger {
     round_start: usize,
     /// Time spent in claims, for benchmarks: (rounds, bindings claimed).
     pub counted: (u64, u64),
+    /// Confidence fallback: where an unrecorded agent's most probable pointer choice has a
+    /// probability below this, it claims as `prior-pull` would instead.
+    fallback: Option<f64>,
 }
 
 impl TapFinger {
@@ -99,7 +102,15 @@ impl TapFinger {
             step: 0,
             round_start: 0,
             counted: (0, 0),
+            fallback: None,
         }
+    }
+
+    /// Agents that claim as `prior-pull` where their pointer's most probable choice has a
+    /// probability below `confidence` (decisions not recorded only; `None`: never).
+    pub fn with_fallback(mut self, confidence: Option<f64>) -> Self {
+        self.fallback = confidence;
+        self
     }
 
     /// Names the agents in reports.
@@ -181,9 +192,16 @@ impl Puller for TapFinger {
             if round.round == 0 {
                 self.step += 1;
             }
-            for (a, o) in round.agents.iter().zip(&obs) {
+            for (i, (a, o)) in round.agents.iter().zip(&obs).enumerate() {
                 let logits = fast.pointer(o);
                 let pp = softmax(&logits.pointer);
+                if let Some(c) = self.fallback
+                    && pp.iter().copied().fold(0.0, f64::max) < c
+                {
+                    self.counted.1 += 1;
+                    out.push(Some(continuum_core::pull::prior_claim(round, i, rng)));
+                    continue;
+                }
                 let j = choose(&pp, self.pick, rng);
                 out.push(if j == o.pending.len() {
                     None

@@ -71,6 +71,10 @@ pub struct TapConfig {
     pub pointer: bool,
     /// Conflict resolution.
     pub resolution: ResolutionName,
+    /// Confidence fallback at run time: an agent whose most probable pointer choice has a
+    /// probability below this claims as `prior-pull` instead (absent: never).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<f64>,
     /// Reward.
     pub reward: TapReward,
     /// Discount per decision of an agent (TapFinger: 1).
@@ -110,6 +114,7 @@ impl Default for TapConfig {
             han: true,
             pointer: true,
             resolution: ResolutionName::Bayes,
+            fallback: None,
             reward: TapReward::Success,
             // assumption: PPO's usual settings (Schulman et al. 2017), γ < 1 so that credit stays
             // with the decisions near it.
@@ -155,6 +160,9 @@ impl TapConfig {
         let bad = |f: &'static str, m: &str| Err((f, m.to_string()));
         if self.method != "tapfinger" {
             return bad("method", "expected `tapfinger`");
+        }
+        if self.fallback.is_some_and(|c| !(c > 0.0 && c <= 1.0)) {
+            return bad("fallback", "expected a probability in (0, 1]");
         }
         if self.episodes == 0 {
             return bad("episodes", "expected at least 1");

@@ -205,3 +205,44 @@ fn other_files_are_refused_clearly() {
     let e = ck.network(&path).err().expect("refused").to_string();
     assert!(e.contains("the network expects"), "{e}");
 }
+
+/// With a confidence fallback no choice can reach (probability 1), every agent claims as
+/// `prior-pull` does: the step binds exactly what `prior-pull` binds from the same draws. With
+/// none, the untrained network's own choice is not the prior's.
+#[test]
+fn an_unsure_agent_claims_as_prior_pull() {
+    let (t, f) = two();
+    let reach = &t.schedulers[0].reach;
+    let pending = [
+        Pending {
+            demand: demand(200.0),
+            reach,
+            sched: 0,
+            waited: 0,
+        },
+        Pending {
+            demand: demand(30.0),
+            reach,
+            sched: 0,
+            waited: 0,
+        },
+    ];
+    let view = LoadView::idle(f.workers.len());
+    let (_vars, net) = build(shape(), 3).unwrap();
+    let bound = |p: &mut dyn continuum_core::pull::Puller| {
+        let mut r = stream_rng(9, Purpose::Other, 1, 0);
+        step(&pending, &f, &view, p, &mut r).0
+    };
+    let prior = bound(&mut continuum_core::pull::PriorPull);
+    let mut unsure = TapFinger::new(net.clone(), Pick::Greedy, true, Resolution::Bayes, 2)
+        .with_fallback(Some(1.0));
+    assert_eq!(bound(&mut unsure), prior);
+    let mut own = TapFinger::new(net, Pick::Greedy, true, Resolution::Bayes, 2);
+    let mut sure = TapFinger::new(own.net().clone(), Pick::Greedy, true, Resolution::Bayes, 2)
+        .with_fallback(Some(1e-9));
+    assert_eq!(
+        bound(&mut sure),
+        bound(&mut own),
+        "a fallback never taken changes nothing"
+    );
+}
