@@ -476,3 +476,37 @@ fn loadgen_quic_options_are_checked_before_any_request() {
     ]);
     assert!(e.contains("binary tensors"), "{e}");
 }
+
+/// `continuum compare … | head -1`: the reader goes away after one line; the command stops
+/// quietly (status 0, no panic message) instead of panicking on the broken pipe.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .args([
+            "compare",
+            "topologies/full-edge.yaml",
+            // Every policy over 120 s: a report of about 100 KB, more than a pipe holds, so
+            // the command is still writing when the reader goes away.
+            "--duration",
+            "120",
+            "--format",
+            "json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    // The reader is dropped here: the rest of the report goes to a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
