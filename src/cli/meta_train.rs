@@ -91,9 +91,7 @@ impl Loaded {
             m.meta_iterations = i;
         }
         if let Some(b) = a.budget {
-            if !(b > 0.0 && b.is_finite()) {
-                anyhow::bail!("--budget: expected a positive number of simulated queries");
-            }
+            super::check_budget(b)?;
             m.task_budget_queries = b / (m.meta_iterations.max(1) * m.tasks.max(1)) as f64;
             m.shorten_horizon = true;
         }

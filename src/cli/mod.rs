@@ -20,6 +20,15 @@ mod train_tapfinger;
 
 pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
 
+/// Checks a `--budget` value: a positive, finite number of simulated queries.
+pub(crate) fn check_budget(b: f64) -> anyhow::Result<f64> {
+    if b > 0.0 && b.is_finite() {
+        Ok(b)
+    } else {
+        anyhow::bail!("--budget: expected a positive number of simulated queries, got {b}")
+    }
+}
+
 /// Writes `text` and a newline to standard output. A reader that went away (`… | head`) comes
 /// back as an `io::ErrorKind::BrokenPipe` error, which the binary's entry point turns into a
 /// quiet exit instead of `println!`'s panic.

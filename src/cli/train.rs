@@ -33,9 +33,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     }
     let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
     if let Some(b) = args.budget {
-        if !(b > 0.0 && b.is_finite()) {
-            bail!("--budget: expected a positive number of simulated queries");
-        }
+        super::check_budget(b)?;
         cfg.validate()
             .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
         let classes = train::classes_for(&sc, &cfg).len();

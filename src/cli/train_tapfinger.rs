@@ -22,9 +22,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     }
     let sc = Scenario::load(&args.topology, &args.profiles, &args.workload)?;
     if let Some(b) = args.budget {
-        if !(b > 0.0 && b.is_finite()) {
-            bail!("--budget: expected a positive number of simulated queries");
-        }
+        super::check_budget(b)?;
         for change in fit_budget(&sc, &mut cfg, b) {
             eprintln!("--budget {b:.2e}: {change}");
         }

@@ -43,6 +43,18 @@ fn demand(max_delay_ms: f64) -> Demand {
     }
 }
 
+/// A loose stream (200 ms, both clusters can serve it) and a tight one (30 ms, only `a` can),
+/// both at scheduler 0.
+fn loose_and_tight(t: &Topology) -> [Pending<'_>; 2] {
+    let reach = &t.schedulers[0].reach;
+    [200.0, 30.0].map(|max_delay_ms| Pending {
+        demand: demand(max_delay_ms),
+        reach,
+        sched: 0,
+        waited: 0,
+    })
+}
+
 fn shape() -> TapNetShape {
     TapNetShape {
         hidden: 16,
@@ -60,21 +72,7 @@ fn the_agent_learns_to_take_the_stream_only_it_can_serve() {
     let (t, f) = two();
     let a = t.cluster_index("a").unwrap() as u32;
     assert_eq!(a, 0);
-    let reach = &t.schedulers[0].reach;
-    let pending = [
-        Pending {
-            demand: demand(200.0),
-            reach,
-            sched: 0,
-            waited: 0,
-        },
-        Pending {
-            demand: demand(30.0),
-            reach,
-            sched: 0,
-            waited: 0,
-        },
-    ];
+    let pending = loose_and_tight(&t);
     let (vars, net) = build(shape(), 3).unwrap();
     let mut opt = AdamW::new(
         vars.all_vars(),
@@ -212,21 +210,7 @@ fn other_files_are_refused_clearly() {
 #[test]
 fn an_unsure_agent_claims_as_prior_pull() {
     let (t, f) = two();
-    let reach = &t.schedulers[0].reach;
-    let pending = [
-        Pending {
-            demand: demand(200.0),
-            reach,
-            sched: 0,
-            waited: 0,
-        },
-        Pending {
-            demand: demand(30.0),
-            reach,
-            sched: 0,
-            waited: 0,
-        },
-    ];
+    let pending = loose_and_tight(&t);
     let view = LoadView::idle(f.workers.len());
     let (_vars, net) = build(shape(), 3).unwrap();
     let bound = |p: &mut dyn continuum_core::pull::Puller| {
