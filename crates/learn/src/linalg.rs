@@ -1,11 +1,12 @@
-//! Small vector arithmetic shared by the plain-Rust forwards of the decision path: a dense
-//! layer copied out of candle, and the dot product.
+//! Small vector arithmetic shared by the plain-Rust forwards of the decision path: dense layers
+//! copied out of candle (row-major for the Q-network, input-major for TapFinger's hot loops)
+//! and the dot product.
 
 use candle_core::Result;
 
 /// Σ a·b over eight lanes (so that the compiler can vectorise the loop; the order of the sum
 /// differs from candle's, within float rounding).
-#[inline]
+#[inline(always)]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -43,10 +44,6 @@ impl Dense {
         })
     }
 
-    pub(crate) fn outputs(&self) -> usize {
-        self.b.len()
-    }
-
     /// `W x + b` (x given in parts, concatenated), appended to `out`.
     pub(crate) fn apply(&self, parts: &[&[f32]], out: &mut Vec<f32>) {
         for (row, b) in self.w.chunks_exact(self.inputs).zip(&self.b) {
@@ -59,28 +56,125 @@ impl Dense {
             out.push(v);
         }
     }
+}
 
-    /// `Wᵀ y` (the bias left out).
-    pub(crate) fn transposed(&self, y: &[f32]) -> Vec<f32> {
-        let mut out = vec![0.0; self.inputs];
-        for (row, v) in self.w.chunks_exact(self.inputs).zip(y) {
-            out.iter_mut().zip(row).for_each(|(o, w)| *o += w * v);
+/// A dense layer stored input-major (`wt[i · out + o]`), for the hot loops of the decision path:
+/// `y = b + Σᵢ xᵢ · W[:, i]` runs over the outputs, so it vectorises at any width, and every
+/// output adds its inputs in input order whatever the vector width (the same bits with SSE or
+/// AVX).
+#[derive(Debug, Clone)]
+pub(crate) struct Cols {
+    wt: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Cols {
+    /// The layer `l` (its bias, or zeros without one).
+    pub(crate) fn of(l: &candle_nn::Linear) -> Result<Self> {
+        let w = l.weight();
+        let (outs, _) = w.dims2()?;
+        let rows = w.flatten_all()?.to_vec1::<f32>()?;
+        let b = match l.bias() {
+            Some(b) => b.to_vec1::<f32>()?,
+            None => vec![0.0; outs],
+        };
+        Ok(Self::from_rows(&rows, b))
+    }
+
+    /// The layer of row-major weights `w` (`[out][in]`) and bias `b` (`out` entries).
+    pub(crate) fn from_rows(w: &[f32], b: Vec<f32>) -> Self {
+        let outs = b.len();
+        let ins = w.len() / outs.max(1);
+        let mut wt = vec![0.0; w.len()];
+        for (o, row) in w.chunks_exact(ins.max(1)).enumerate() {
+            for (i, v) in row.iter().enumerate() {
+                wt[i * outs + o] = *v;
+            }
         }
-        out
+        Self { wt, b }
     }
 
-    /// `relu(W x + b)` as a new vector.
-    pub(crate) fn relu(&self, parts: &[&[f32]]) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.outputs());
-        self.apply(parts, &mut out);
+    /// Its number of outputs.
+    pub(crate) fn outputs(&self) -> usize {
+        self.b.len()
+    }
+
+    /// `out = W x + b`, `x` given in parts (concatenated); `out` has [`Cols::outputs`] entries.
+    /// Outputs go 32, then 8, then 1 at a time, each block's sums held in registers over every
+    /// input (independent additions, so the loop is not bound by their latency).
+    #[inline(always)]
+    pub(crate) fn apply(&self, parts: &[&[f32]], out: &mut [f32]) {
+        let n = self.b.len();
+        let mut at = 0;
+        while at + 32 <= n {
+            self.block::<32>(parts, at, out);
+            at += 32;
+        }
+        while at + 8 <= n {
+            self.block::<8>(parts, at, out);
+            at += 8;
+        }
+        while at < n {
+            self.block::<1>(parts, at, out);
+            at += 1;
+        }
+    }
+
+    /// Outputs `first..first + B` of [`Cols::apply`].
+    #[inline(always)]
+    fn block<const B: usize>(&self, parts: &[&[f32]], first: usize, out: &mut [f32]) {
+        let n = self.b.len();
+        let mut acc = [0f32; B];
+        acc.copy_from_slice(&self.b[first..first + B]);
+        let mut at = first;
+        for x in parts {
+            for &v in *x {
+                let col = &self.wt[at..at + B];
+                for l in 0..B {
+                    acc[l] += v * col[l];
+                }
+                at += n;
+            }
+        }
+        out[first..first + B].copy_from_slice(&acc);
+    }
+
+    /// `out = relu(W x + b)`.
+    #[inline(always)]
+    pub(crate) fn relu(&self, parts: &[&[f32]], out: &mut [f32]) {
+        self.apply(parts, out);
         out.iter_mut().for_each(|v| *v = v.max(0.0));
-        out
     }
+}
 
-    /// `W x + b` as a new vector.
-    pub(crate) fn linear(&self, parts: &[&[f32]]) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.outputs());
-        self.apply(parts, &mut out);
-        out
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The input-major layer equals the row-major one within float rounding, for widths that
+    /// take every block size (32, 8, 1) and inputs given in parts.
+    #[test]
+    fn input_major_layer_equals_the_row_major_product() {
+        for (outs, ins) in [(32, 10), (41, 7), (3, 64), (64, 33)] {
+            let w: Vec<f32> = (0..outs * ins)
+                .map(|i| ((i * 7919) % 97) as f32 / 97.0 - 0.5)
+                .collect();
+            let b: Vec<f32> = (0..outs).map(|o| o as f32 * 0.01).collect();
+            let x: Vec<f32> = (0..ins).map(|i| (i as f32 * 0.37).sin()).collect();
+            let l = Cols::from_rows(&w, b.clone());
+            let mut out = vec![0.0; outs];
+            let cut = ins / 3;
+            l.apply(&[&x[..cut], &x[cut..]], &mut out);
+            for o in 0..outs {
+                let want: f64 = f64::from(b[o])
+                    + (0..ins)
+                        .map(|i| f64::from(w[o * ins + i]) * f64::from(x[i]))
+                        .sum::<f64>();
+                assert!(
+                    (f64::from(out[o]) - want).abs() < 1e-5,
+                    "output {o} of {outs}×{ins}"
+                );
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! the policy and records each agent's decision; evaluation takes the most probable choices.
 
 use super::batch::ObsBatch;
-use super::fast::FastTapNet;
+use super::fast::{AgentLogits, FastTapNet};
 use super::features::{AgentObs, ClusterTotals, encode};
 use super::net::TapNet;
 use continuum_core::pull::{Claim, Puller, Resolution, Round};
@@ -192,8 +192,9 @@ impl Puller for TapFinger {
             if round.round == 0 {
                 self.step += 1;
             }
+            let mut logits = AgentLogits::default();
             for (i, (a, o)) in round.agents.iter().zip(&obs).enumerate() {
-                let logits = fast.pointer(o);
+                fast.pointer_into(o, &mut logits);
                 let pp = softmax(&logits.pointer);
                 if let Some(c) = self.fallback
                     && pp.iter().copied().fold(0.0, f64::max) < c

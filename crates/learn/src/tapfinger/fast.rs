@@ -7,225 +7,364 @@
 
 use super::features::AgentObs;
 use super::net::TapNet;
-use crate::linalg::{Dense, dot};
+use crate::linalg::{Cols, dot};
 use candle_core::Result;
 
-/// Node-level attention's three projections.
+/// Node-level attention, folded for one query at a time: the projections have no bias, so
+/// q·(W_k n) = ((W_kᵀ W_q) x)·n and Σ a·(W_v n) = W_v (Σ a·n), two matrix-vector products per
+/// query whatever the number of neighbours.
 #[derive(Debug, Clone)]
 struct Attn {
-    q: Dense,
-    k: Dense,
-    v: Dense,
+    /// `(W_kᵀ W_q) / √h`: the query's scores are this times it, dotted with each neighbour.
+    m: Cols,
+    v: Cols,
 }
 
 impl Attn {
-    /// Attention of `x` over `nb`: the weighted mean of the neighbours' values, zero without
-    /// neighbours. The projections have no bias, so q·(W_k n) = (W_kᵀ q)·n and
-    /// Σ a·(W_v n) = W_v (Σ a·n): three matrix-vector products per query, whatever the number
-    /// of neighbours, instead of two per neighbour.
-    fn over(&self, x: &[f32], nb: &[Vec<f32>]) -> Vec<f32> {
-        let h = x.len();
+    fn of(a: [&candle_nn::Linear; 3]) -> Result<Self> {
+        let q = a[0].weight().to_vec2::<f32>()?;
+        let k = a[1].weight().to_vec2::<f32>()?;
+        let h = q.len();
+        let scale = (h as f64).sqrt();
+        let ins = q.first().map_or(0, Vec::len);
+        let kin = k.first().map_or(0, Vec::len);
+        let mut m = vec![0.0f32; kin * ins];
+        for i in 0..kin {
+            for j in 0..ins {
+                let s: f64 = (0..h)
+                    .map(|o| f64::from(k[o][i]) * f64::from(q[o][j]))
+                    .sum();
+                m[i * ins + j] = (s / scale) as f32;
+            }
+        }
+        Ok(Self {
+            m: Cols::from_rows(&m, vec![0.0; kin]),
+            v: Cols::of(a[2])?,
+        })
+    }
+
+    /// `out` = attention of `x` over the rows of `nb` (`h` wide): the weighted mean of the
+    /// neighbours' values, zero without neighbours.
+    #[inline(always)]
+    fn over(&self, x: &[f32], nb: &[f32], t: &mut Tmp, out: &mut [f32]) {
+        let h = out.len();
         if nb.is_empty() {
-            return vec![0.0; h];
+            out.fill(0.0);
+            return;
         }
-        let q = self.q.linear(&[x]);
-        let u = self.k.transposed(&q);
-        let scale = (h as f32).sqrt();
-        let scores: Vec<f32> = nb.iter().map(|n| dot(&u, n) / scale).collect();
-        let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let e: Vec<f32> = scores.iter().map(|s| (s - m).exp()).collect();
-        let z: f32 = e.iter().sum();
-        let mut mean = vec![0.0; nb[0].len()];
-        for (n, w) in nb.iter().zip(&e) {
+        self.m.apply(&[x], &mut t.u);
+        t.w.clear();
+        t.w.extend(nb.chunks_exact(h).map(|n| dot(&t.u, n)));
+        let mx = t.w.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        t.w.iter_mut().for_each(|w| *w = (*w - mx).exp());
+        let z: f32 = t.w.iter().fold(0.0, |z, w| z + w);
+        t.mean.fill(0.0);
+        for (n, w) in nb.chunks_exact(h).zip(&t.w) {
             let w = w / z;
-            mean.iter_mut().zip(n).for_each(|(o, v)| *o += w * v);
+            t.mean.iter_mut().zip(n).for_each(|(o, v)| *o += w * v);
         }
-        self.v.linear(&[&mean])
+        self.v.apply(&[&t.mean], out);
     }
 }
 
-/// What the decision path needs of one agent's forward pass.
-#[derive(Debug, Clone)]
+/// Scratch vectors of one attention or scoring step.
+#[derive(Debug, Clone, Default)]
+struct Tmp {
+    u: Vec<f32>,
+    mean: Vec<f32>,
+    w: Vec<f32>,
+    t: Vec<f32>,
+}
+
+impl Tmp {
+    fn size(&mut self, h: usize) {
+        self.u.resize(h, 0.0);
+        self.mean.resize(h, 0.0);
+        self.t.resize(h, 0.0);
+    }
+}
+
+/// One agent's forward pass: the pointer's logits and what the allocation head needs. Its
+/// buffers are kept between agents ([`FastTapNet::pointer_into`]), so that a round allocates
+/// nothing once they have grown.
+#[derive(Debug, Clone, Default)]
 pub struct AgentLogits {
     /// Pointer logits over the agent's offers, then the void choice.
     pub pointer: Vec<f32>,
-    /// Per offer, its stream's final embedding (for the allocation head).
-    h2: Vec<Vec<f32>>,
-    /// Per offer and worker, the worker's embedding.
-    ew: Vec<Vec<Vec<f32>>>,
+    h: usize,
+    /// Per offer, its stream's final embedding (rows of `h`).
+    h2: Vec<f32>,
+    /// The workers' embeddings, offer after offer (rows of `h`); offer `j`'s are rows
+    /// `ew_at[j]..ew_at[j + 1]`.
+    ew: Vec<f32>,
+    ew_at: Vec<usize>,
+    // Scratch.
+    ep: Vec<f32>,
+    zw: Vec<f32>,
+    ze: Vec<f32>,
+    h1: Vec<f32>,
+    ee: Vec<f32>,
+    row: Vec<f32>,
+    tmp: Tmp,
 }
 
-/// [`TapNet`]'s weights as plain vectors.
+/// [`TapNet`]'s weights, input-major.
 #[derive(Debug, Clone)]
 pub struct FastTapNet {
     han: bool,
-    enc_c: Dense,
-    enc_s: Dense,
-    enc_p: Dense,
-    enc_w: Dense,
-    enc_e: Dense,
+    h: usize,
+    enc_c: Cols,
+    enc_s: Cols,
+    enc_p: Cols,
+    enc_w: Cols,
+    enc_e: Cols,
     att_w: Attn,
     att_e: Attn,
-    sem_w: Dense,
-    sem_q: Dense,
-    l1: Dense,
+    sem_w: Cols,
+    sem_q: Vec<f32>,
+    l1: Cols,
     att_p: Attn,
-    l2: Dense,
-    ctx: Dense,
-    ptr_j: Dense,
-    ptr_g: Dense,
-    ptr_v: Dense,
-    void: Vec<f32>,
-    al_w: Dense,
-    al_j: Dense,
-    al_v: Dense,
+    l2: Cols,
+    ctx: Cols,
+    ptr_j: Cols,
+    ptr_g: Cols,
+    ptr_v: Vec<f32>,
+    /// `W_j · void`: the void choice's projection, the same for every agent.
+    void_j: Vec<f32>,
+    al_w: Cols,
+    al_j: Cols,
+    al_v: Vec<f32>,
+}
+
+/// The one row of a layer with a single output and no bias.
+fn row(l: &candle_nn::Linear) -> Result<Vec<f32>> {
+    l.weight().flatten_all()?.to_vec1::<f32>()
 }
 
 impl FastTapNet {
     /// Copies the weights of `net`.
     pub fn new(net: &TapNet) -> Result<Self> {
         let l = net.layers();
-        let attn = |a: [&candle_nn::Linear; 3]| -> Result<Attn> {
-            Ok(Attn {
-                q: Dense::of(a[0])?,
-                k: Dense::of(a[1])?,
-                v: Dense::of(a[2])?,
-            })
-        };
+        let void = l.void.to_vec1::<f32>()?;
+        let ptr_j = Cols::of(l.ptr_j)?;
+        let mut void_j = vec![0.0; ptr_j.outputs()];
+        ptr_j.apply(&[&void], &mut void_j);
         Ok(Self {
             han: net.shape().han,
-            enc_c: Dense::of(l.enc_c)?,
-            enc_s: Dense::of(l.enc_s)?,
-            enc_p: Dense::of(l.enc_p)?,
-            enc_w: Dense::of(l.enc_w)?,
-            enc_e: Dense::of(l.enc_e)?,
-            att_w: attn(l.att_w)?,
-            att_e: attn(l.att_e)?,
-            sem_w: Dense::of(l.sem_w)?,
-            sem_q: Dense::of(l.sem_q)?,
-            l1: Dense::of(l.l1)?,
-            att_p: attn(l.att_p)?,
-            l2: Dense::of(l.l2)?,
-            ctx: Dense::of(l.ctx)?,
-            ptr_j: Dense::of(l.ptr_j)?,
-            ptr_g: Dense::of(l.ptr_g)?,
-            ptr_v: Dense::of(l.ptr_v)?,
-            void: l.void.to_vec1::<f32>()?,
-            al_w: Dense::of(l.al_w)?,
-            al_j: Dense::of(l.al_j)?,
-            al_v: Dense::of(l.al_v)?,
+            h: net.shape().hidden,
+            enc_c: Cols::of(l.enc_c)?,
+            enc_s: Cols::of(l.enc_s)?,
+            enc_p: Cols::of(l.enc_p)?,
+            enc_w: Cols::of(l.enc_w)?,
+            enc_e: Cols::of(l.enc_e)?,
+            att_w: Attn::of(l.att_w)?,
+            att_e: Attn::of(l.att_e)?,
+            sem_w: Cols::of(l.sem_w)?,
+            sem_q: row(l.sem_q)?,
+            l1: Cols::of(l.l1)?,
+            att_p: Attn::of(l.att_p)?,
+            l2: Cols::of(l.l2)?,
+            ctx: Cols::of(l.ctx)?,
+            ptr_j,
+            ptr_g: Cols::of(l.ptr_g)?,
+            ptr_v: row(l.ptr_v)?,
+            void_j,
+            al_w: Cols::of(l.al_w)?,
+            al_j: Cols::of(l.al_j)?,
+            al_v: row(l.al_v)?,
         })
     }
 
     /// The pointer's logits of one agent (at least one offer), and what
     /// [`FastTapNet::alloc`] needs.
     pub fn pointer(&self, o: &AgentObs) -> AgentLogits {
-        let ec = self.enc_c.relu(&[&o.cluster]);
-        let es = self.enc_s.relu(&[&o.shortcut]);
-        let ep: Vec<Vec<f32>> = o.pending.iter().map(|x| self.enc_p.relu(&[x])).collect();
-        let ew: Vec<Vec<Vec<f32>>> = o
-            .workers
-            .iter()
-            .map(|ws| ws.iter().map(|w| self.enc_w.relu(&[w])).collect())
-            .collect();
-        let ee: Vec<Vec<Vec<f32>>> = o
-            .edges
-            .iter()
-            .map(|es| es.iter().map(|e| self.enc_e.relu(&[e])).collect())
-            .collect();
-        let h = ec.len();
-        let p = ep.len();
-        let za: Vec<f32> = ec.iter().zip(&es).map(|(a, b)| a + b).collect();
-        let h2: Vec<Vec<f32>> = if self.han {
-            let zw: Vec<Vec<f32>> = (0..p).map(|j| self.att_w.over(&ep[j], &ew[j])).collect();
-            let ze: Vec<Vec<f32>> = (0..p).map(|j| self.att_e.over(&ep[j], &ee[j])).collect();
-            // Semantic attention: per meta-path the mean over the streams of q·tanh(W z + b).
-            let sem = |zs: &mut dyn Iterator<Item = &Vec<f32>>| -> f32 {
-                let mut s = 0.0;
-                for z in zs {
-                    let mut t = self.sem_w.linear(&[z]);
-                    t.iter_mut().for_each(|v| *v = v.tanh());
-                    s += self.sem_q.linear(&[&t])[0];
-                }
-                s / p as f32
+        let mut a = AgentLogits::default();
+        self.pointer_into(o, &mut a);
+        a
+    }
+
+    /// [`FastTapNet::pointer`] into `a`, reusing its buffers. On a CPU with AVX2 the same
+    /// arithmetic runs eight lanes wide: every sum keeps its order, so the bits are the same.
+    pub fn pointer_into(&self, o: &AgentObs, a: &mut AgentLogits) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { self.pointer_avx2(o, a) };
+            return;
+        }
+        self.pointer_plain(o, a);
+    }
+
+    /// [`FastTapNet::pointer_plain`] compiled for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn pointer_avx2(&self, o: &AgentObs, a: &mut AgentLogits) {
+        self.pointer_plain(o, a);
+    }
+
+    #[inline(always)]
+    fn pointer_plain(&self, o: &AgentObs, a: &mut AgentLogits) {
+        let h = self.h;
+        let p = o.pending.len();
+        a.h = h;
+        a.tmp.size(h);
+        a.row.resize(h, 0.0);
+        let mut ec = vec![0.0; h];
+        let mut es = vec![0.0; h];
+        self.enc_c.relu(&[&o.cluster], &mut ec);
+        self.enc_s.relu(&[&o.shortcut], &mut es);
+        a.ep.resize(p * h, 0.0);
+        for (x, out) in o.pending.iter().zip(a.ep.chunks_exact_mut(h)) {
+            self.enc_p.relu(&[x], out);
+        }
+        a.ew_at.clear();
+        a.ew_at.push(0);
+        let k: usize = o.workers.iter().map(Vec::len).sum();
+        a.ew.resize(k * h, 0.0);
+        let mut rows = a.ew.chunks_exact_mut(h);
+        for ws in &o.workers {
+            for (w, out) in ws.iter().zip(&mut rows) {
+                self.enc_w.relu(&[w], out);
+            }
+            a.ew_at
+                .push(a.ew_at.last().copied().unwrap_or(0) + ws.len());
+        }
+        let za: Vec<f32> = ec.iter().zip(&es).map(|(x, y)| x + y).collect();
+        a.zw.resize(p * h, 0.0);
+        a.ze.resize(p * h, 0.0);
+        a.h1.resize(p * h, 0.0);
+        a.h2.resize(p * h, 0.0);
+        for j in 0..p {
+            let ep = &a.ep[j * h..(j + 1) * h];
+            let ws = &a.ew[a.ew_at[j] * h..a.ew_at[j + 1] * h];
+            a.ee.resize(o.edges[j].len() * h, 0.0);
+            for (e, out) in o.edges[j].iter().zip(a.ee.chunks_exact_mut(h)) {
+                self.enc_e.relu(&[e], out);
+            }
+            if self.han {
+                self.att_w
+                    .over(ep, ws, &mut a.tmp, &mut a.zw[j * h..(j + 1) * h]);
+                self.att_e
+                    .over(ep, &a.ee, &mut a.tmp, &mut a.ze[j * h..(j + 1) * h]);
+            } else {
+                mean_into(ws, &mut a.zw[j * h..(j + 1) * h]);
+                mean_into(&a.ee, &mut a.ze[j * h..(j + 1) * h]);
+            }
+        }
+        if self.han {
+            // Semantic attention: per meta-path the mean over the streams of q·tanh(W z + b);
+            // the agent's own node is the same for every stream, so its mean is its score.
+            let mut sem = |z: &[f32]| -> f32 {
+                let s: f32 = z
+                    .chunks_exact(h)
+                    .map(|z| {
+                        self.sem_w.apply(&[z], &mut a.tmp.t);
+                        a.tmp.t.iter_mut().for_each(|v| *v = v.tanh());
+                        dot(&self.sem_q, &a.tmp.t)
+                    })
+                    .sum();
+                s / (z.len() / h) as f32
             };
-            let scores = [
-                sem(&mut zw.iter()),
-                sem(&mut ze.iter()),
-                // The same node for every stream: the mean of its score is the score.
-                sem(&mut std::iter::once(&za)) * p as f32,
-            ];
+            let scores = [sem(&a.zw), sem(&a.ze), sem(&za)];
             let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let e: Vec<f32> = scores.iter().map(|s| (s - m).exp()).collect();
+            let e = scores.map(|s| (s - m).exp());
             let zs: f32 = e.iter().sum();
-            let beta: Vec<f32> = e.iter().map(|x| x / zs).collect();
-            let h1: Vec<Vec<f32>> = (0..p)
-                .map(|j| {
-                    let z: Vec<f32> = (0..h)
-                        .map(|i| zw[j][i] * beta[0] + ze[j][i] * beta[1] + za[i] * beta[2])
-                        .collect();
-                    self.l1.relu(&[&ep[j], &z])
-                })
-                .collect();
-            (0..p)
-                .map(|j| {
-                    let zp = self.att_p.over(&h1[j], &h1);
-                    self.l2.relu(&[&h1[j], &zp])
-                })
-                .collect()
-        } else {
-            let mean = |xs: &[Vec<f32>]| -> Vec<f32> {
-                let mut out = vec![0.0; h];
-                for x in xs {
-                    out.iter_mut().zip(x).for_each(|(o, v)| *o += v);
+            let beta = e.map(|x| x / zs);
+            for j in 0..p {
+                let r = j * h..(j + 1) * h;
+                for (((o, w), e), x) in a
+                    .row
+                    .iter_mut()
+                    .zip(&a.zw[r.clone()])
+                    .zip(&a.ze[r.clone()])
+                    .zip(&za)
+                {
+                    *o = w * beta[0] + e * beta[1] + x * beta[2];
                 }
-                let c = xs.len().max(1) as f32;
-                out.iter_mut().for_each(|o| *o /= c);
-                out
-            };
-            (0..p)
-                .map(|j| {
-                    let (zw, ze) = (mean(&ew[j]), mean(&ee[j]));
-                    let z: Vec<f32> = (0..h).map(|i| zw[i] + ze[i] + za[i]).collect();
-                    let h1 = self.l1.relu(&[&ep[j], &z]);
-                    self.l2.relu(&[&h1, &h1])
-                })
-                .collect()
-        };
+                self.l1.relu(&[&a.ep[r.clone()], &a.row], &mut a.h1[r]);
+            }
+            for j in 0..p {
+                let r = j * h..(j + 1) * h;
+                self.att_p
+                    .over(&a.h1[r.clone()], &a.h1, &mut a.tmp, &mut a.row);
+                self.l2.relu(&[&a.h1[r.clone()], &a.row], &mut a.h2[r]);
+            }
+        } else {
+            for j in 0..p {
+                let r = j * h..(j + 1) * h;
+                for (((o, w), e), x) in a
+                    .row
+                    .iter_mut()
+                    .zip(&a.zw[r.clone()])
+                    .zip(&a.ze[r.clone()])
+                    .zip(&za)
+                {
+                    *o = w + e + x;
+                }
+                self.l1
+                    .relu(&[&a.ep[r.clone()], &a.row], &mut a.h1[r.clone()]);
+                let h1 = &a.h1[r.clone()];
+                self.l2.relu(&[h1, h1], &mut a.h2[r]);
+            }
+        }
         let mut pooled = vec![0.0; h];
-        for x in &h2 {
+        for x in a.h2.chunks_exact(h) {
             pooled.iter_mut().zip(x).for_each(|(o, v)| *o += v);
         }
         pooled.iter_mut().for_each(|o| *o /= p as f32);
-        let g = self.ctx.relu(&[&ec, &es, &pooled]);
-        let gp = self.ptr_g.linear(&[&g]);
-        let score = |x: &[f32]| -> f32 {
-            let mut t = self.ptr_j.linear(&[x]);
+        let mut g = vec![0.0; h];
+        self.ctx.relu(&[&ec, &es, &pooled], &mut g);
+        let mut gp = vec![0.0; h];
+        self.ptr_g.apply(&[&g], &mut gp);
+        let t = &mut a.tmp.t;
+        let mut score = |xj: Option<&[f32]>| -> f32 {
+            match xj {
+                Some(x) => self.ptr_j.apply(&[x], t),
+                None => t.copy_from_slice(&self.void_j),
+            }
             t.iter_mut()
                 .zip(&gp)
                 .for_each(|(v, g)| *v = (*v + g).tanh());
-            self.ptr_v.linear(&[&t])[0]
+            dot(&self.ptr_v, t)
         };
-        let mut pointer: Vec<f32> = h2.iter().map(|x| score(x)).collect();
-        pointer.push(score(&self.void));
-        AgentLogits { pointer, h2, ew }
+        a.pointer.clear();
+        for x in a.h2.chunks_exact(h) {
+            a.pointer.push(score(Some(x)));
+        }
+        a.pointer.push(score(None));
     }
 
     /// The allocation logits of offer `j` of the agent whose pointer `a` is: one per feasible
     /// worker of the offer.
     pub fn alloc(&self, a: &AgentLogits, j: usize) -> Vec<f32> {
-        let aj = self.al_j.linear(&[&a.h2[j]]);
-        a.ew[j]
-            .iter()
+        let h = a.h;
+        let mut aj = vec![0.0; h];
+        self.al_j.apply(&[&a.h2[j * h..(j + 1) * h]], &mut aj);
+        let mut t = vec![0.0; h];
+        a.ew[a.ew_at[j] * h..a.ew_at[j + 1] * h]
+            .chunks_exact(h)
             .map(|w| {
-                let mut t = self.al_w.linear(&[w]);
+                self.al_w.apply(&[w], &mut t);
                 t.iter_mut()
                     .zip(&aj)
                     .for_each(|(v, x)| *v = (*v + x).tanh());
-                self.al_v.linear(&[&t])[0]
+                dot(&self.al_v, &t)
             })
             .collect()
     }
+}
+
+/// `out` = the mean of the rows of `xs` (zero without rows).
+#[inline(always)]
+fn mean_into(xs: &[f32], out: &mut [f32]) {
+    let h = out.len();
+    out.fill(0.0);
+    let n = xs.len() / h;
+    for x in xs.chunks_exact(h) {
+        out.iter_mut().zip(x).for_each(|(o, v)| *o += v);
+    }
+    let c = n.max(1) as f32;
+    out.iter_mut().for_each(|o| *o /= c);
 }
 
 #[cfg(test)]
@@ -269,6 +408,33 @@ mod tests {
 
     fn close(a: f32, b: f32) -> bool {
         (a - b).abs() <= 1e-5 * a.abs().max(1.0)
+    }
+
+    /// The AVX2 path (where the CPU has it) gives the same bits as the plain one: every sum
+    /// keeps its order whatever the vector width.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_path_gives_the_same_bits() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        let mut rng = stream_rng(6, Purpose::Other, 0, 0);
+        for (seed, hidden, han) in [(1, 32, true), (3, 24, false), (4, 64, true)] {
+            let (_vm, net) = build(TapNetShape { hidden, han }, seed).unwrap();
+            let fast = FastTapNet::new(&net).unwrap();
+            for _ in 0..20 {
+                let o = obs(&mut rng);
+                let (mut wide, mut plain) = (AgentLogits::default(), AgentLogits::default());
+                // SAFETY: the CPU has AVX2, checked above.
+                unsafe { fast.pointer_avx2(&o, &mut wide) };
+                fast.pointer_plain(&o, &mut plain);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&wide.pointer), bits(&plain.pointer));
+                assert_eq!(bits(&wide.h2), bits(&plain.h2));
+                assert_eq!(bits(&wide.ew), bits(&plain.ew));
+            }
+        }
     }
 
     /// On a matrix of random graphs (with and without HAN, several widths), the plain pointer

@@ -7,7 +7,8 @@
 //! the gateway's are encoded alike.
 
 use continuum_core::feasibility::{Candidate, Fleet, latency_bound_ms};
-use continuum_core::pull::{AgentView, Round, demand_load, prior_copies};
+use continuum_core::policy::headroom::copies;
+use continuum_core::pull::{AgentView, Round, demand_load};
 
 /// Features of a cluster node.
 pub const CLUSTER_FEATURES: usize = 5;
@@ -111,7 +112,11 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
             *x = a.offers.len();
         }
     }
-    let offers_at = |n: u32| offers.get(n as usize).copied().unwrap_or(0);
+    // Every cluster's node (an edge's first features), once per round.
+    let all: Vec<[f32; CLUSTER_FEATURES]> = (0..offers.len())
+        .map(|n| cluster_node(totals, n, offers[n], round.round))
+        .collect();
+    let mut slot = vec![u32::MAX; all.len()];
     let mut eligible: Vec<Option<Eligible>> = vec![None; round.pending.len()];
     let nodes: Vec<[f32; CLUSTER_FEATURES]> = round
         .agents
@@ -129,15 +134,18 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
         .iter()
         .zip(&nodes)
         .map(|(a, node)| {
+            let n = a.offers.len().min(MAX_OFFERS);
             let mut obs = AgentObs {
                 cluster: *node,
                 shortcut,
-                ..Default::default()
+                pending: Vec::with_capacity(n),
+                workers: Vec::with_capacity(n),
+                edges: Vec::with_capacity(n),
             };
             for o in a.offers.iter().take(MAX_OFFERS) {
                 let j = o.pending as usize;
-                let el = eligible[j].get_or_insert_with(|| Eligible::of(round, j));
-                let (p, w, e) = encode_offer(round, totals, a, o, el, &offers_at);
+                let el = eligible[j].get_or_insert_with(|| Eligible::of(round, j, &mut slot));
+                let (p, w, e) = encode_offer(round, totals, a, o, el, &all);
                 obs.pending.push(p);
                 obs.workers.push(w);
                 obs.edges.push(e);
@@ -154,28 +162,100 @@ type OfferFeatures = (
 );
 
 /// A pending stream's eligible clusters, nearest first: each with the best slack of its
-/// workers and its prior copies (eq. 11's Pr(n) before normalising), and their total.
+/// workers and its prior copies (eq. 11's Pr(n) before normalising,
+/// [`continuum_core::pull::prior_copies`]), and their total; with what every agent offered the
+/// stream asks of them, computed once (so that an offer costs no scan of the clusters).
 #[derive(Debug, Clone)]
 struct Eligible {
     clusters: Vec<(u32, f64, f64)>,
     total_prior: f64,
+    /// (cluster, index in `clusters`), by cluster.
+    by_cluster: Vec<(u32, u32)>,
+    /// The slacks (NaN left out), largest first.
+    slacks: Vec<f64>,
+    /// The largest slack (at least 0) and the first cluster index holding it, if any; the
+    /// largest of the others.
+    best: (f64, Option<usize>, f64),
 }
 
 impl Eligible {
-    fn of(round: &Round, j: usize) -> Self {
+    /// One pass over the stream's candidates: per cluster the best slack and the sum of the
+    /// copies (`prior_copies`, summed in the same order, so the same value).
+    /// `slot` maps a cluster to its index in the list being built: `u32::MAX` for every
+    /// cluster on entry and on return (one scratch vector for the whole round, so that a stream
+    /// costs its candidates, not its candidates times its clusters).
+    fn of(round: &Round, j: usize, slot: &mut [u32]) -> Self {
         let mut clusters: Vec<(u32, f64, f64)> = Vec::new();
         for c in &round.cands[j] {
             let s = slack(round, j, c);
-            match clusters.iter_mut().find(|x| x.0 == c.cluster) {
-                Some(x) => x.1 = x.1.max(s),
-                None => clusters.push((c.cluster, s, prior_copies(round, j, c.cluster))),
+            let at = &mut slot[c.cluster as usize];
+            if *at == u32::MAX {
+                *at = clusters.len() as u32;
+                clusters.push((c.cluster, s, -0.0));
             }
+            let x = &mut clusters[*at as usize];
+            x.1 = x.1.max(s);
+            x.2 += copies(c);
+        }
+        for x in &clusters {
+            slot[x.0 as usize] = u32::MAX;
         }
         let total_prior = clusters.iter().map(|x| x.2).sum::<f64>().max(1e-9);
+        Self::indexed(clusters, total_prior)
+    }
+
+    /// The stream's entry from its clusters (cluster, best slack, copies), nearest first.
+    fn indexed(clusters: Vec<(u32, f64, f64)>, total_prior: f64) -> Self {
+        let mut by_cluster: Vec<(u32, u32)> = clusters
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.0, i as u32))
+            .collect();
+        by_cluster.sort_unstable();
+        let mut slacks: Vec<f64> = clusters
+            .iter()
+            .map(|x| x.1)
+            .filter(|s| !s.is_nan())
+            .collect();
+        slacks.sort_unstable_by(|a, b| b.total_cmp(a));
+        let top = clusters.iter().map(|x| x.1).fold(0.0, f64::max);
+        let at = clusters.iter().position(|x| x.1 == top);
+        let second = clusters
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != at)
+            .map(|(_, x)| x.1)
+            .fold(0.0, f64::max);
         Self {
             clusters,
             total_prior,
+            by_cluster,
+            slacks,
+            best: (top, at, second),
         }
+    }
+
+    /// The entry of `cluster`.
+    fn own(&self, cluster: u32) -> Option<(usize, (u32, f64, f64))> {
+        let i = self
+            .by_cluster
+            .binary_search_by_key(&cluster, |x| x.0)
+            .ok()?;
+        let at = self.by_cluster[i].1 as usize;
+        Some((at, self.clusters[at]))
+    }
+
+    /// The largest slack among the clusters other than index `own` (at least 0).
+    fn best_else(&self, own: usize) -> f64 {
+        match self.best {
+            (_, Some(at), second) if at == own => second,
+            (top, _, _) => top,
+        }
+    }
+
+    /// How many clusters have a larger slack than `slack`.
+    fn better(&self, slack: f64) -> usize {
+        self.slacks.partition_point(|&s| s > slack)
     }
 }
 
@@ -185,23 +265,18 @@ fn encode_offer(
     a: &AgentView,
     o: &continuum_core::pull::Offer,
     el: &Eligible,
-    offers_at: &dyn Fn(u32) -> usize,
+    nodes: &[[f32; CLUSTER_FEATURES]],
 ) -> OfferFeatures {
     let j = o.pending as usize;
     let p = &round.pending[j];
     let d = &p.demand;
     let cands = &round.cands[j];
     let (clusters, total_prior) = (&el.clusters, el.total_prior);
-    let own = *clusters
-        .iter()
-        .find(|x| x.0 == a.cluster)
+    let (own_at, own) = el
+        .own(a.cluster)
         .expect("an offer has a candidate on its cluster");
-    let best_else = clusters
-        .iter()
-        .filter(|x| x.0 != a.cluster)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    let better = clusters.iter().filter(|x| x.1 > own.1).count();
+    let best_else = el.best_else(own_at);
+    let better = el.better(own.1);
     let n = a.cluster as usize;
     let need_min = o
         .cands
@@ -244,7 +319,7 @@ fn encode_offer(
         .filter(|x| x.0 != a.cluster)
         .take(MAX_EDGES)
         .map(|&(m, s, prior)| {
-            let node = cluster_node(totals, m as usize, offers_at(m), round.round);
+            let node = nodes[m as usize];
             let mut e = [0f32; EDGE_FEATURES];
             e[..CLUSTER_FEATURES].copy_from_slice(&node);
             e[CLUSTER_FEATURES] = s as f32;
@@ -253,4 +328,45 @@ fn encode_offer(
         })
         .collect();
     (pending, workers, edges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use continuum_core::rng::{Purpose, stream_rng};
+    use rand::Rng;
+
+    /// Per agent, the indexed answers equal the scans they replace: the agent's own entry, the
+    /// best slack elsewhere (0 when alone) and how many clusters have more slack — on random
+    /// lists with ties and a lone cluster.
+    #[test]
+    fn indexed_lookups_equal_the_scans() {
+        let mut rng = stream_rng(3, Purpose::Other, 0, 0);
+        for _ in 0..200 {
+            let n = rng.random_range(1..12);
+            let mut ids: Vec<u32> = (0..40).collect();
+            let clusters: Vec<(u32, f64, f64)> = (0..n)
+                .map(|_| {
+                    let id = ids.swap_remove(rng.random_range(0..ids.len()));
+                    // Few distinct values, so that ties are common.
+                    let s = f64::from(rng.random_range(0..4u8)) / 4.0;
+                    (id, s, 1.0)
+                })
+                .collect();
+            let el = Eligible::indexed(clusters.clone(), n as f64);
+            for (i, c) in clusters.iter().enumerate() {
+                let (at, own) = el.own(c.0).expect("listed");
+                assert_eq!((at, own), (i, *c));
+                let best_else = clusters
+                    .iter()
+                    .filter(|x| x.0 != c.0)
+                    .map(|x| x.1)
+                    .fold(0.0, f64::max);
+                assert_eq!(el.best_else(at), best_else);
+                let better = clusters.iter().filter(|x| x.1 > c.1).count();
+                assert_eq!(el.better(c.1), better);
+            }
+            assert!(el.own(99).is_none());
+        }
+    }
 }
