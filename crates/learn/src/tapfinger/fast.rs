@@ -251,7 +251,9 @@ impl FastTapNet {
                 mean_into(&a.ee, &mut a.ze[j * h..(j + 1) * h]);
             }
         }
-        if self.han {
+        // The meta-paths' weights: semantic attention with HAN; without it, their plain sum
+        // (a product by 1 is exact, so this is the sum's arithmetic).
+        let beta = if self.han {
             // Semantic attention: per meta-path the mean over the streams of q·tanh(W z + b);
             // the agent's own node is the same for every stream, so its mean is its score.
             let mut sem = |z: &[f32]| -> f32 {
@@ -269,40 +271,30 @@ impl FastTapNet {
             let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let e = scores.map(|s| (s - m).exp());
             let zs: f32 = e.iter().sum();
-            let beta = e.map(|x| x / zs);
-            for j in 0..p {
-                let r = j * h..(j + 1) * h;
-                for (((o, w), e), x) in a
-                    .row
-                    .iter_mut()
-                    .zip(&a.zw[r.clone()])
-                    .zip(&a.ze[r.clone()])
-                    .zip(&za)
-                {
-                    *o = w * beta[0] + e * beta[1] + x * beta[2];
-                }
-                self.l1.relu(&[&a.ep[r.clone()], &a.row], &mut a.h1[r]);
+            e.map(|x| x / zs)
+        } else {
+            [1.0f32; 3]
+        };
+        for j in 0..p {
+            let r = j * h..(j + 1) * h;
+            for (((o, w), e), x) in a
+                .row
+                .iter_mut()
+                .zip(&a.zw[r.clone()])
+                .zip(&a.ze[r.clone()])
+                .zip(&za)
+            {
+                *o = w * beta[0] + e * beta[1] + x * beta[2];
             }
-            for j in 0..p {
-                let r = j * h..(j + 1) * h;
+            self.l1.relu(&[&a.ep[r.clone()], &a.row], &mut a.h1[r]);
+        }
+        for j in 0..p {
+            let r = j * h..(j + 1) * h;
+            if self.han {
                 self.att_p
                     .over(&a.h1[r.clone()], &a.h1, &mut a.tmp, &mut a.row);
                 self.l2.relu(&[&a.h1[r.clone()], &a.row], &mut a.h2[r]);
-            }
-        } else {
-            for j in 0..p {
-                let r = j * h..(j + 1) * h;
-                for (((o, w), e), x) in a
-                    .row
-                    .iter_mut()
-                    .zip(&a.zw[r.clone()])
-                    .zip(&a.ze[r.clone()])
-                    .zip(&za)
-                {
-                    *o = w + e + x;
-                }
-                self.l1
-                    .relu(&[&a.ep[r.clone()], &a.row], &mut a.h1[r.clone()]);
+            } else {
                 let h1 = &a.h1[r.clone()];
                 self.l2.relu(&[h1, h1], &mut a.h2[r]);
             }

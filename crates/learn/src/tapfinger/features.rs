@@ -121,7 +121,7 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
     let nodes: Vec<[f32; CLUSTER_FEATURES]> = round
         .agents
         .iter()
-        .map(|a| cluster_node(totals, a.cluster as usize, a.offers.len(), round.round))
+        .map(|a| all[a.cluster as usize])
         .collect();
     let mut shortcut = [0f32; CLUSTER_FEATURES];
     for x in &nodes {
@@ -181,6 +181,7 @@ struct Eligible {
 impl Eligible {
     /// One pass over the stream's candidates: per cluster the best slack and the sum of the
     /// copies (`prior_copies`, summed in the same order, so the same value).
+    ///
     /// `slot` maps a cluster to its index in the list being built: `u32::MAX` for every
     /// cluster on entry and on return (one scratch vector for the whole round, so that a stream
     /// costs its candidates, not its candidates times its clusters).
