@@ -1,16 +1,19 @@
 //! Decision time of the meta-policy per scheduler per window: encoding the window's
-//! observation into every scheduler's state, one batched forward pass of the branching
-//! Q-network and the per-class conservative choice — `Agent::observe` then `Agent::decide` —
+//! observation into every scheduler's state, the branching Q-network's plain-Rust forward per
+//! scheduler and the per-class conservative choice — `Agent::observe` then `Agent::decide` —
 //! on full-edge (16 schedulers, 81 workers) with the default hyper-parameters and one head per
 //! application class of the default workload. The figure per scheduler is the measured time
 //! divided by 16.
 
-use continuum::agent::{Agent, Checkpoint, CheckpointMeta, DqnConfig, NetShape, StateEncoder};
-use continuum::agent::{build, topology_fingerprint};
 use continuum::load::WorkerLoad;
 use continuum::observe::WindowObservation;
 use continuum::policy::StreamClasses;
 use continuum::sim::Scenario;
+use continuum_infer::agent::{
+    Agent, Checkpoint, CheckpointMeta, DqnConfig, Fallback, NetShape, StateEncoder,
+    topology_fingerprint,
+};
+use continuum_learn::agent::{build, weights_of};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -40,7 +43,7 @@ fn decision(c: &mut Criterion) {
     let ck = Checkpoint {
         meta: CheckpointMeta {
             actions: cfg.actions.clone(),
-            fallback: continuum::agent::Fallback::single(vec![0; classes.len()]),
+            fallback: Fallback::single(vec![0; classes.len()]),
             classes,
             topology: sc.topology.name.clone(),
             fingerprint: topology_fingerprint(&sc.topology, &names),
@@ -48,13 +51,7 @@ fn decision(c: &mut Criterion) {
             config: cfg.clone(),
             margin: 0.05,
         },
-        tensors: vars
-            .data()
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
-            .collect(),
+        weights: weights_of(&vars).expect("weights"),
     };
     let mut agent =
         Agent::new(&ck, Path::new("bench"), &sc.topology, &sc.fleet, &names).expect("agent");
@@ -75,7 +72,7 @@ fn decision(c: &mut Criterion) {
     c.bench_function(&format!("agent/decide-all-{n}-schedulers"), |b| {
         b.iter(|| {
             agent.observe(black_box(&obs));
-            let d = agent.decide().unwrap();
+            let d = agent.decide();
             black_box(d.iter().flatten().sum::<usize>())
         })
     });

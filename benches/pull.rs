@@ -1,6 +1,6 @@
 //! Decision time of pull dispatch per stream binding (docs/model.md §15): one decision step —
-//! every round's encoding, the shared network's batched forward pass over every agent, eq. 11
-//! and the bindings — over one pending stream per scheduler, on generated ISP topologies of 16
+//! every round's encoding, the shared network's plain-Rust forward for every agent, eq. 11 and
+//! the bindings — over one pending stream per scheduler, on generated ISP topologies of 16
 //! and 257 clusters (10 and 185 antennas) with the shipped profiles, on an idle view. The figure
 //! per binding is the step's time divided by the streams it bound (printed once per size).
 //! TapFinger's agents are the shipped checkpoint's; `greedy-pull` is the hand-written
@@ -12,10 +12,10 @@ use continuum::load::LoadView;
 use continuum::profiles::Profiles;
 use continuum::pull::{GreedyPull, Pending, Puller, Resolution, step};
 use continuum::rng::{Purpose, stream_rng};
-use continuum::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum::topology::Topology;
 use continuum::topology::generate::{GenerateOptions, generate};
 use continuum::workload::Workload;
+use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -48,7 +48,7 @@ fn bench_size(c: &mut Criterion, antennas: usize) {
     let clusters = t.clusters.len();
     let path = root.join("models/full-edge-tapfinger.tapfinger");
     let ck = TapCheckpoint::load(&path).expect("the shipped checkpoint");
-    let (_vars, net) = ck.network(&path).expect("its network");
+    let net = ck.network(&path).expect("its network");
     let mut tf = TapFinger::new(net, Pick::Greedy, true, Resolution::Bayes, clusters);
     let pullers: [(&str, &mut dyn Puller); 2] =
         [("tapfinger", &mut tf), ("greedy-pull", &mut GreedyPull)];

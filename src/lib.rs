@@ -4,7 +4,8 @@
 //! allocator ([`allocator`]). Everything else is a crate of its own, re-exported here under its
 //! module name so that `continuum::topology`, `continuum::sim`, `continuum::gateway` and the
 //! rest keep one path: the sans-IO core [`continuum_core`], the simulator [`continuum_sim`],
-//! allocation [`continuum_alloc`], learning [`continuum_learn`], the wire protocols
+//! allocation [`continuum_alloc`], learning [`continuum_learn`] (the trained agents themselves are
+//! [`continuum_infer`]'s), the wire protocols
 //! [`continuum_wire`], the worker [`continuum_worker`], the gateway [`continuum_gateway`] and the
 //! load generator [`continuum_loadgen`]. The crate graph and what each crate may import are in
 //! `docs/architecture.md`.
@@ -17,7 +18,7 @@ pub use continuum_core::{
     profiles, pull, rng, scenario, topology, workload,
 };
 pub use continuum_gateway as gateway;
-pub use continuum_learn::{agent, meta, tapfinger, train};
+pub use continuum_learn::{meta, train};
 pub use continuum_loadgen as loadgen;
 pub use continuum_sim as sim;
 pub use continuum_worker as worker;

@@ -127,18 +127,10 @@ fn tapfinger_trains_and_its_checkpoint_runs() {
         ck1.to_str().unwrap(),
     ]);
     let weights = |p: &std::path::Path| {
-        let c = continuum::tapfinger::TapCheckpoint::load(p).unwrap();
-        let mut names: Vec<_> = c.tensors.keys().cloned().collect();
-        names.sort();
-        names
+        let c = continuum_infer::tapfinger::TapCheckpoint::load(p).unwrap();
+        c.weights
             .iter()
-            .flat_map(|n| {
-                c.tensors[n]
-                    .flatten_all()
-                    .unwrap()
-                    .to_vec1::<f32>()
-                    .unwrap()
-            })
+            .flat_map(|(_, w)| w.data.clone())
             .collect::<Vec<f32>>()
     };
     assert!(

@@ -6,8 +6,8 @@
 
 mod gateway_support;
 
-use continuum::agent::{Checkpoint, Fallback};
 use continuum::gateway::Gateway;
+use continuum_infer::agent::{Checkpoint, Fallback};
 use gateway_support::*;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -251,11 +251,17 @@ fn checkpoint_with_known_decisions(dir: &Path) -> std::path::PathBuf {
     let vars = candle_nn::VarMap::new();
     {
         let mut data = vars.data().lock().unwrap();
-        for (name, t) in &loaded.tensors {
-            data.insert(name.clone(), candle_core::Var::from_tensor(t).unwrap());
+        for (name, p) in loaded.weights.iter() {
+            let t = candle_core::Tensor::from_slice(
+                &p.data,
+                p.dims.as_slice(),
+                &candle_core::Device::Cpu,
+            )
+            .unwrap();
+            data.insert(name.to_string(), candle_core::Var::from_tensor(&t).unwrap());
         }
     }
-    Checkpoint::save(&ck, &vars, &meta).unwrap();
+    continuum_learn::agent::save(&ck, &vars, &meta).unwrap();
     ck
 }
 

@@ -11,8 +11,8 @@ use continuum::load::LoadView;
 use continuum::profiles::Profiles;
 use continuum::pull::{GreedyPull, Pending, Puller, step};
 use continuum::rng::{Purpose, stream_rng};
-use continuum::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum::topology::Topology;
+use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use gateway_support::*;
 use serde_json::json;
 
@@ -33,7 +33,7 @@ fn expected(n: usize, min_accuracy: f64, rate_qps: f64) -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join(CHECKPOINT);
     let ck = TapCheckpoint::load(&path).unwrap();
-    let (_v, net) = ck.network(&path).unwrap();
+    let net = ck.network(&path).unwrap();
     let c = &ck.meta.config;
     let clusters = fixture().0.clusters.len();
     let mut tf = TapFinger::new(

@@ -228,11 +228,7 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     // Training moves the weights: one iteration fewer (same seed, same start) gives others.
     let shorter = dir.path().join("f.deeprm");
     succeeded(&args(&shorter, &["--threads", "1", "--iterations", "1"]));
-    let weights = |p: &Path| {
-        continuum_learn::deeprm::PgCheckpoint::load(p)
-            .unwrap()
-            .weights
-    };
+    let weights = |p: &Path| continuum_deeprm::PgCheckpoint::load(p).unwrap().weights;
     assert!(
         weights(&ck) != weights(&shorter),
         "2 iterations left the weights of 1: training did not change the network"

@@ -3,11 +3,12 @@
 use super::deeprm_eval::DeepRmEvalArgs;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use continuum_learn::deeprm::eval::EvalFigures;
-use continuum_learn::deeprm::meta::{MetaConfig, MetaMethod, meta_train};
-use continuum_learn::deeprm::net::{build, set_flat};
-use continuum_learn::deeprm::train::{PgIterLog, train};
-use continuum_learn::deeprm::{End, PgCheckpoint, PgConfig, PgVariant};
+use continuum_deeprm::eval::EvalFigures;
+use continuum_deeprm::meta::{MetaConfig, MetaMethod, meta_train};
+use continuum_deeprm::net::build;
+use continuum_deeprm::train::{PgIterLog, train};
+use continuum_deeprm::{End, PgCheckpoint, PgConfig, PgVariant};
+use continuum_learn::agent::set_flat;
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::{Path, PathBuf};
 
@@ -268,7 +269,7 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         cfg.meta_iterations = i;
     }
     cfg.validate()?;
-    let progress = |l: &continuum_learn::deeprm::meta::MetaLog| {
+    let progress = |l: &continuum_deeprm::meta::MetaLog| {
         if l.iteration % 10 == 0 {
             eprintln!(
                 "[{:>6.1} s] meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",

@@ -3,9 +3,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use continuum_learn::deeprm::EnvParams;
-use continuum_learn::deeprm::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
-use continuum_learn::deeprm::{Heuristic, PgCheckpoint};
+use continuum_deeprm::EnvParams;
+use continuum_deeprm::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
+use continuum_deeprm::{Heuristic, PgCheckpoint};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -93,7 +93,7 @@ pub fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
 
 /// Measures `who` at `cfg`'s environment on `seed`'s held-out jobsets.
 pub fn measure(
-    env: continuum_learn::deeprm::EnvParams,
+    env: continuum_deeprm::EnvParams,
     who: &Option<(PgCheckpoint, bool)>,
     name: &str,
     seed: u64,

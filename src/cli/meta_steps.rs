@@ -5,7 +5,7 @@
 
 use super::meta_train::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
 use anyhow::{Context, Result, bail};
-use continuum_learn::agent::Checkpoint;
+use continuum_infer::agent::Checkpoint;
 use continuum_learn::train::meta_learn::{
     InnerRun, MetaLine, Theta, inner_config, inner_task, outer_step, theta_vars,
 };
@@ -142,7 +142,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
 /// shape's variables drawn from `seed`, then set), so the bytes match.
 fn save(out: &Path, t: &Theta, l: &Loaded, seed: Option<u64>) -> Result<()> {
     let vars = theta_vars(t, seed.unwrap_or(0))?;
-    Checkpoint::save(out, &vars, &l.checkpoint_meta(t.shape, &t.classes))?;
+    continuum_learn::agent::save(out, &vars, &l.checkpoint_meta(t.shape, &t.classes))?;
     Ok(())
 }
 

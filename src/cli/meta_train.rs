@@ -12,7 +12,7 @@ use continuum_core::config::Source;
 use continuum_core::policy::StreamClasses;
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::Workload;
-use continuum_learn::agent::{CheckpointMeta, DqnConfig, Fallback, NetShape};
+use continuum_infer::agent::{CheckpointMeta, DqnConfig, Fallback, NetShape};
 use continuum_learn::train::meta_learn::{MetaLine, MetaSettings, meta_train};
 use std::path::PathBuf;
 
@@ -162,11 +162,7 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
         );
     };
     let t = pool.install(|| meta_train(&l.profiles, &l.workload, &l.cfg, m, a.seed, &progress))?;
-    continuum_learn::agent::Checkpoint::save(
-        out,
-        &t.vars,
-        &l.checkpoint_meta(t.shape, &t.classes),
-    )?;
+    continuum_learn::agent::save(out, &t.vars, &l.checkpoint_meta(t.shape, &t.classes))?;
     let csv = log_path(out);
     let text: String = std::iter::once(LOG_HEADER.to_string())
         .chain(t.log.iter().map(log_line))

@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
 use continuum_core::pull::Puller;
-use continuum_learn::agent::{Agent, Checkpoint};
+use continuum_infer::agent::{Agent, Checkpoint};
+use continuum_infer::tapfinger::ResolutionName;
+use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum_learn::meta;
-use continuum_learn::tapfinger::config::ResolutionName;
-use continuum_learn::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use continuum_sim::{PullConfig, Scenario, SimConfig, SimStats, Simulation};
 use indicatif::ProgressBar;
 use std::path::PathBuf;
@@ -82,7 +82,7 @@ impl PullRow {
                 .map(|p| p as Box<dyn Puller>)
                 .context("a registered pull baseline"),
             PullRow::TapFinger(name, ck, path) => {
-                let (_vars, net) = ck.network(path)?;
+                let net = ck.network(path)?;
                 let c = &ck.meta.config;
                 Ok(Box::new(
                     TapFinger::new(
@@ -178,7 +178,7 @@ impl Runner {
     pub fn agent_choices(&self) -> Option<OracleChoices> {
         match self {
             Runner::Dqn(_, ck, _) => Some(OracleChoices {
-                candidates: continuum_learn::agent::parse_actions(&ck.meta.actions).ok()?,
+                candidates: continuum_infer::agent::parse_actions(&ck.meta.actions).ok()?,
                 classes: ck.meta.classes.clone(),
                 objective: ck.meta.config.objective,
             }),

@@ -4,13 +4,13 @@
 
 use super::args::TrainArgs;
 use anyhow::{Context, Result, bail};
-use continuum_learn::agent::DqnConfig;
+use continuum_infer::agent::DqnConfig;
 use continuum_learn::train::{self, EpisodeLog, TrainEvent};
 use continuum_sim::Scenario;
 
 /// Runs `continuum train`.
 pub fn execute(args: &TrainArgs) -> Result<()> {
-    if continuum_learn::tapfinger::TapConfig::is_tapfinger(&args.config) {
+    if continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config) {
         return super::train_tapfinger::execute(args);
     }
     let mut cfg = if args.config.exists() {

@@ -3,7 +3,7 @@
 
 use super::args::TrainArgs;
 use anyhow::{Context, Result, bail};
-use continuum_learn::tapfinger::TapConfig;
+use continuum_infer::tapfinger::TapConfig;
 use continuum_learn::tapfinger::train::{TapEvent, tap_training_csv, train};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use continuum_sim::Scenario;
@@ -29,7 +29,7 @@ pub fn execute(args: &TrainArgs) -> Result<()> {
     }
     let init = match &args.init {
         Some(p) => Some(
-            continuum_learn::tapfinger::TapCheckpoint::load(p)
+            continuum_infer::tapfinger::TapCheckpoint::load(p)
                 .with_context(|| format!("--init {}: not a TapFinger checkpoint", p.display()))?,
         ),
         None => None,

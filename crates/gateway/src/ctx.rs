@@ -9,7 +9,7 @@ use super::upstream::{Link, Upstream, quic};
 use anyhow::{Context, Result};
 use continuum_core::load::WorkerLoad;
 use continuum_core::observe::{DemandBuckets, WindowObserver};
-use continuum_learn::agent::Agent;
+use continuum_infer::agent::Agent;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -188,13 +188,7 @@ impl Ctx {
         let mut guard = self.agent.lock().expect("agent lock");
         let Some(agent) = guard.as_mut() else { return };
         agent.observe(&obs);
-        let d = match agent.decide() {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!(error = %e, "meta-policy evaluation failed");
-                return;
-            }
-        };
+        let d = agent.decide();
         self.state.metrics.agent_decisions.inc();
         let applied = d
             .get(sched)

@@ -8,7 +8,7 @@ use continuum_core::feasibility::Fleet;
 use continuum_core::policy::{PolicyTable, StreamClasses};
 use continuum_core::profiles::{Profiles, TaskId};
 use continuum_core::topology::Topology;
-use continuum_learn::agent::{Agent, Checkpoint};
+use continuum_infer::agent::{Agent, Checkpoint};
 use continuum_wire::oip::OipModel;
 use std::path::Path;
 
@@ -54,7 +54,7 @@ pub struct Plan {
     /// The meta-policy, with its window and demand buckets.
     pub agent: Option<Agent>,
     /// The checkpoint's hyper-parameters, when an agent is configured.
-    pub agent_config: Option<continuum_learn::agent::DqnConfig>,
+    pub agent_config: Option<continuum_infer::agent::DqnConfig>,
     /// The stream classes and each one's configured policy: the agent's classes, each with
     /// `policy` (until the agent's first decision); else the `policy_table`; else one class
     /// with `policy`.
@@ -162,7 +162,7 @@ fn load_agent(
     topology: &Topology,
     fleet: &Fleet,
     profiles: &Profiles,
-) -> Result<(Agent, continuum_learn::agent::DqnConfig)> {
+) -> Result<(Agent, continuum_infer::agent::DqnConfig)> {
     let ck = Checkpoint::load(path).with_context(|| format!("agent: {}", path.display()))?;
     let agent = Agent::new(&ck, path, topology, fleet, &profiles.variant_names())?;
     for a in agent.actions() {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use continuum_core::feasibility::{Candidate, Demand};
 use continuum_core::pull::{Pending, Puller, StepStats, step};
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
-use continuum_learn::tapfinger::{Pick, TapCheckpoint, TapFinger};
+use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -41,7 +41,7 @@ pub fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller + Send
     if let Some(file) = name.strip_prefix("tapfinger:") {
         let path = Path::new(file);
         let ck = TapCheckpoint::load(path)?;
-        let (_vars, net) = ck.network(path)?;
+        let net = ck.network(path)?;
         let c = &ck.meta.config;
         return Ok(Box::new(
             TapFinger::new(

@@ -4,9 +4,9 @@
 //! does under a diurnal workload (ASET's "episodes with dynamic client rates"). With a capacity
 //! spread, each episode also draws how fast its workers really are against their profiles.
 
-use crate::agent::{DqnConfig, LambdaProfile};
 use continuum_core::rng::SimRng;
 use continuum_core::workload::Lambda;
+use continuum_infer::agent::{DqnConfig, LambdaProfile};
 use continuum_sim::CapacityScale;
 use rand::Rng;
 

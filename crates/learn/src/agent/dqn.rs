@@ -4,10 +4,11 @@
 //! picks the class's next action, the target network values it (Tavakoli et al. 2018, with
 //! per-branch targets). With γ = 0 (counterfactual credit) the target is the value itself.
 
-use super::net::{NetShape, QNet, build, copy_weights};
+use super::net::{QNet, build, copy_weights};
 use super::replay::Batch;
 use candle_core::{D, DType, Device, Result, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarMap};
+use continuum_infer::agent::NetShape;
 
 /// Learning settings (a subset of [`super::DqnConfig`]).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,26 +7,8 @@
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Conv1d, Conv1dConfig, Linear, VarBuilder, VarMap, conv1d, linear};
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_infer::agent::NetShape;
 use rand::Rng;
-
-/// Shape of a network: input `[batch, features, history]`, output `[batch, classes, actions]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NetShape {
-    /// Features per window (channels of the convolution).
-    pub features: usize,
-    /// Windows stacked (length of the convolution input).
-    pub history: usize,
-    /// Output channels of the convolution.
-    pub conv_channels: usize,
-    /// Kernel size over time.
-    pub conv_kernel: usize,
-    /// Hidden width of the dense layers.
-    pub hidden: usize,
-    /// Actions per head.
-    pub actions: usize,
-    /// Heads: stream classes, each choosing its own action.
-    pub classes: usize,
-}
 
 /// The Q-network.
 #[derive(Debug, Clone)]
@@ -61,11 +43,6 @@ impl QNet {
     /// The network's shape.
     pub fn shape(&self) -> NetShape {
         self.shape
-    }
-
-    /// Its layers: the convolution, the two dense layers of the trunk and the heads' layer.
-    pub(crate) fn layers(&self) -> (&Conv1d, &Linear, &Linear, &Linear) {
-        (&self.conv, &self.fc1, &self.fc2, &self.out)
     }
 
     /// Q-values `[batch, classes, actions]` of states `[batch, features, history]`.
@@ -157,4 +134,62 @@ pub fn set_flat(vm: &VarMap, values: &[f32]) -> Result<()> {
         at += len;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::weights_of;
+    use continuum_infer::agent::FastQNet;
+
+    /// On a matrix of shapes and random states (values spanning the encoder's range and
+    /// beyond), the plain forward the agents decide with equals candle's within 1e-5 (relative
+    /// to the value's scale).
+    #[test]
+    fn the_plain_forward_equals_candles() {
+        let mut rng = stream_rng(3, Purpose::Other, 0, 0);
+        for (i, shape) in [
+            (7, 4, 8, 2, 16, 5, 1),
+            (12, 6, 16, 3, 64, 7, 4),
+            (20, 8, 32, 4, 128, 15, 3),
+            (5, 3, 4, 3, 8, 2, 2),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (features, history, conv_channels, conv_kernel, hidden, actions, classes) = shape;
+            let shape = NetShape {
+                features,
+                history,
+                conv_channels,
+                conv_kernel,
+                hidden,
+                actions,
+                classes,
+            };
+            let (vm, net) = build(shape, i as u64 + 1).unwrap();
+            let mut fast = FastQNet::read(shape, &weights_of(&vm).unwrap()).unwrap();
+            let n = 9;
+            let x: Vec<f32> = (0..n * features * history)
+                .map(|_| rng.random_range(-3.0..3.0))
+                .collect();
+            let t = Tensor::from_slice(&x, (n, features, history), &Device::Cpu).unwrap();
+            let want = net.forward(&t).unwrap().to_vec3::<f32>().unwrap();
+            let mut q = Vec::new();
+            for b in 0..n {
+                let one = &x[b * features * history..(b + 1) * features * history];
+                fast.forward(one, &mut q);
+                assert_eq!(q.len(), classes * actions);
+                for c in 0..classes {
+                    for a in 0..actions {
+                        let (w, g) = (want[b][c][a], q[c * actions + a]);
+                        assert!(
+                            (w - g).abs() <= 1e-5 * w.abs().max(1.0),
+                            "shape {i}, state {b}, class {c}, action {a}: candle {w}, plain {g}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -10,13 +10,13 @@
 //!
 //! Unmeasured (weight 0) cells count as the class's mean (value 0).
 
-use super::config::Algorithm;
 use super::dqn::clip_grad_norm;
-use super::net::{NetShape, QNet, build};
+use super::net::{QNet, build};
 use super::replay::Transition;
 use candle_core::{D, Device, Result, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarMap};
 use continuum_core::rng::SimRng;
+use continuum_infer::agent::{Algorithm, NetShape};
 use rand::Rng;
 
 /// The policy-gradient learner: the policy network, its optimiser, the pending transitions.
@@ -212,8 +212,8 @@ mod tests {
                 .unwrap();
         }
         let q = l.net().forward(&x).unwrap().to_vec3::<f32>().unwrap();
-        assert_eq!(super::super::argmax(&q[0][0]), 2, "{:?}", q[0]);
-        assert_eq!(super::super::argmax(&q[0][1]), 0, "{:?}", q[0]);
+        assert_eq!(continuum_infer::agent::argmax(&q[0][0]), 2, "{:?}", q[0]);
+        assert_eq!(continuum_infer::agent::argmax(&q[0][1]), 0, "{:?}", q[0]);
     }
 
     #[test]

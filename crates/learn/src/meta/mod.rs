@@ -9,8 +9,8 @@ pub mod table_search;
 
 pub use oracle::{OracleWindow, run_oracle};
 
-use crate::agent::{Agent, DqnConfig};
 use continuum_core::mitigation::Configuration;
+use continuum_infer::agent::{Agent, DqnConfig};
 use continuum_sim::{Scenario, SimConfig, Simulation};
 use serde::Serialize;
 use std::sync::Arc;
@@ -65,7 +65,7 @@ pub fn run_agent(
     let window_ms = window_s * 1000.0;
     let mut k = 0usize;
     while (k as f64) * window_ms < sim.horizon_ms() {
-        for (s, per_class) in agent.decide()?.into_iter().enumerate() {
+        for (s, per_class) in agent.decide().into_iter().enumerate() {
             for (c, a) in per_class.into_iter().enumerate() {
                 sim.set_class_configuration(s, c, &actions[a]);
                 shares.counts[c][a] += 1;

@@ -2,10 +2,10 @@
 //! `E` competitor edges per stream, the largest in the batch; masks say which entries are real
 //! (TapFinger's dummy nodes).
 
-use super::features::{
+use candle_core::{Device, Result, Tensor};
+use continuum_infer::tapfinger::features::{
     AgentObs, CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES,
 };
-use candle_core::{Device, Result, Tensor};
 
 /// A batch of padded observations.
 #[derive(Debug)]

@@ -12,20 +12,13 @@ use super::batch::ObsBatch;
 use candle_core::{D, DType, Device, Result, Tensor};
 use candle_nn::{Linear, Module, VarBuilder, VarMap, linear, linear_no_bias};
 
-use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
+use continuum_infer::tapfinger::TapNetShape;
+use continuum_infer::tapfinger::features::{
+    CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES,
+};
 
 /// What a masked entry is pushed down by before a softmax.
 const MASKED: f64 = 1e9;
-
-/// Network settings (part of a checkpoint).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TapNetShape {
-    /// Hidden width.
-    pub hidden: usize,
-    /// Whether the encoder is the HAN (false: an MLP over each stream's own features and the
-    /// means of its neighbours' — the paper's ablation without HAN).
-    pub han: bool,
-}
 
 /// The network's outputs for a batch of agent observations.
 #[derive(Debug)]
@@ -144,32 +137,6 @@ impl TapNet {
         self.shape
     }
 
-    /// Its layers, for the plain forward ([`super::FastTapNet`]).
-    pub(crate) fn layers(&self) -> Layers<'_> {
-        Layers {
-            enc_c: &self.enc_c,
-            enc_s: &self.enc_s,
-            enc_p: &self.enc_p,
-            enc_w: &self.enc_w,
-            enc_e: &self.enc_e,
-            att_w: [&self.att_w.q, &self.att_w.k, &self.att_w.v],
-            att_e: [&self.att_e.q, &self.att_e.k, &self.att_e.v],
-            sem_w: &self.sem_w,
-            sem_q: &self.sem_q,
-            l1: &self.l1,
-            att_p: [&self.att_p.q, &self.att_p.k, &self.att_p.v],
-            l2: &self.l2,
-            ctx: &self.ctx,
-            ptr_j: &self.ptr_j,
-            ptr_g: &self.ptr_g,
-            ptr_v: &self.ptr_v,
-            void: &self.void,
-            al_w: &self.al_w,
-            al_j: &self.al_j,
-            al_v: &self.al_v,
-        }
-    }
-
     /// Pointer, allocation and value outputs for a batch.
     pub fn forward(&self, b: &ObsBatch) -> Result<TapOut> {
         let ec = self.enc_c.forward(&b.cluster)?.relu()?; // [B,H]
@@ -254,30 +221,6 @@ impl TapNet {
     }
 }
 
-/// The layers of a [`TapNet`], borrowed (attention layers as their q, k, v projections).
-pub(crate) struct Layers<'a> {
-    pub enc_c: &'a Linear,
-    pub enc_s: &'a Linear,
-    pub enc_p: &'a Linear,
-    pub enc_w: &'a Linear,
-    pub enc_e: &'a Linear,
-    pub att_w: [&'a Linear; 3],
-    pub att_e: [&'a Linear; 3],
-    pub sem_w: &'a Linear,
-    pub sem_q: &'a Linear,
-    pub l1: &'a Linear,
-    pub att_p: [&'a Linear; 3],
-    pub l2: &'a Linear,
-    pub ctx: &'a Linear,
-    pub ptr_j: &'a Linear,
-    pub ptr_g: &'a Linear,
-    pub ptr_v: &'a Linear,
-    pub void: &'a Tensor,
-    pub al_w: &'a Linear,
-    pub al_j: &'a Linear,
-    pub al_v: &'a Linear,
-}
-
 /// A var map with a network of `shape` on the CPU, weights drawn from `seed`.
 pub fn build(shape: TapNetShape, seed: u64) -> Result<(VarMap, TapNet)> {
     let vm = VarMap::new();
@@ -287,4 +230,61 @@ pub fn build(shape: TapNetShape, seed: u64) -> Result<(VarMap, TapNet)> {
     )?;
     crate::agent::init_weights(&vm, seed)?;
     Ok((vm, net))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::weights_of;
+    use continuum_core::rng::{Purpose, stream_rng};
+    use continuum_infer::tapfinger::FastTapNet;
+    use continuum_infer::tapfinger::features::{AgentObs, random_obs};
+
+    fn close(a: f32, b: f32) -> bool {
+        (a - b).abs() <= 1e-5 * a.abs().max(1.0)
+    }
+
+    /// On a matrix of random graphs (with and without HAN, several widths), the plain pointer
+    /// and allocation logits the agents decide with equal the candle forward's within 1e-5.
+    #[test]
+    fn the_plain_forward_equals_candles() {
+        let mut rng = stream_rng(5, Purpose::Other, 0, 0);
+        for (seed, hidden, han) in [(1, 16, true), (2, 32, true), (3, 24, false), (4, 64, true)] {
+            let shape = TapNetShape { hidden, han };
+            let (vm, net) = build(shape, seed).unwrap();
+            let fast = FastTapNet::read(shape, &weights_of(&vm).unwrap()).unwrap();
+            let graphs: Vec<AgentObs> = (0..12).map(|_| random_obs(&mut rng)).collect();
+            let refs: Vec<&AgentObs> = graphs.iter().collect();
+            let out = net.forward(&ObsBatch::new(&refs).unwrap()).unwrap();
+            let pointer = out.pointer.to_vec2::<f32>().unwrap();
+            let alloc = out.alloc.to_vec3::<f32>().unwrap();
+            for (b, o) in graphs.iter().enumerate() {
+                let f = fast.pointer(o);
+                let n = o.pending.len();
+                let want: Vec<f32> = pointer[b][..n]
+                    .iter()
+                    .chain(pointer[b].last())
+                    .copied()
+                    .collect();
+                assert_eq!(f.pointer.len(), n + 1);
+                for (i, (w, g)) in want.iter().zip(&f.pointer).enumerate() {
+                    assert!(
+                        close(*w, *g),
+                        "han {han}, graph {b}, pointer {i}: {w} vs {g}"
+                    );
+                }
+                for (j, workers) in o.workers.iter().enumerate() {
+                    let k = workers.len();
+                    let got = fast.alloc(&f, j);
+                    assert_eq!(got.len(), k);
+                    for (kk, (w, g)) in alloc[b][j][..k].iter().zip(&got).enumerate() {
+                        assert!(
+                            close(*w, *g),
+                            "han {han}, graph {b}, offer {j}, worker {kk}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,9 +1,9 @@
 //! MAPPO's update (decentralised actors sharing parameters, a per-agent critic): advantages by
 //! GAE along each agent's own sequence of decisions, then epochs of clipped-PPO minibatches.
 
-use super::agent::Decision;
 use super::batch::ObsBatch;
 use super::net::TapNet;
+use super::recorder::Decision;
 use crate::agent::clip_grad_norm;
 use candle_core::{D, Device, Result, Tensor};
 use candle_nn::{AdamW, Optimizer, VarMap};

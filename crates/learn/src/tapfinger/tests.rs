@@ -1,10 +1,10 @@
-use super::agent::{Pick, TapFinger};
 use super::batch::ObsBatch;
-use super::checkpoint::TapCheckpoint;
-use super::config::TapConfig;
-use super::net::{TapNetShape, build};
+use super::checkpoint::{network, save};
+use super::net::build;
 use super::ppo::{PpoSettings, update};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use super::recorder::Recorder;
+use crate::agent::weights_of;
+use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarMap};
 use continuum_core::config::Source;
 use continuum_core::feasibility::{Demand, Fleet};
 use continuum_core::fixtures;
@@ -12,6 +12,9 @@ use continuum_core::load::LoadView;
 use continuum_core::pull::{Pending, Resolution, step};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::topology::Topology;
+use continuum_infer::tapfinger::{
+    FastTapNet, Pick, TapCheckpoint, TapConfig, TapFinger, TapNetShape, observe,
+};
 
 /// `a` (an antenna with one small-b1, 100 qps) under `far` (eight small-b1, 20 ms away).
 const TWO: &str = r#"
@@ -55,6 +58,11 @@ fn loose_and_tight(t: &Topology) -> [Pending<'_>; 2] {
     })
 }
 
+/// The plain-Rust network of the training variables `vars`.
+fn fast(vars: &VarMap) -> FastTapNet {
+    FastTapNet::read(shape(), &weights_of(vars).unwrap()).unwrap()
+}
+
 fn shape() -> TapNetShape {
     TapNetShape {
         hidden: 16,
@@ -95,22 +103,21 @@ fn the_agent_learns_to_take_the_stream_only_it_can_serve() {
     };
     let mut rng = stream_rng(5, Purpose::Other, 0, 0);
     let mut view = LoadView::idle(f.workers.len());
-    let greedy_binds_both = |net: &super::net::TapNet, view: &LoadView| {
-        let mut g = TapFinger::new(net.clone(), Pick::Greedy, true, Resolution::FirstClaim, 2);
+    let greedy_binds_both = |vars: &VarMap, view: &LoadView| {
+        let mut g = TapFinger::new(fast(vars), Pick::Greedy, true, Resolution::FirstClaim, 2);
         let mut r = stream_rng(1, Purpose::Other, 1, 0);
         step(&pending, &f, view, &mut g, &mut r).0.len() == 2
     };
     assert!(
-        !greedy_binds_both(&net, &view),
+        !greedy_binds_both(&vars, &view),
         "the untrained network already gets it right: the test would prove nothing"
     );
     for it in 0..200 {
         // Some load on `far`, so that the states vary a little.
         view.workers[1].load_qps = f64::from(it % 7) * 20.0;
-        let mut agents = TapFinger::new(net.clone(), Pick::Sample, true, Resolution::FirstClaim, 2);
-        agents.record = Some(Vec::new());
+        let mut agents = Recorder::new(net.clone(), Pick::Sample, true, Resolution::FirstClaim, 2);
         let (bound, _) = step(&pending, &f, &view, &mut agents, &mut rng);
-        let mut decisions = agents.record.take().unwrap();
+        let mut decisions = std::mem::take(&mut agents.record);
         let tight_bound = bound.iter().any(|(j, _)| *j == 1);
         for d in decisions.iter_mut() {
             if d.won {
@@ -123,7 +130,7 @@ fn the_agent_learns_to_take_the_stream_only_it_can_serve() {
         update(&net, &vars, &mut opt, &decisions, &settings, &mut rng).unwrap();
     }
     view.workers[1].load_qps = 0.0;
-    assert!(greedy_binds_both(&net, &view));
+    assert!(greedy_binds_both(&vars, &view));
 }
 
 #[test]
@@ -132,11 +139,12 @@ fn a_checkpoint_round_trips_with_equal_outputs() {
     let (vars, net) = build(shape(), 11).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.tapfinger");
-    TapCheckpoint::save(&path, &vars, shape(), "two", &TapConfig::default()).unwrap();
+    save(&path, &vars, shape(), "two", &TapConfig::default()).unwrap();
     let ck = TapCheckpoint::load(&path).unwrap();
     assert_eq!(ck.meta.shape, shape());
     assert_eq!(ck.meta.config, TapConfig::default());
-    let (_v2, net2) = ck.network(&path).unwrap();
+    let (_v2, net2) = network(&ck, &path).unwrap();
+    let plain = ck.network(&path).unwrap();
     let pending = [Pending {
         demand: demand(200.0),
         reach: &t.schedulers[0].reach,
@@ -161,12 +169,16 @@ fn a_checkpoint_round_trips_with_equal_outputs() {
         view: &view,
         round: 0,
     };
-    let tf = TapFinger::new(net, Pick::Greedy, true, Resolution::Bayes, 2);
-    let obs = tf.observe(&round);
+    let obs = observe(&round, 2, true);
     let refs: Vec<_> = obs.iter().collect();
     let b = ObsBatch::new(&refs).unwrap();
-    let out1 = tf.net().forward(&b).unwrap();
+    let out1 = net.forward(&b).unwrap();
     let out2 = net2.forward(&b).unwrap();
+    assert_eq!(
+        plain.pointer(&obs[0]).pointer,
+        fast(&vars).pointer(&obs[0]).pointer,
+        "the plain network read from the file is the one written"
+    );
     assert_eq!(
         out1.pointer.to_vec2::<f32>().unwrap(),
         out2.pointer.to_vec2::<f32>().unwrap()
@@ -198,9 +210,11 @@ fn other_files_are_refused_clearly() {
         hidden: 24,
         han: true,
     };
-    TapCheckpoint::save(&path, &vars, wider, "two", &TapConfig::default()).unwrap();
+    save(&path, &vars, wider, "two", &TapConfig::default()).unwrap();
     let ck = TapCheckpoint::load(&path).unwrap();
-    let e = ck.network(&path).err().expect("refused").to_string();
+    let e = network(&ck, &path).err().expect("refused").to_string();
+    assert!(e.contains("the network expects"), "{e}");
+    let e = ck.network(&path).expect_err("refused").to_string();
     assert!(e.contains("the network expects"), "{e}");
 }
 
@@ -212,17 +226,17 @@ fn an_unsure_agent_claims_as_prior_pull() {
     let (t, f) = two();
     let pending = loose_and_tight(&t);
     let view = LoadView::idle(f.workers.len());
-    let (_vars, net) = build(shape(), 3).unwrap();
+    let (vars, _) = build(shape(), 3).unwrap();
     let bound = |p: &mut dyn continuum_core::pull::Puller| {
         let mut r = stream_rng(9, Purpose::Other, 1, 0);
         step(&pending, &f, &view, p, &mut r).0
     };
     let prior = bound(&mut continuum_core::pull::PriorPull);
-    let mut unsure = TapFinger::new(net.clone(), Pick::Greedy, true, Resolution::Bayes, 2)
+    let mut unsure = TapFinger::new(fast(&vars), Pick::Greedy, true, Resolution::Bayes, 2)
         .with_fallback(Some(1.0));
     assert_eq!(bound(&mut unsure), prior);
-    let mut own = TapFinger::new(net, Pick::Greedy, true, Resolution::Bayes, 2);
-    let mut sure = TapFinger::new(own.net().clone(), Pick::Greedy, true, Resolution::Bayes, 2)
+    let mut own = TapFinger::new(fast(&vars), Pick::Greedy, true, Resolution::Bayes, 2);
+    let mut sure = TapFinger::new(fast(&vars), Pick::Greedy, true, Resolution::Bayes, 2)
         .with_fallback(Some(1e-9));
     assert_eq!(
         bound(&mut sure),

@@ -3,15 +3,15 @@
 //! sample their claims, every decision is recorded, rewards are credited when the episode
 //! ends (the bound streams' outcomes are known then), and one MAPPO update follows.
 
-use super::agent::{Decision, Pick, TapFinger};
-use super::checkpoint::TapCheckpoint;
-use super::config::{TapConfig, TapReward};
-use super::net::{TapNetShape, build};
+use super::checkpoint::save;
+use super::net::build;
 use super::ppo::{PpoSettings, PpoStats, update};
+use super::recorder::{Decision, Recorder};
 use crate::episode::EpisodeSpec;
 use anyhow::{Context, Result};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapConfig, TapNetShape, TapReward};
 use continuum_sim::{PullConfig, PullStepOutcome, Scenario, SimConfig, Simulation};
 use std::path::Path;
 use std::sync::Arc;
@@ -59,7 +59,7 @@ pub fn run_episode(
     sc: Arc<Scenario>,
     sim_cfg: SimConfig,
     pull: PullConfig,
-    agents: &mut TapFinger,
+    agents: &mut Recorder,
 ) -> Result<(Simulation, Vec<PullStepOutcome>)> {
     let mut sim = Simulation::new(sc, sim_cfg, continuum_core::policy::REGISTRY[0]);
     sim.enable_pull(pull).map_err(anyhow::Error::msg)?;
@@ -132,7 +132,7 @@ pub fn train(
     sc: &Scenario,
     cfg: &TapConfig,
     seed: u64,
-    init: Option<&super::TapCheckpoint>,
+    init: Option<&TapCheckpoint>,
     out: &Path,
     progress: &dyn Fn(TapEvent),
 ) -> Result<Vec<TapEpisodeLog>> {
@@ -147,14 +147,8 @@ pub fn train(
                 shape
             );
         }
-        for (name, var) in vars.data().lock().expect("var map lock").iter() {
-            let t = ck
-                .tensors
-                .get(name)
-                .with_context(|| format!("--init: the checkpoint has no `{name}`"))?;
-            var.set(t)
-                .with_context(|| format!("--init: `{name}` does not fit"))?;
-        }
+        crate::agent::fill_vars(&vars, &ck.weights)
+            .map_err(|m| anyhow::anyhow!("--init: incompatible TapFinger checkpoint: {m}"))?;
     }
     let mut opt = AdamW::new(
         vars.all_vars(),
@@ -197,16 +191,15 @@ pub fn train(
             staleness_ms: cfg.step_ms,
             ..SimConfig::default()
         };
-        let mut agents = TapFinger::new(
+        let mut agents = Recorder::new(
             net.clone(),
             Pick::Sample,
             cfg.pointer,
             cfg.resolution.resolution(),
             clusters,
         );
-        agents.record = Some(Vec::new());
         let (sim, steps) = run_episode(esc, sim_cfg, pull, &mut agents)?;
-        let mut decisions = agents.record.take().unwrap_or_default();
+        let mut decisions = std::mem::take(&mut agents.record);
         credit(&mut decisions, &steps, &sim, cfg.reward);
         let losses = update(&net, &vars, &mut opt, &decisions, &settings, &mut rng)
             .context("the PPO update")?;
@@ -227,7 +220,7 @@ pub fn train(
         progress(TapEvent::Episode(&log, cfg.episodes));
         logs.push(log);
     }
-    TapCheckpoint::save(out, &vars, shape, &sc.topology.name, cfg)?;
+    save(out, &vars, shape, &sc.topology.name, cfg)?;
     Ok(logs)
 }
 

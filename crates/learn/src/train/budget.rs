@@ -4,7 +4,7 @@
 //! budget gives the same episode count on every machine (wall time then scales with the
 //! machine's speed; docs/performance.md figures are for a 2-core x86-64 VM).
 
-use crate::agent::{Credit, DqnConfig};
+use continuum_infer::agent::{Credit, DqnConfig};
 use continuum_sim::Scenario;
 
 /// What a training run will simulate.
@@ -63,13 +63,15 @@ impl Budget {
         };
         // Per-level margins: the table alone and each margin on each level's episodes, then the
         // margins found on the dynamic validation episodes.
-        let level_margin_queries =
-            if cfg.margin_per_level != crate::agent::MarginPerLevel::Off && !levels.is_empty() {
-                level_queries / search_runs * (cfg.margins.len() + 1) as f64
-                    + window_queries * windows * cfg.validation_episodes as f64
-            } else {
-                0.0
-            };
+        let level_margin_queries = if cfg.margin_per_level
+            != continuum_infer::agent::MarginPerLevel::Off
+            && !levels.is_empty()
+        {
+            level_queries / search_runs * (cfg.margins.len() + 1) as f64
+                + window_queries * windows * cfg.validation_episodes as f64
+        } else {
+            0.0
+        };
         let validation_queries =
             level_queries + window_queries * windows * margin_runs + level_margin_queries;
         let episodes = if cfg.budget_queries > 0.0 {

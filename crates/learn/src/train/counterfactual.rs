@@ -13,9 +13,9 @@
 //! mean over the class's forks. The tail objective's p99 is the whole system's over the
 //! horizon (latencies are kept per window, not per scheduler), under either scope.
 
-use crate::agent::CfScope;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
+use continuum_infer::agent::CfScope;
 use continuum_sim::Simulation;
 use rayon::prelude::*;
 

@@ -8,12 +8,13 @@
 //! its queries have been answered, so each transition is emitted `lag` windows later.
 
 use super::counterfactual::{CfSettings, class_values};
-use crate::agent::{CfApply, Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder, Transition};
+use crate::agent::Transition;
 use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use continuum_infer::agent::{CfApply, Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder};
 use continuum_sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;

@@ -6,7 +6,7 @@
 //! size on every topology (`state_workers` > 0) and the workload fixes the classes.
 
 use super::{Progress, learn};
-use crate::agent::{DqnConfig, NetShape, build, flat, set_flat};
+use crate::agent::{build, flat, set_flat};
 use crate::reptile::{meta_step, step_size};
 use anyhow::{Context, Result, bail};
 use candle_nn::VarMap;
@@ -17,6 +17,7 @@ use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
 use continuum_core::topology::Topology;
 use continuum_core::topology::generate::{GenerateOptions, generate};
 use continuum_core::workload::Workload;
+use continuum_infer::agent::{DqnConfig, NetShape};
 use continuum_sim::Scenario;
 use rand::Rng;
 use rayon::prelude::*;
@@ -149,12 +150,10 @@ pub struct Theta {
 
 impl Theta {
     /// θ from a checkpoint's weights (in [`flat`]'s order), shape and classes.
-    pub fn from_checkpoint(ck: &crate::agent::Checkpoint) -> Result<Self> {
-        let mut names: Vec<&String> = ck.tensors.keys().collect();
-        names.sort();
+    pub fn from_checkpoint(ck: &continuum_infer::agent::Checkpoint) -> Result<Self> {
         let mut weights = Vec::new();
-        for n in names {
-            weights.extend(ck.tensors[n].flatten_all()?.to_vec1::<f32>()?);
+        for (_, p) in ck.weights.iter() {
+            weights.extend_from_slice(&p.data);
         }
         Ok(Self {
             weights,

@@ -21,15 +21,17 @@ pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
 pub use select::{LevelChoice, Selection, level_lambdas, select};
 
 use crate::agent::{
-    Algorithm, Batch, CheckpointMeta, ClassMode, Credit, DqnConfig, EpsilonSchedule, Fallback,
-    LearnSettings, Learner, NetShape, PgLearner, QNet, ReplayBuffer, StateEncoder, Transition,
-    argmax, topology_fingerprint,
+    Batch, EpsilonSchedule, LearnSettings, Learner, PgLearner, QNet, ReplayBuffer, Transition,
 };
 use anyhow::{Context, Result};
 use candle_core::{Device, Tensor};
 use candle_nn::VarMap;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use continuum_infer::agent::{
+    Algorithm, CheckpointMeta, ClassMode, Credit, DqnConfig, Fallback, NetShape, StateEncoder,
+    argmax, topology_fingerprint,
+};
 use continuum_sim::Scenario;
 use rand::Rng;
 use rayon::prelude::*;
@@ -131,7 +133,7 @@ impl Learning {
 /// why they cannot be: another state size (the topology's reach; see `state_workers`), other
 /// actions or classes.
 pub fn init_weights_from(scenario: &Scenario, cfg: &DqnConfig, path: &Path) -> Result<VarMap> {
-    let ck = crate::agent::Checkpoint::load(path)?;
+    let ck = continuum_infer::agent::Checkpoint::load(path)?;
     let classes = classes_for(scenario, cfg);
     let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
     let want = (
@@ -163,7 +165,7 @@ pub fn init_weights_from(scenario: &Scenario, cfg: &DqnConfig, path: &Path) -> R
         );
     }
     let (vars, _) = crate::agent::build(ck.meta.shape, 0)?;
-    crate::agent::checkpoint::fill_vars(&vars, &ck.tensors)
+    crate::agent::fill_vars(&vars, &ck.weights)
         .map_err(|m| anyhow::anyhow!("--init {}: incompatible checkpoint: {m}", path.display()))?;
     Ok(vars)
 }
@@ -212,7 +214,7 @@ pub fn train(
     let selection = select(scenario, &meta, &vars, seed, progress)?;
     meta.fallback = selection.fallback.clone();
     meta.margin = selection.margin;
-    crate::agent::Checkpoint::save(out, &vars, &meta)?;
+    crate::agent::save(out, &vars, &meta)?;
     Ok(TrainOutcome {
         logs,
         selection,

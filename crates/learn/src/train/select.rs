@@ -16,7 +16,6 @@
 //!    the dynamic validation episodes, with `always` it is kept.
 
 use super::EpisodeSpec;
-use crate::agent::{Agent, Checkpoint, CheckpointMeta, Fallback, MarginPerLevel};
 use crate::meta::run_agent;
 use crate::meta::table_search::TableSearch;
 use anyhow::{Context, Result};
@@ -24,6 +23,7 @@ use candle_nn::VarMap;
 use continuum_core::metrics::{Counts, LogHistogram};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::workload::Lambda;
+use continuum_infer::agent::{Agent, Checkpoint, CheckpointMeta, Fallback, MarginPerLevel};
 use continuum_sim::{Scenario, SimConfig};
 use rand::Rng;
 use rayon::prelude::*;
@@ -155,19 +155,13 @@ pub fn select(
     let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
         .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut rng))
         .collect();
-    let tensors = vars
-        .data()
-        .lock()
-        .expect("var map lock")
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
-        .collect();
+    let weights = crate::agent::weights_of(vars)?;
     let ck = Checkpoint {
         meta: CheckpointMeta {
             fallback: fallback.clone(),
             ..meta.clone()
         },
-        tensors,
+        weights,
     };
     // The fallback alone first (infinite margin), then each candidate.
     let candidates: Vec<f64> = std::iter::once(f64::INFINITY)

@@ -1,11 +1,11 @@
 use super::*;
-use crate::agent::{
-    Agent, Checkpoint, CheckpointMeta, DqnConfig, ReplayBuffer, StateEncoder, Transition, argmax,
-    topology_fingerprint,
-};
+use crate::agent::{ReplayBuffer, Transition};
 use continuum_core::fixtures;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_infer::agent::{
+    Agent, Checkpoint, CheckpointMeta, DqnConfig, StateEncoder, argmax, topology_fingerprint,
+};
 use rand::Rng;
 
 fn settings() -> LearnSettings {
@@ -203,7 +203,7 @@ fn tiny_meta(sc: &continuum_sim::Scenario, classes: StreamClasses) -> (Checkpoin
     let names = sc.profiles.variant_names();
     let meta = CheckpointMeta {
         actions: cfg.actions.clone(),
-        fallback: crate::agent::Fallback::single(vec![1; classes.len()]),
+        fallback: continuum_infer::agent::Fallback::single(vec![1; classes.len()]),
         classes,
         topology: "tiny".into(),
         fingerprint: topology_fingerprint(&sc.topology, &names),
@@ -231,13 +231,13 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
     let names = sc.profiles.variant_names();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.dqn");
-    Checkpoint::save(&path, l.online_vars(), &meta).unwrap();
+    crate::agent::save(&path, l.online_vars(), &meta).unwrap();
     let ck = Checkpoint::load(&path).unwrap();
     assert_eq!(ck.meta, meta);
     let mut agent = Agent::new(&ck, &path, &sc.topology, &sc.fleet, &names).unwrap();
     // Zero history: both schedulers see zeros; three heads of five actions.
     let zeros = vec![0.0f32; meta.shape.features * 2 * 2];
-    let q = agent.q_values().unwrap();
+    let q = agent.q_values();
     assert_eq!(q, q_of(l.online(), &zeros, 2));
     assert_eq!((q.len(), q[0].len(), q[0][0].len()), (2, 3, 5));
     // decide(), against choices worked out by hand. Zero states give zero hidden activations,
@@ -256,16 +256,16 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
             .set(&Tensor::from_slice(&bias, 15, &Device::Cpu).unwrap())
             .unwrap();
     }
-    Checkpoint::save(&path, l.online_vars(), &meta).unwrap();
+    crate::agent::save(&path, l.online_vars(), &meta).unwrap();
     let ck = Checkpoint::load(&path).unwrap();
     let mut agent = Agent::new(&ck, &path, &sc.topology, &sc.fleet, &names).unwrap();
-    let q = agent.q_values().unwrap();
+    let q = agent.q_values();
     let heads: Vec<Vec<f32>> = bias.chunks(5).map(<[f32]>::to_vec).collect();
     assert_eq!(q, vec![heads.clone(), heads]);
     assert_eq!(agent.margin(), 0.25);
     for (margin, per_class) in [(0.25, [2, 1, 1]), (0.0, [2, 3, 1]), (1e9, [1, 1, 1])] {
         agent.set_margin(margin);
-        let d = agent.decide().unwrap();
+        let d = agent.decide();
         assert_eq!(d, vec![per_class.to_vec(); 2], "margin {margin}");
     }
     // Another topology (one cluster fewer) is refused with a clear message.
@@ -289,7 +289,7 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
     let mut wrong = ck.clone();
     wrong.meta.classes = two;
     wrong.meta.shape.classes = 2;
-    wrong.meta.fallback = crate::agent::Fallback::single(vec![0, 0]);
+    wrong.meta.fallback = continuum_infer::agent::Fallback::single(vec![0, 0]);
     let err = Agent::new(&wrong, &path, &sc.topology, &sc.fleet, &names)
         .err()
         .expect("incompatible classes");
@@ -298,7 +298,7 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
     std::fs::write(dir.path().join("junk.dqn"), b"not safetensors").unwrap();
     let err = Checkpoint::load(&dir.path().join("junk.dqn")).unwrap_err();
     assert!(
-        err.to_string().contains("not a continuum DQN checkpoint"),
+        err.to_string().contains("not a continuum checkpoint"),
         "{err}"
     );
 }

@@ -3,8 +3,8 @@
 //! same shape. Training runs through candle; rollouts use [`Snapshot`], a plain copy of the
 //! weights whose forward pass skips the image's zero cells (most of them).
 
-use crate::agent::init_weights;
-pub use crate::agent::{flat, set_flat};
+use continuum_learn::agent::init_weights;
+
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Linear, VarBuilder, VarMap, linear};
 use serde::{Deserialize, Serialize};

@@ -4,12 +4,13 @@
 
 use super::env::{End, EnvParams, JobSet};
 use super::eval::{EvalFigures, Scheduler, evaluate};
-use super::net::{PgNet, PgShape, build, flat, set_flat};
+use super::net::{PgNet, PgShape, build};
 use super::objective::Objective;
 use super::reinforce::{PgVariant, Trajectory, optimiser, rollout, update};
 use anyhow::{Context, Result, bail};
 use candle_nn::VarMap;
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_learn::agent::{flat, set_flat};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;

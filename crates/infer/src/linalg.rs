@@ -1,8 +1,5 @@
 //! Small vector arithmetic shared by the plain-Rust forwards of the decision path: dense layers
-//! copied out of candle (row-major for the Q-network, input-major for TapFinger's hot loops)
-//! and the dot product.
-
-use candle_core::Result;
+//! (row-major for the Q-network, input-major for TapFinger's hot loops) and the dot product.
 
 /// Σ a·b over eight lanes (so that the compiler can vectorise the loop; the order of the sum
 /// differs from candle's, within float rounding).
@@ -31,17 +28,10 @@ pub(crate) struct Dense {
 }
 
 impl Dense {
-    pub(crate) fn of(l: &candle_nn::Linear) -> Result<Self> {
-        let w = l.weight();
-        let (outs, inputs) = w.dims2()?;
-        Ok(Self {
-            w: w.flatten_all()?.to_vec1::<f32>()?,
-            b: match l.bias() {
-                Some(b) => b.to_vec1::<f32>()?,
-                None => vec![0.0; outs],
-            },
-            inputs,
-        })
+    /// The layer of row-major weights `w` (`[out][in]`) and bias `b` (`out` entries).
+    pub(crate) fn new(w: Vec<f32>, b: Vec<f32>) -> Self {
+        let inputs = w.len() / b.len().max(1);
+        Self { w, b, inputs }
     }
 
     /// `W x + b` (x given in parts, concatenated), appended to `out`.
@@ -69,18 +59,6 @@ pub(crate) struct Cols {
 }
 
 impl Cols {
-    /// The layer `l` (its bias, or zeros without one).
-    pub(crate) fn of(l: &candle_nn::Linear) -> Result<Self> {
-        let w = l.weight();
-        let (outs, _) = w.dims2()?;
-        let rows = w.flatten_all()?.to_vec1::<f32>()?;
-        let b = match l.bias() {
-            Some(b) => b.to_vec1::<f32>()?,
-            None => vec![0.0; outs],
-        };
-        Ok(Self::from_rows(&rows, b))
-    }
-
     /// The layer of row-major weights `w` (`[out][in]`) and bias `b` (`out` entries).
     pub(crate) fn from_rows(w: &[f32], b: Vec<f32>) -> Self {
         let outs = b.len();

@@ -6,14 +6,12 @@
 //! the fallback's by more than the checkpoint's margin: the learned policy improves on the
 //! fallback where it is confident and keeps it elsewhere.
 
-use super::checkpoint::{Checkpoint, CheckpointError, topology_fingerprint};
+use super::checkpoint::{Checkpoint, topology_fingerprint};
 use super::config::{Granularity, parse_actions};
 use super::fallback::Fallback;
 use super::fast::FastQNet;
-use super::net::QNet;
 use super::state::StateEncoder;
-use candle_core::{DType, Device};
-use candle_nn::{VarBuilder, VarMap};
+use crate::checkpoint::CheckpointError;
 use continuum_core::feasibility::Fleet;
 use continuum_core::mitigation::Configuration;
 use continuum_core::observe::WindowObservation;
@@ -21,8 +19,8 @@ use continuum_core::policy::StreamClasses;
 use continuum_core::topology::Topology;
 use std::path::Path;
 
-/// A trained meta-policy. Its network runs in plain Rust ([`FastQNet`], equal to the candle
-/// forward within 1e-5): candle only loads the weights.
+/// A trained meta-policy. Its network runs in plain Rust ([`FastQNet`], equal to the training
+/// network's forward within 1e-5).
 pub struct Agent {
     net: FastQNet,
     encoder: StateEncoder,
@@ -72,33 +70,17 @@ impl Agent {
             )));
         }
         let heads = m.shape.classes * m.shape.actions;
-        if let Some(out) = ck.tensors.get("out.weight")
-            && out.dims().first() != Some(&heads)
+        if let Some(out) = ck.weights.get("out.weight")
+            && out.dims.first() != Some(&heads)
         {
             return Err(bad(format!(
                 "its header lists {} classes × {} actions ({heads} outputs), but its network has {:?} outputs",
                 m.shape.classes,
                 m.shape.actions,
-                out.dims().first()
+                out.dims.first()
             )));
         }
-        let vars = VarMap::new();
-        let net = QNet::new(
-            m.shape,
-            VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
-        )
-        .map_err(|e| bad(e.to_string()))?;
-        {
-            let data = vars.data().lock().expect("var map lock");
-            for (name, var) in data.iter() {
-                let t = ck
-                    .tensors
-                    .get(name)
-                    .ok_or_else(|| bad(format!("weights lack `{name}`")))?;
-                var.set(t).map_err(|e| bad(format!("`{name}`: {e}")))?;
-            }
-        }
-        let net = FastQNet::new(&net).map_err(|e| bad(e.to_string()))?;
+        let net = FastQNet::read(m.shape, &ck.weights).map_err(bad)?;
         Ok(Self {
             net,
             encoder,
@@ -150,7 +132,7 @@ impl Agent {
     }
 
     /// Values of every scheduler's current state, `[scheduler][class][action]`.
-    pub fn q_values(&mut self) -> candle_core::Result<Vec<Vec<Vec<f32>>>> {
+    pub fn q_values(&mut self) -> Vec<Vec<Vec<f32>>> {
         let n = self.encoder.schedulers();
         let actions = self.net.shape().actions;
         let mut out = Vec::with_capacity(n);
@@ -159,7 +141,7 @@ impl Agent {
             self.net.forward(&self.state, &mut self.q);
             out.push(self.q.chunks_exact(actions).map(<[f32]>::to_vec).collect());
         }
-        Ok(out)
+        out
     }
 
     /// The action of every scheduler and class, `[scheduler][class]`: the greedy one where it
@@ -168,7 +150,7 @@ impl Agent {
     /// fallback has per-level margins, [`Fallback::margin`]),
     /// else the fallback; under `granularity: global`, then the action most schedulers chose,
     /// for all. With an infinite margin the network is not even evaluated.
-    pub fn decide(&mut self) -> candle_core::Result<Vec<Vec<usize>>> {
+    pub fn decide(&mut self) -> Vec<Vec<usize>> {
         let n = self.encoder.schedulers();
         let mut margins = Vec::with_capacity(n);
         let tables: Vec<Vec<usize>> = (0..n)
@@ -184,7 +166,7 @@ impl Agent {
         let own = if margins.iter().all(|m| m.is_infinite()) {
             tables
         } else {
-            let q = self.q_values()?;
+            let q = self.q_values();
             q.iter()
                 .zip(&tables)
                 .zip(&margins)
@@ -197,10 +179,10 @@ impl Agent {
                 })
                 .collect()
         };
-        Ok(match self.granularity {
+        match self.granularity {
             Granularity::PerScheduler => own,
             Granularity::Global => vec![majority(&own, self.actions.len()); n],
-        })
+        }
     }
 }
 

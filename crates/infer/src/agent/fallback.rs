@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// (assumption: about the noise of a 20 s mean of an antenna's rate at λ = 60 — some 30 streams,
 /// whose count varies by ≈ 1/√30 ≈ 18 %, halved because the level only needs to be stable, not
 /// exact).
-pub const HYSTERESIS: f64 = 0.1;
+pub(crate) const HYSTERESIS: f64 = 0.1;
 
 /// Static per-class tables by load level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,12 +11,13 @@
 //! thread count.
 
 use super::env::EnvParams;
-use super::net::{build, flat, set_flat};
+use super::net::build;
 use super::reinforce::{optimiser, update};
 use super::train::{PgConfig, return_scale, rollouts, train_jobsets};
-use crate::reptile::{meta_step, step_size};
 use anyhow::{Context, Result, bail};
 use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
+use continuum_learn::agent::{flat, set_flat};
+use continuum_learn::reptile::{meta_step, step_size};
 use rand::Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -1,14 +1,17 @@
-//! TapFinger's network in plain Rust, for the decision path (docs/model.md §15): the same
-//! arithmetic as [`TapNet::forward`] on one agent's observation at a time, without padding (each
-//! agent's graph has its own number of offers, workers and competitor edges), over weights copied
-//! once out of the candle variables. Per agent it computes the pointer's logits over its offers
-//! and the void choice; the allocation logits only for the offer the pointer picks. Training
-//! stays in candle.
+//! TapFinger's network in plain Rust, for the decision path (docs/model.md §15): a heterogeneous
+//! graph attention encoder (node-level attention along each meta-path, semantic attention across
+//! them, then the agent's streams attending to each other), a pointer over the agent's offers
+//! and the void choice, and the allocation head, on one agent's observation at a time, without
+//! padding (each agent's graph has its own number of offers, workers and competitor edges), over
+//! the checkpoint's weights. Per agent it computes the pointer's logits; the allocation logits
+//! only for the offer the pointer picks. Training (candle's `TapNet` in `continuum-learn`, whose
+//! variable names these are) checks its batched forward against this within 1e-5.
 
+use super::checkpoint::TapNetShape;
 use super::features::AgentObs;
-use super::net::TapNet;
+use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use crate::linalg::{Cols, dot};
-use candle_core::Result;
+use crate::weights::Weights;
 
 /// Node-level attention, folded for one query at a time: the projections have no bias, so
 /// q·(W_k n) = ((W_kᵀ W_q) x)·n and Σ a·(W_v n) = W_v (Σ a·n), two matrix-vector products per
@@ -21,25 +24,24 @@ struct Attn {
 }
 
 impl Attn {
-    fn of(a: [&candle_nn::Linear; 3]) -> Result<Self> {
-        let q = a[0].weight().to_vec2::<f32>()?;
-        let k = a[1].weight().to_vec2::<f32>()?;
-        let h = q.len();
+    /// The attention `prefix` (projections `q`, `k`, `v`, each `[h][h]` without bias).
+    fn read(w: &Weights, prefix: &str, h: usize) -> Result<Self, String> {
+        let q = w.tensor(&format!("{prefix}.q.weight"), &[h, h])?;
+        let k = w.tensor(&format!("{prefix}.k.weight"), &[h, h])?;
+        let (v, vb) = w.linear(&format!("{prefix}.v"), h, h, false)?;
         let scale = (h as f64).sqrt();
-        let ins = q.first().map_or(0, Vec::len);
-        let kin = k.first().map_or(0, Vec::len);
-        let mut m = vec![0.0f32; kin * ins];
-        for i in 0..kin {
-            for j in 0..ins {
+        let mut m = vec![0.0f32; h * h];
+        for i in 0..h {
+            for j in 0..h {
                 let s: f64 = (0..h)
-                    .map(|o| f64::from(k[o][i]) * f64::from(q[o][j]))
+                    .map(|o| f64::from(k[o * h + i]) * f64::from(q[o * h + j]))
                     .sum();
-                m[i * ins + j] = (s / scale) as f32;
+                m[i * h + j] = (s / scale) as f32;
             }
         }
         Ok(Self {
-            m: Cols::from_rows(&m, vec![0.0; kin]),
-            v: Cols::of(a[2])?,
+            m: Cols::from_rows(&m, vec![0.0; h]),
+            v: Cols::from_rows(&v, vb),
         })
     }
 
@@ -108,7 +110,7 @@ pub struct AgentLogits {
     tmp: Tmp,
 }
 
-/// [`TapNet`]'s weights, input-major.
+/// TapFinger's network's weights, input-major.
 #[derive(Debug, Clone)]
 pub struct FastTapNet {
     han: bool,
@@ -136,42 +138,45 @@ pub struct FastTapNet {
     al_v: Vec<f32>,
 }
 
-/// The one row of a layer with a single output and no bias.
-fn row(l: &candle_nn::Linear) -> Result<Vec<f32>> {
-    l.weight().flatten_all()?.to_vec1::<f32>()
-}
-
 impl FastTapNet {
-    /// Copies the weights of `net`.
-    pub fn new(net: &TapNet) -> Result<Self> {
-        let l = net.layers();
-        let void = l.void.to_vec1::<f32>()?;
-        let ptr_j = Cols::of(l.ptr_j)?;
+    /// The network of `shape` from `weights` (the training network's variable names); a
+    /// missing weight or one of another shape is refused with its name.
+    pub fn read(shape: TapNetShape, w: &Weights) -> Result<Self, String> {
+        let h = shape.hidden;
+        let cols = |name: &str, ins: usize, bias: bool| -> Result<Cols, String> {
+            let (rows, b) = w.linear(name, h, ins, bias)?;
+            Ok(Cols::from_rows(&rows, b))
+        };
+        let row = |name: &str| -> Result<Vec<f32>, String> {
+            Ok(w.tensor(&format!("{name}.weight"), &[1, h])?.to_vec())
+        };
+        let void = w.tensor("void", &[h])?;
+        let ptr_j = cols("ptr_j", h, false)?;
         let mut void_j = vec![0.0; ptr_j.outputs()];
-        ptr_j.apply(&[&void], &mut void_j);
+        ptr_j.apply(&[void], &mut void_j);
         Ok(Self {
-            han: net.shape().han,
-            h: net.shape().hidden,
-            enc_c: Cols::of(l.enc_c)?,
-            enc_s: Cols::of(l.enc_s)?,
-            enc_p: Cols::of(l.enc_p)?,
-            enc_w: Cols::of(l.enc_w)?,
-            enc_e: Cols::of(l.enc_e)?,
-            att_w: Attn::of(l.att_w)?,
-            att_e: Attn::of(l.att_e)?,
-            sem_w: Cols::of(l.sem_w)?,
-            sem_q: row(l.sem_q)?,
-            l1: Cols::of(l.l1)?,
-            att_p: Attn::of(l.att_p)?,
-            l2: Cols::of(l.l2)?,
-            ctx: Cols::of(l.ctx)?,
+            han: shape.han,
+            h,
+            enc_c: cols("enc_c", CLUSTER_FEATURES, true)?,
+            enc_s: cols("enc_s", CLUSTER_FEATURES, true)?,
+            enc_p: cols("enc_p", PENDING_FEATURES, true)?,
+            enc_w: cols("enc_w", WORKER_FEATURES, true)?,
+            enc_e: cols("enc_e", EDGE_FEATURES, true)?,
+            att_w: Attn::read(w, "att_w", h)?,
+            att_e: Attn::read(w, "att_e", h)?,
+            sem_w: cols("sem_w", h, true)?,
+            sem_q: row("sem_q")?,
+            l1: cols("l1", 2 * h, true)?,
+            att_p: Attn::read(w, "att_p", h)?,
+            l2: cols("l2", 2 * h, true)?,
+            ctx: cols("ctx", 3 * h, true)?,
             ptr_j,
-            ptr_g: Cols::of(l.ptr_g)?,
-            ptr_v: row(l.ptr_v)?,
+            ptr_g: cols("ptr_g", h, true)?,
+            ptr_v: row("ptr_v")?,
             void_j,
-            al_w: Cols::of(l.al_w)?,
-            al_j: Cols::of(l.al_j)?,
-            al_v: row(l.al_v)?,
+            al_w: cols("al_w", h, false)?,
+            al_j: cols("al_j", h, true)?,
+            al_v: row("al_v")?,
         })
     }
 
@@ -362,44 +367,51 @@ fn mean_into(xs: &[f32], out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tapfinger::batch::ObsBatch;
-    use crate::tapfinger::features::{
-        CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES,
-    };
-    use crate::tapfinger::net::{TapNetShape, build};
-    use continuum_core::rng::{Purpose, SimRng, stream_rng};
+    use crate::tapfinger::features::random_obs;
+    use continuum_core::rng::{Purpose, stream_rng};
     use rand::Rng;
 
-    fn arr<const N: usize>(rng: &mut SimRng) -> [f32; N] {
-        std::array::from_fn(|_| rng.random_range(-2.0..2.0))
-    }
-
-    /// An agent's graph of random size: 1–7 offers, 1–5 workers and 0–6 competitors each.
-    fn obs(rng: &mut SimRng) -> AgentObs {
-        let p = rng.random_range(1..8);
-        AgentObs {
-            cluster: arr::<CLUSTER_FEATURES>(rng),
-            shortcut: arr::<CLUSTER_FEATURES>(rng),
-            pending: (0..p).map(|_| arr::<PENDING_FEATURES>(rng)).collect(),
-            workers: (0..p)
-                .map(|_| {
-                    (0..rng.random_range(1..6))
-                        .map(|_| arr::<WORKER_FEATURES>(rng))
-                        .collect()
-                })
-                .collect(),
-            edges: (0..p)
-                .map(|_| {
-                    (0..rng.random_range(0..7))
-                        .map(|_| arr::<EDGE_FEATURES>(rng))
-                        .collect()
-                })
-                .collect(),
+    /// Weights of the right names and shapes for `shape`, uniform in ±1/√fan_in.
+    fn random_weights(shape: TapNetShape, seed: u64) -> Weights {
+        let h = shape.hidden;
+        let mut rng = stream_rng(seed, Purpose::Other, 0, 0);
+        let mut w = Weights::default();
+        let mut put = |name: &str, dims: Vec<usize>| {
+            let n: usize = dims.iter().product();
+            let b = 1.0 / (*dims.last().unwrap_or(&1) as f32).sqrt();
+            let v = (0..n).map(|_| rng.random_range(-b..b)).collect();
+            w.insert(name, dims, v);
+        };
+        for (name, ins, bias) in [
+            ("enc_c", CLUSTER_FEATURES, true),
+            ("enc_s", CLUSTER_FEATURES, true),
+            ("enc_p", PENDING_FEATURES, true),
+            ("enc_w", WORKER_FEATURES, true),
+            ("enc_e", EDGE_FEATURES, true),
+            ("sem_w", h, true),
+            ("l1", 2 * h, true),
+            ("l2", 2 * h, true),
+            ("ctx", 3 * h, true),
+            ("ptr_j", h, false),
+            ("ptr_g", h, true),
+            ("al_w", h, false),
+            ("al_j", h, true),
+        ] {
+            put(&format!("{name}.weight"), vec![h, ins]);
+            if bias {
+                put(&format!("{name}.bias"), vec![h]);
+            }
         }
-    }
-
-    fn close(a: f32, b: f32) -> bool {
-        (a - b).abs() <= 1e-5 * a.abs().max(1.0)
+        for a in ["att_w", "att_e", "att_p"] {
+            for p in ["q", "k", "v"] {
+                put(&format!("{a}.{p}.weight"), vec![h, h]);
+            }
+        }
+        for name in ["sem_q", "ptr_v", "al_v"] {
+            put(&format!("{name}.weight"), vec![1, h]);
+        }
+        put("void", vec![h]);
+        w
     }
 
     /// The AVX2 path (where the CPU has it) gives the same bits as the plain one: every sum
@@ -413,10 +425,10 @@ mod tests {
         }
         let mut rng = stream_rng(6, Purpose::Other, 0, 0);
         for (seed, hidden, han) in [(1, 32, true), (3, 24, false), (4, 64, true)] {
-            let (_vm, net) = build(TapNetShape { hidden, han }, seed).unwrap();
-            let fast = FastTapNet::new(&net).unwrap();
+            let shape = TapNetShape { hidden, han };
+            let fast = FastTapNet::read(shape, &random_weights(shape, seed)).unwrap();
             for _ in 0..20 {
-                let o = obs(&mut rng);
+                let o = random_obs(&mut rng);
                 let (mut wide, mut plain) = (AgentLogits::default(), AgentLogits::default());
                 // SAFETY: the CPU has AVX2, checked above.
                 unsafe { fast.pointer_avx2(&o, &mut wide) };
@@ -429,46 +441,25 @@ mod tests {
         }
     }
 
-    /// On a matrix of random graphs (with and without HAN, several widths), the plain pointer
-    /// and allocation logits equal the candle forward's within 1e-5.
+    /// A weight of another shape than the network's, or a missing one, is refused by name.
     #[test]
-    fn equals_the_candle_forward() {
-        let mut rng = stream_rng(5, Purpose::Other, 0, 0);
-        for (seed, hidden, han) in [(1, 16, true), (2, 32, true), (3, 24, false), (4, 64, true)] {
-            let (_vm, net) = build(TapNetShape { hidden, han }, seed).unwrap();
-            let fast = FastTapNet::new(&net).unwrap();
-            let graphs: Vec<AgentObs> = (0..12).map(|_| obs(&mut rng)).collect();
-            let refs: Vec<&AgentObs> = graphs.iter().collect();
-            let out = net.forward(&ObsBatch::new(&refs).unwrap()).unwrap();
-            let pointer = out.pointer.to_vec2::<f32>().unwrap();
-            let alloc = out.alloc.to_vec3::<f32>().unwrap();
-            for (b, o) in graphs.iter().enumerate() {
-                let f = fast.pointer(o);
-                let n = o.pending.len();
-                let want: Vec<f32> = pointer[b][..n]
-                    .iter()
-                    .chain(pointer[b].last())
-                    .copied()
-                    .collect();
-                assert_eq!(f.pointer.len(), n + 1);
-                for (i, (w, g)) in want.iter().zip(&f.pointer).enumerate() {
-                    assert!(
-                        close(*w, *g),
-                        "han {han}, graph {b}, pointer {i}: {w} vs {g}"
-                    );
-                }
-                for (j, workers) in o.workers.iter().enumerate() {
-                    let k = workers.len();
-                    let got = fast.alloc(&f, j);
-                    assert_eq!(got.len(), k);
-                    for (kk, (w, g)) in alloc[b][j][..k].iter().zip(&got).enumerate() {
-                        assert!(
-                            close(*w, *g),
-                            "han {han}, graph {b}, offer {j}, worker {kk}"
-                        );
-                    }
-                }
-            }
-        }
+    fn weights_of_another_shape_are_refused_by_name() {
+        let shape = TapNetShape {
+            hidden: 16,
+            han: true,
+        };
+        let mut w = random_weights(shape, 1);
+        w.insert("l1.weight", vec![16, 31], vec![0.0; 16 * 31]);
+        let e = FastTapNet::read(shape, &w).unwrap_err();
+        assert!(e.contains("`l1.weight`"), "{e}");
+        let e = FastTapNet::read(
+            TapNetShape {
+                hidden: 8,
+                han: true,
+            },
+            &random_weights(shape, 1),
+        )
+        .unwrap_err();
+        assert!(e.contains("the network expects"), "{e}");
     }
 }

@@ -331,6 +331,35 @@ fn encode_offer(
     (pending, workers, edges)
 }
 
+/// A random agent graph, for tests and benchmarks of the forwards: 1–7 offers, 1–5 workers and
+/// 0–6 competitors each, every feature uniform in ±2.
+pub fn random_obs(rng: &mut continuum_core::rng::SimRng) -> AgentObs {
+    use rand::Rng;
+    fn arr<const N: usize>(rng: &mut continuum_core::rng::SimRng) -> [f32; N] {
+        std::array::from_fn(|_| rng.random_range(-2.0..2.0))
+    }
+    let p = rng.random_range(1..8);
+    AgentObs {
+        cluster: arr::<CLUSTER_FEATURES>(rng),
+        shortcut: arr::<CLUSTER_FEATURES>(rng),
+        pending: (0..p).map(|_| arr::<PENDING_FEATURES>(rng)).collect(),
+        workers: (0..p)
+            .map(|_| {
+                (0..rng.random_range(1..6))
+                    .map(|_| arr::<WORKER_FEATURES>(rng))
+                    .collect()
+            })
+            .collect(),
+        edges: (0..p)
+            .map(|_| {
+                (0..rng.random_range(0..7))
+                    .map(|_| arr::<EDGE_FEATURES>(rng))
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,9 @@
 //! ([`checkpoint`]). It checks the policy-gradient code against a published result before the
 //! same code trains continuum's own policies.
 
+#![warn(missing_docs)]
+#![deny(unreachable_pub)]
+
 pub mod checkpoint;
 pub mod env;
 pub mod eval;

@@ -1,12 +1,13 @@
 //! DeepRM checkpoints: the network's weights in safetensors format with a JSON header (format
 //! tag, shape, the config it was trained with, how it was made).
 
-use super::net::{PgNet, PgShape, flat};
+use super::net::{PgNet, PgShape};
 use super::train::PgConfig;
-use crate::agent::CheckpointError;
-use crate::agent::checkpoint::{fill_vars, read_meta_of, write_with_meta};
-use candle_core::Device;
 use candle_nn::VarMap;
+use continuum_infer::checkpoint::{CheckpointError, read_meta_of};
+use continuum_infer::weights::Weights;
+use continuum_learn::agent::flat;
+use continuum_learn::agent::{fill_vars, write_with_meta};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -72,8 +73,7 @@ impl PgCheckpoint {
             "a checkpoint of `continuum deeprm train` or `meta-train`",
         )?;
         let meta: PgMeta = serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
-        let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu)
-            .map_err(|e| fmt(e.to_string()))?;
+        let tensors = Weights::read(&bytes).map_err(fmt)?;
         let (vars, _) = super::net::build(meta.shape, 0).map_err(|e| fmt(e.to_string()))?;
         fill_vars(&vars, &tensors).map_err(fmt)?;
         let weights = flat(&vars).map_err(|e| fmt(e.to_string()))?;
@@ -98,7 +98,7 @@ impl PgCheckpoint {
     /// The network for acting.
     pub fn network(&self) -> candle_core::Result<(VarMap, PgNet)> {
         let (vars, net) = super::net::build(self.meta.shape, 0)?;
-        super::net::set_flat(&vars, &self.weights)?;
+        continuum_learn::agent::set_flat(&vars, &self.weights)?;
         Ok((vars, net))
     }
 }

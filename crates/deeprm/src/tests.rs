@@ -4,12 +4,13 @@
 use super::env::{End, Env, EnvParams, JobSet};
 use super::eval::{Scheduler, episode};
 use super::heuristics::{Heuristic, alignment};
-use super::net::{PgShape, build, flat};
+use super::net::{PgShape, build};
 use super::objective::Objective;
 use super::reinforce::{PgVariant, Trajectory, optimiser, returns, time_baseline, update};
 use super::train::{PgConfig, rollouts, train};
-use crate::reptile::meta_step;
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_learn::agent::flat;
+use continuum_learn::reptile::meta_step;
 
 /// One resource of 2 units, 2 slots, an 8-step horizon, jobs up to 4 steps.
 fn tiny() -> EnvParams {
