@@ -5,15 +5,15 @@
 //! application class of the default workload. The figure per scheduler is the measured time
 //! divided by 16.
 
-use continuum::load::WorkerLoad;
-use continuum::observe::WindowObservation;
-use continuum::policy::StreamClasses;
-use continuum::sim::Scenario;
+use continuum_core::load::WorkerLoad;
+use continuum_core::observe::WindowObservation;
+use continuum_core::policy::StreamClasses;
 use continuum_infer::agent::{
     Agent, Checkpoint, CheckpointMeta, DqnConfig, Fallback, NetShape, StateEncoder,
     topology_fingerprint,
 };
 use continuum_learn::agent::{build, weights_of};
+use continuum_sim::Scenario;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;

@@ -3,11 +3,11 @@
 //! 16 to 4 096 antennas (`decision/isp-*`), with the default workload's streams, every worker
 //! reachable (`all`) or a regional routing scope (`scoped`, `max_reach_ms: 40`).
 
-use continuum::feasibility::{Demand, Fleet, WorkerInfo, feasible};
-use continuum::load::LoadView;
-use continuum::policy::REGISTRY;
-use continuum::rng::{Purpose, stream_rng};
-use continuum::topology::Reach;
+use continuum_core::feasibility::{Demand, Fleet, WorkerInfo, feasible};
+use continuum_core::load::LoadView;
+use continuum_core::policy::REGISTRY;
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::topology::Reach;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::Rng;
 use std::hint::black_box;
@@ -76,11 +76,11 @@ fn decision(c: &mut Criterion) {
 /// Streams of `workloads/default.yaml` bound at the first scheduler of generated topologies:
 /// the cost of one binding as the country grows.
 fn decision_at_scale(c: &mut Criterion) {
-    use continuum::config::Source;
-    use continuum::profiles::Profiles;
-    use continuum::topology::Topology;
-    use continuum::topology::generate::{GenerateOptions, generate};
-    use continuum::workload::Workload;
+    use continuum_core::config::Source;
+    use continuum_core::profiles::Profiles;
+    use continuum_core::topology::Topology;
+    use continuum_core::topology::generate::{GenerateOptions, generate};
+    use continuum_core::workload::Workload;
     use std::path::Path;
     let profiles = Profiles::load(Path::new("profiles/object-detection.yaml")).unwrap();
     let workload = Workload::load(Path::new("workloads/default.yaml"), &profiles).unwrap();

@@ -14,14 +14,14 @@
 #[path = "gateway_support/mod.rs"]
 mod support;
 
-use continuum::gateway::GatewayConfig;
-use continuum::gateway::live::{LiveLoads, publish};
-use continuum::gateway::plan::Plan;
-use continuum::gateway::state::GatewayState;
-use continuum::gateway::streams::{OpenRequest, Stream};
-use continuum::gateway::upstream::Upstream;
-use continuum::load::WorkerLoad;
-use continuum::rng::{Purpose, stream_rng};
+use continuum_core::load::WorkerLoad;
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_gateway::GatewayConfig;
+use continuum_gateway::live::{LiveLoads, publish};
+use continuum_gateway::plan::Plan;
+use continuum_gateway::state::GatewayState;
+use continuum_gateway::streams::{OpenRequest, Stream};
+use continuum_gateway::upstream::Upstream;
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 use std::hint::black_box;
@@ -55,10 +55,12 @@ fn pct(h: &Histogram<u64>, q: f64) -> f64 {
 
 /// (a) `bind` on a gateway for ant-00 of full-edge, every worker up and half loaded.
 fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
-    let profiles = continuum::profiles::Profiles::load(&repo("profiles/object-detection.yaml"))
-        .expect("profiles");
+    let profiles =
+        continuum_core::profiles::Profiles::load(&repo("profiles/object-detection.yaml"))
+            .expect("profiles");
     let topo =
-        continuum::topology::Topology::load(&repo("topologies/full-edge.yaml"), &profiles).unwrap();
+        continuum_core::topology::Topology::load(&repo("topologies/full-edge.yaml"), &profiles)
+            .unwrap();
     // One HTTP upstream per cluster that hosts workers; never contacted (port 9: discard).
     let mut clusters: Vec<&str> = topo
         .workers
@@ -138,7 +140,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         })
         .collect();
     let mut out = Vec::new();
-    for p in continuum::policy::REGISTRY {
+    for p in continuum_core::policy::REGISTRY {
         state.pin_policy(None, *p);
         let mut h = histogram();
         let mut infeasible = 0;

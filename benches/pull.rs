@@ -6,15 +6,15 @@
 //! TapFinger's agents are the shipped checkpoint's; `greedy-pull` is the hand-written
 //! reference.
 
-use continuum::config::Source;
-use continuum::feasibility::Fleet;
-use continuum::load::LoadView;
-use continuum::profiles::Profiles;
-use continuum::pull::{GreedyPull, Pending, Puller, Resolution, step};
-use continuum::rng::{Purpose, stream_rng};
-use continuum::topology::Topology;
-use continuum::topology::generate::{GenerateOptions, generate};
-use continuum::workload::Workload;
+use continuum_core::config::Source;
+use continuum_core::feasibility::Fleet;
+use continuum_core::load::LoadView;
+use continuum_core::profiles::Profiles;
+use continuum_core::pull::{GreedyPull, Pending, Puller, Resolution, step};
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::topology::Topology;
+use continuum_core::topology::generate::{GenerateOptions, generate};
+use continuum_core::workload::Workload;
 use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

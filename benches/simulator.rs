@@ -2,8 +2,8 @@
 //! (criterion reports it as element throughput); divide by the offered rate (~16 000 qps) for
 //! the ratio to real time.
 
-use continuum::policy::by_name;
-use continuum::sim::{Scenario, SimConfig, Simulation};
+use continuum_core::policy::by_name;
+use continuum_sim::{Scenario, SimConfig, Simulation};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::path::Path;
 use std::sync::Arc;

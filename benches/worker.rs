@@ -8,11 +8,11 @@
 //! `MIN_TIME`, after `WARMUP`.
 
 use bytes::Bytes;
-use continuum::inference::{Model, Tensor, backend, reference_input};
-use continuum::worker::{Worker, WorkerConfig};
 use continuum_wire::QuicClient;
 use continuum_wire::frame::{InferFrame, Response};
 use continuum_wire::query::InferRequest;
+use continuum_worker::inference::{Model, Tensor, backend, reference_input};
+use continuum_worker::{Worker, WorkerConfig};
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;

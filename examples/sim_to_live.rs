@@ -16,11 +16,11 @@
 use anyhow::{Result, bail};
 use clap::Parser;
 use continuum::cli::{Cli, Command, Runner, build_report};
-use continuum::gateway::{Gateway, GatewayConfig};
-use continuum::loadgen::{LoadOptions, QuicTarget, run};
-use continuum::profiles::Profiles;
-use continuum::worker::{Worker, WorkerConfig};
-use continuum::workload::{Lambda, Workload};
+use continuum_core::profiles::Profiles;
+use continuum_core::workload::{Lambda, Workload};
+use continuum_gateway::{Gateway, GatewayConfig};
+use continuum_loadgen::{LoadOptions, QuicTarget, run};
+use continuum_worker::{Worker, WorkerConfig};
 use std::path::Path;
 use std::time::Duration;
 
@@ -157,7 +157,7 @@ fn main() -> Result<()> {
         unreachable!("parsed a simulate command")
     };
     let config =
-        continuum::mitigation::Configuration::parse(&format!("{policy}+{}", args.mitigation))
+        continuum_core::mitigation::Configuration::parse(&format!("{policy}+{}", args.mitigation))
             .map_err(anyhow::Error::msg)?;
     let sim = build_report(run, &[Runner::Static(config)])?;
     let s = &sim.results[0];

@@ -16,7 +16,7 @@ listed in models/models.yaml (so `continuum profile` and the worker tests leave 
 writes its own manifest for it.
 
 Also writes models/reference.json: the outputs of Python onnxruntime for a fixed deterministic
-input (the same formula as `continuum::inference::reference_input` in Rust), so that tests can
+input (the same formula as `continuum_worker::inference::reference_input` in Rust), so that tests can
 check the Rust backends against ONNX Runtime without loading it.
 """
 import json

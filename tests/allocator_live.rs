@@ -7,7 +7,7 @@
 mod gateway_support;
 
 use continuum::allocator::{AllocatorConfig, LiveAllocator};
-use continuum::config::Source;
+use continuum_core::config::Source;
 use gateway_support::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 
 mod gateway_support;
 
-use continuum::gateway::Gateway;
+use continuum_gateway::Gateway;
 use continuum_infer::agent::{Checkpoint, Fallback};
 use gateway_support::*;
 use serde_json::{Value, json};

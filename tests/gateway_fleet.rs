@@ -7,7 +7,7 @@
 
 mod gateway_support;
 
-use continuum::loadgen::{self, Assign, LoadOptions};
+use continuum_loadgen::{self as loadgen, Assign, LoadOptions};
 use gateway_support::*;
 use serde_json::json;
 use std::net::SocketAddr;
@@ -27,7 +27,7 @@ apps:
 
 struct Fleet {
     gateways: Vec<(SocketAddr, Child)>,
-    workers: Vec<continuum::worker::Worker>,
+    workers: Vec<continuum_worker::Worker>,
     dir: tempfile::TempDir,
 }
 
@@ -126,8 +126,8 @@ async fn streams_move_between_gateways_and_none_is_lost_when_one_dies() {
     // Load spread over [A, B, C]; A is killed while its streams are open.
     let wl_file = f.dir.path().join("workload.yaml");
     std::fs::write(&wl_file, WORKLOAD).unwrap();
-    let profiles = continuum::profiles::Profiles::load(&repo("profiles/local.yaml")).unwrap();
-    let workload = continuum::workload::Workload::load(&wl_file, &profiles).unwrap();
+    let profiles = continuum_core::profiles::Profiles::load(&repo("profiles/local.yaml")).unwrap();
+    let workload = continuum_core::workload::Workload::load(&wl_file, &profiles).unwrap();
     let urls: Vec<String> = (0..3).map(|i| format!("http://{}", f.addr(i))).collect();
     let mut o = LoadOptions::new(&urls[0], workload, &profiles).unwrap();
     o.set_gateways(&urls).unwrap();

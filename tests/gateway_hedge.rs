@@ -4,7 +4,7 @@
 
 mod gateway_support;
 
-use continuum::gateway::{Gateway, GatewayConfig};
+use continuum_gateway::{Gateway, GatewayConfig};
 use gateway_support::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

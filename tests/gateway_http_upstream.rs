@@ -6,8 +6,8 @@
 mod worker_support;
 
 use bytes::Bytes;
-use continuum::gateway::upstream::UpstreamError;
-use continuum::gateway::upstream::http::{HttpUpstream, ScrapedLoad};
+use continuum_gateway::upstream::UpstreamError;
+use continuum_gateway::upstream::http::{HttpUpstream, ScrapedLoad};
 use continuum_wire::tensor::Tensor;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};

@@ -5,13 +5,13 @@
 
 mod gateway_support;
 
-use continuum::config::Source;
-use continuum::feasibility::{Demand, Fleet};
-use continuum::load::LoadView;
-use continuum::profiles::Profiles;
-use continuum::pull::{GreedyPull, Pending, Puller, step};
-use continuum::rng::{Purpose, stream_rng};
-use continuum::topology::Topology;
+use continuum_core::config::Source;
+use continuum_core::feasibility::{Demand, Fleet};
+use continuum_core::load::LoadView;
+use continuum_core::profiles::Profiles;
+use continuum_core::pull::{GreedyPull, Pending, Puller, step};
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::topology::Topology;
 use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
 use gateway_support::*;
 use serde_json::json;

@@ -5,9 +5,9 @@
 
 mod gateway_support;
 
-use continuum::inference::{Tensor, reference_input};
 use continuum_wire::QuicClient;
 use continuum_wire::frame::{self, InferFrame, Response};
+use continuum_worker::inference::{Tensor, reference_input};
 use gateway_support::*;
 use serde_json::json;
 
@@ -124,9 +124,9 @@ async fn frames_over_the_limit_are_refused_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_load_generator_sends_its_queries_over_quic() {
-    use continuum::loadgen::{self, LoadOptions, QuicTarget};
-    use continuum::profiles::Profiles;
-    use continuum::workload::{Lambda, Workload};
+    use continuum_core::profiles::Profiles;
+    use continuum_core::workload::{Lambda, Workload};
+    use continuum_loadgen::{self as loadgen, LoadOptions, QuicTarget};
     let l = live(false, json!({"quic": {"listen": "127.0.0.1:0"}})).await;
     let profiles = Profiles::load(&repo("profiles/local.yaml")).unwrap();
     let mut workload = Workload::load(&repo("workloads/live.yaml"), &profiles).unwrap();

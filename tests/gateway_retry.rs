@@ -76,7 +76,7 @@ async fn kill_under_load(retry: Value, done: fn(&str) -> bool) -> (Vec<(u16, Str
         cloud_up,
         json!({"worker_silence_ms": 300, "retry": retry}),
     );
-    let gw = continuum::gateway::Gateway::start(serde_json::from_value(cfg).unwrap())
+    let gw = continuum_gateway::Gateway::start(serde_json::from_value(cfg).unwrap())
         .await
         .expect("gateway starts");
     assert!(

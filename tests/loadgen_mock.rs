@@ -3,10 +3,10 @@
 //! as rejected, and late answers are failures.
 
 use bytes::Bytes;
-use continuum::loadgen::{self, BodyFormat, LoadOptions, LoadReport};
-use continuum::profiles::Profiles;
-use continuum::workload::emission::ClientArrivals;
-use continuum::workload::{Lambda, Workload};
+use continuum_core::profiles::Profiles;
+use continuum_core::workload::emission::ClientArrivals;
+use continuum_core::workload::{Lambda, Workload};
+use continuum_loadgen::{self as loadgen, BodyFormat, LoadOptions, LoadReport};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};

@@ -5,7 +5,7 @@
 
 mod worker_support;
 
-use continuum::inference::{Manifest, Model, backend, reference_input};
+use continuum_worker::inference::{Manifest, Model, backend, reference_input};
 use std::process::Command;
 use worker_support::*;
 

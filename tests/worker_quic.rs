@@ -4,8 +4,8 @@
 
 mod worker_support;
 
-use continuum::inference::{Tensor, reference_input};
 use continuum_wire::frame::{self, InferFrame, Response};
+use continuum_worker::inference::{Tensor, reference_input};
 use serde_json::json;
 use std::time::Duration;
 use worker_support::*;

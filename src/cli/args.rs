@@ -103,7 +103,7 @@ pub enum Command {
     Deeprm {
         /// What to do.
         #[command(subcommand)]
-        cmd: super::deeprm::DeepRmCommand,
+        cmd: continuum_deeprm::cli::DeepRmCommand,
     },
     /// Find the best static per-class policy table on some seeds and write it (a baseline for
     /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).

@@ -3,8 +3,6 @@
 
 mod allocated;
 mod args;
-pub mod deeprm;
-mod deeprm_eval;
 mod meta_steps;
 mod meta_train;
 mod names;

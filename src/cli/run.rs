@@ -24,7 +24,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Sweep { .. } => bail!("`sweep` is carried out by continuum::app::execute"),
         Command::Topology { cmd } => return super::topology::execute(cmd),
         Command::Train(args) => return super::train::execute(args),
-        Command::Deeprm { cmd } => return super::deeprm::execute(cmd),
+        Command::Deeprm { cmd } => return continuum_deeprm::cli::execute(cmd),
         Command::MetaTrain(a) => return super::meta_steps::execute(a),
         Command::Worker { config } => return continuum_worker::run_from_file(config),
         Command::Gateway { config } => return continuum_gateway::run_from_file(config),

@@ -8,8 +8,8 @@ mod worker_support;
 pub use worker_support::*;
 
 use bytes::Bytes;
-use continuum::gateway::{Gateway, GatewayConfig};
-use continuum::worker::Worker;
+use continuum_gateway::{Gateway, GatewayConfig};
+use continuum_worker::Worker;
 use http_body_util::Full;
 use hyper::Request;
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ pub fn repo(p: &str) -> PathBuf {
 }
 
 /// The central-office worker of topologies/live.yaml, certificate written into `dir`.
-pub fn co_config(dir: &Path, quic: &str) -> continuum::worker::WorkerConfig {
+pub fn co_config(dir: &Path, quic: &str) -> continuum_worker::WorkerConfig {
     config(
         &[("cnn-s-b1", "cnn-s", 1, 0.0), ("cnn-m-b1", "cnn-m", 1, 0.0)],
         json!({"name": "worker-co", "quic": {"listen": quic, "dev_cert_out": dir.join("co.der")}}),
@@ -31,7 +31,7 @@ pub fn co_config(dir: &Path, quic: &str) -> continuum::worker::WorkerConfig {
 }
 
 /// The cloud worker of topologies/live.yaml.
-pub fn cloud_config(dir: &Path, quic: &str) -> continuum::worker::WorkerConfig {
+pub fn cloud_config(dir: &Path, quic: &str) -> continuum_worker::WorkerConfig {
     config(
         &[("cnn-l-b1", "cnn-l", 1, 0.0), ("cnn-l-b4", "cnn-l", 4, 5.0)],
         json!({"name": "worker-cloud", "quic": {"listen": quic, "dev_cert_out": dir.join("cloud.der")}}),

@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use continuum::inference::{Model, Tensor, reference_input};
-use continuum::worker::{Worker, WorkerConfig};
 use continuum_wire::QuicClient;
+use continuum_worker::inference::{Model, Tensor, reference_input};
+use continuum_worker::{Worker, WorkerConfig};
 use http_body_util::{BodyExt, Full};
 use hyper::{HeaderMap, Request, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -78,6 +78,44 @@ pub fn assert_close(a: &Tensor, b: &Tensor, tol: f32) {
     for (i, (x, y)) in a.data.iter().zip(&b.data).enumerate() {
         assert!((x - y).abs() <= tol, "element {i}: {x} vs {y}");
     }
+}
+
+/// Sends `head` (a request's line and headers, no body) on a fresh TCP connection and returns
+/// the answer as text: its head and the body its `content-length` announces (or what came before
+/// the server closed). For requests refused from their headers alone (a declared body over the
+/// limit), where a client still writing the body could see the connection closed under it.
+pub async fn head_only(addr: SocketAddr, head: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let text = String::from_utf8_lossy(&got).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + len {
+                    return;
+                }
+            }
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("an answer in time");
+    String::from_utf8_lossy(&got).to_string()
 }
 
 /// One HTTP/1.1 request on a fresh connection; returns status, headers and body.

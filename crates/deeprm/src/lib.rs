@@ -2,14 +2,15 @@
 //! with d resources and a job queue ([`env`]), its reward objectives ([`objective`]), the
 //! paper's baselines ([`heuristics`]), the policy network ([`net`]), REINFORCE with the time-step
 //! baseline and its improved variants ([`reinforce`], [`train`]), evaluation ([`eval`]),
-//! first-order meta-learning over job distributions ([`meta`]) and checkpoints
-//! ([`checkpoint`]). It checks the policy-gradient code against a published result before the
+//! first-order meta-learning over job distributions ([`meta`]), checkpoints
+//! ([`checkpoint`]) and its commands, `continuum deeprm train | meta-train | eval` ([`cli`]). It checks the policy-gradient code against a published result before the
 //! same code trains continuum's own policies.
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 
 pub mod checkpoint;
+pub mod cli;
 pub mod env;
 pub mod eval;
 pub mod heuristics;

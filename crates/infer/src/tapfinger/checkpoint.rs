@@ -3,22 +3,12 @@
 //! topology). Nothing in it depends on the topology's size: any checkpoint serves any topology.
 
 use super::config::TapConfig;
-use super::fast::FastTapNet;
+use super::fast::{FastTapNet, TapNetShape};
 use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use crate::checkpoint::{CheckpointError, read_meta_of};
 use crate::weights::Weights;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// Network settings (part of a checkpoint).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TapNetShape {
-    /// Hidden width.
-    pub hidden: usize,
-    /// Whether the encoder is the HAN (false: an MLP over each stream's own features and the
-    /// means of its neighbours' — the paper's ablation without HAN).
-    pub han: bool,
-}
 
 /// Format tag written in every TapFinger checkpoint.
 const FORMAT: &str = "continuum-tapfinger/1";

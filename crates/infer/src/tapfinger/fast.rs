@@ -7,11 +7,20 @@
 //! only for the offer the pointer picks. Training (candle's `TapNet` in `continuum-learn`, whose
 //! variable names these are) checks its batched forward against this within 1e-5.
 
-use super::checkpoint::TapNetShape;
 use super::features::AgentObs;
 use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use crate::linalg::{Cols, dot};
 use crate::weights::Weights;
+
+/// Network settings (part of a checkpoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TapNetShape {
+    /// Hidden width.
+    pub hidden: usize,
+    /// Whether the encoder is the HAN (false: an MLP over each stream's own features and the
+    /// means of its neighbours' — the paper's ablation without HAN).
+    pub han: bool,
+}
 
 /// Node-level attention, folded for one query at a time: the projections have no bias, so
 /// q·(W_k n) = ((W_kᵀ W_q) x)·n and Σ a·(W_v n) = W_v (Σ a·n), two matrix-vector products per

@@ -12,6 +12,6 @@ mod fast;
 pub mod features;
 
 pub use agent::{Pick, TapFinger, choose, observe, softmax};
-pub use checkpoint::{TapCheckpoint, TapMeta, TapNetShape};
+pub use checkpoint::{TapCheckpoint, TapMeta};
 pub use config::{ResolutionName, TapConfig, TapReward};
-pub use fast::{AgentLogits, FastTapNet};
+pub use fast::{AgentLogits, FastTapNet, TapNetShape};

@@ -1,15 +1,17 @@
 //! `continuum deeprm train | meta-train | eval`: the DeepRM reproduction (docs/deeprm.md).
 
-use super::deeprm_eval::DeepRmEvalArgs;
+mod eval;
+
+use crate::eval::EvalFigures;
+use crate::meta::{MetaConfig, MetaMethod, meta_train};
+use crate::net::build;
+use crate::train::{PgIterLog, train};
+use crate::{End, PgCheckpoint, PgConfig, PgVariant};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use continuum_deeprm::eval::EvalFigures;
-use continuum_deeprm::meta::{MetaConfig, MetaMethod, meta_train};
-use continuum_deeprm::net::build;
-use continuum_deeprm::train::{PgIterLog, train};
-use continuum_deeprm::{End, PgCheckpoint, PgConfig, PgVariant};
 use continuum_learn::agent::set_flat;
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
+pub use eval::DeepRmEvalArgs;
 use std::path::{Path, PathBuf};
 
 /// What to do with the reproduction.
@@ -102,7 +104,7 @@ pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
     pool.install(|| match cmd {
         DeepRmCommand::Train(a) => train_cmd(a),
         DeepRmCommand::MetaTrain(a) => meta_cmd(a),
-        DeepRmCommand::Eval(a) => super::deeprm_eval::eval_cmd(a),
+        DeepRmCommand::Eval(a) => eval::eval_cmd(a),
     })
 }
 
@@ -269,7 +271,7 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         cfg.meta_iterations = i;
     }
     cfg.validate()?;
-    let progress = |l: &continuum_deeprm::meta::MetaLog| {
+    let progress = |l: &crate::meta::MetaLog| {
         if l.iteration % 10 == 0 {
             eprintln!(
                 "[{:>6.1} s] meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",

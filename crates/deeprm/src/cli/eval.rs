@@ -1,11 +1,11 @@
 //! `continuum deeprm eval`: every scheduler at every load on the held-out seeds, as a table,
 //! JSON, and the paper's two figures (slowdown vs load, slowdown CDF at one load).
 
+use crate::EnvParams;
+use crate::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
+use crate::{Heuristic, PgCheckpoint};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use continuum_deeprm::EnvParams;
-use continuum_deeprm::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
-use continuum_deeprm::{Heuristic, PgCheckpoint};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ pub struct DeepRmEvalArgs {
 
 /// One measured cell: a scheduler at a load on one seed.
 #[derive(Debug, Serialize)]
-pub struct EvalRow {
+pub(crate) struct EvalRow {
     /// Scheduler name.
     pub scheduler: String,
     /// Offered load.
@@ -62,10 +62,10 @@ pub struct EvalRow {
 
 /// A scheduler of an evaluation: its row name, the one load it is measured at (all if none),
 /// and a checkpoint with whether it masks (none: a heuristic).
-pub type Who = (String, Option<f64>, Option<(PgCheckpoint, bool)>);
+pub(crate) type Who = (String, Option<f64>, Option<(PgCheckpoint, bool)>);
 
 /// Every scheduler of an evaluation: the heuristics then the agents.
-pub fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
+pub(crate) fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
     let mut out: Vec<Who> = Heuristic::ALL
         .iter()
         .map(|h| (h.name().to_string(), None, None))
@@ -92,8 +92,8 @@ pub fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
 }
 
 /// Measures `who` at `cfg`'s environment on `seed`'s held-out jobsets.
-pub fn measure(
-    env: continuum_deeprm::EnvParams,
+pub(crate) fn measure(
+    env: crate::EnvParams,
     who: &Option<(PgCheckpoint, bool)>,
     name: &str,
     seed: u64,
@@ -144,7 +144,7 @@ fn list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
 }
 
 /// Runs `deeprm eval`.
-pub fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
+pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
     let loads: Vec<f64> = list("--loads", &a.loads)?;
     let seeds: Vec<u64> = list("--seeds", &a.seeds)?;
     if loads.is_empty() || seeds.is_empty() || a.jobsets == 0 {
@@ -248,7 +248,9 @@ fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Re
             }
         }
     }
-    super::print(&t)
+    let mut out = std::io::stdout().lock();
+    std::io::Write::write_all(&mut out, format!("{t}\n").as_bytes())?;
+    std::io::Write::flush(&mut out)
 }
 
 fn plots(
