@@ -15,10 +15,12 @@
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use continuum::cli::{Cli, Command, Runner, build_report};
+use continuum::cli::{Cli, Command};
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::{Lambda, Workload};
 use continuum_gateway::{Gateway, GatewayConfig};
+use continuum_lab::run::build_report;
+use continuum_lab::runner::Runner;
 use continuum_loadgen::{LoadOptions, QuicTarget, run};
 use continuum_worker::{Worker, WorkerConfig};
 use std::path::Path;

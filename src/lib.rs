@@ -1,9 +1,10 @@
 //! continuum: an edge-cloud inference request dispatcher.
 //!
-//! This crate is the `continuum` command ([`app`], [`cli`], [`sweep`]), its reports ([`report`]) and the live
-//! allocator ([`allocator`]). Everything else is a crate of its own, named by its own path (no
+//! This crate is the `continuum` command ([`app`], [`cli`], [`sweep`]) and the live allocator
+//! ([`allocator`]); the runs it makes and their reports are [`continuum_lab`]'s. Everything else is a crate of its own, named by its own path (no
 //! re-exports here): the sans-IO core [`continuum_core`], the simulator [`continuum_sim`],
-//! allocation [`continuum_alloc`], training [`continuum_learn`], the trained agents as a
+//! allocation [`continuum_alloc`], experiments and their reports [`continuum_lab`], training
+//! [`continuum_learn`], the trained agents as a
 //! dispatcher runs them [`continuum_infer`], the DeepRM reproduction [`continuum_deeprm`], the wire
 //! protocols [`continuum_wire`], the worker [`continuum_worker`], the gateway
 //! [`continuum_gateway`] and the load generator [`continuum_loadgen`]. The crate graph and what
@@ -14,5 +15,4 @@
 pub mod allocator;
 pub mod app;
 pub mod cli;
-pub mod report;
 pub mod sweep;

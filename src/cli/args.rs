@@ -1,6 +1,7 @@
 //! Command-line arguments (clap derive).
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use continuum_lab::run::RunArgs;
 use std::path::PathBuf;
 
 /// continuum: edge-cloud inference request dispatcher.
@@ -167,88 +168,6 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         min_time_ms: u64,
     },
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A text table.
-    Table,
-    /// The JSON report.
-    Json,
-    /// CSV rows.
-    Csv,
-}
-
-/// Options of a simulation run.
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// Topology file (YAML).
-    pub topology: PathBuf,
-    /// Variant profiles file (YAML).
-    #[arg(long, default_value = "profiles/object-detection.yaml")]
-    pub profiles: PathBuf,
-    /// Workload file (YAML).
-    #[arg(long, default_value = "workloads/default.yaml")]
-    pub workload: PathBuf,
-    /// Constant client arrival rate per antenna, clients/min (overrides the workload's λ).
-    #[arg(long, allow_negative_numbers = true)]
-    pub lambda: Option<f64>,
-    /// Simulated duration, s.
-    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
-    pub duration: f64,
-    /// Seed of every random stream.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Window T over which success ratios are reported, s.
-    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
-    pub window: f64,
-    /// Load publication period Δ (staleness of what schedulers see), ms.
-    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
-    pub staleness_ms: f64,
-    /// Sliding window over which worker loads are measured, ms.
-    #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
-    pub load_window_ms: f64,
-    /// Worker queue bound: `deadline` (drop what cannot finish in time), `unbounded`, or a
-    /// number of waiting queries.
-    #[arg(long, default_value = "deadline")]
-    pub queue_bound: String,
-    /// Actual worker capacity against the profiles, which schedulers keep believing: a multiple
-    /// for every worker (`0.5`: processing takes twice as long) or `perturb:<spread>[:<seed>]`
-    /// (each cluster its own multiple in [1 − spread, 1 + spread]; the seed defaults to
-    /// `--seed`).
-    #[arg(long, default_value = "1", allow_negative_numbers = true)]
-    pub capacity_scale: String,
-    /// Output format on standard output.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Also write results.json, results.csv and the SVG plots into this directory.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Worker threads (default: all cores): `compare` runs its rows on them in parallel,
-    /// `simulate` its one run. Results do not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Pull rows (`greedy-pull`, `random-pull`, `prior-pull`, `tapfinger:<checkpoint>`): time between
-    /// decision steps, ms (default: the load publication period).
-    #[arg(long, allow_negative_numbers = true)]
-    pub pull_step_ms: Option<f64>,
-    /// Pull rows: decision steps a stream may wait unclaimed before it is refused.
-    #[arg(long, default_value_t = 1)]
-    pub patience: u32,
-    /// How a scheduler counts its own bindings since the last load publication
-    /// (docs/model.md §8): `off`, `publication` (in full until the next publication) or
-    /// `window` (the share of the load window that has not measured them yet).
-    #[arg(long, default_value = continuum_core::load::OwnBindings::default().name())]
-    pub own_bindings: String,
-    /// Also compute the offline upper bound of the run (docs/model.md §16: a clairvoyant fluid
-    /// assignment of the same streams, a linear program) and give every row its share of it.
-    /// Not with `--allocators` (the bound keeps the file's deployment).
-    #[arg(long)]
-    pub bound: bool,
-    /// The bound's time slices, in each of which every worker's capacity holds, ms.
-    #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
-    pub bound_slice_ms: f64,
 }
 
 /// Options of `continuum train`.

@@ -1,7 +1,6 @@
 //! The `continuum` command line: `simulate` (one policy, a time series) and `compare` (every
 //! policy on the same workload and seed).
 
-mod allocated;
 mod args;
 mod meta_steps;
 mod meta_train;
@@ -9,14 +8,13 @@ mod names;
 mod progress;
 mod rows;
 mod run;
-mod runner;
 mod sweep_args;
 mod table;
 mod topology;
 mod train;
 mod train_tapfinger;
 
-pub use args::{Cli, Command, Format, RunArgs, TrainArgs};
+pub use args::{Cli, Command, TrainArgs};
 
 /// Checks a `--budget` value: a positive, finite number of simulated queries.
 pub(crate) fn check_budget(b: f64) -> anyhow::Result<f64> {
@@ -37,6 +35,5 @@ pub(crate) fn print(text: &str) -> Result<(), std::io::Error> {
     out.flush()
 }
 pub use rows::compare_rows;
-pub use run::{bound_report, build_report, build_report_with, execute, write_outputs};
-pub use runner::Runner;
+pub use run::execute;
 pub use sweep_args::SweepCommand;

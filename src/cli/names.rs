@@ -5,8 +5,7 @@
 
 use continuum_core::mitigation::MitigationKind;
 
-/// The ways a TapFinger row can settle conflicting claims (`tapfinger[<resolution>]:<ckpt>`).
-pub(crate) const RESOLUTIONS: [&str; 3] = ["bayes", "uniform-prior", "first-claim"];
+use continuum_lab::runner::RESOLUTIONS;
 
 /// The dispatch policies a name gives, in registry order, with the power-of-d family's form.
 pub(crate) fn policies() -> String {

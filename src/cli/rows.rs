@@ -3,10 +3,10 @@
 //! sweep's cells build them the same way, so that a cell's row is the row `compare` runs.
 
 use super::args::Command;
-use super::runner::Runner;
 use anyhow::{Context, Result, bail};
 use continuum_core::mitigation::{Configuration, MitigationKind};
 use continuum_core::policy::{self, StreamClasses};
+use continuum_lab::runner::{OracleChoices, PullRow, Runner};
 
 /// The rows of `command` when it is `compare` (in the report's order), `None` otherwise.
 pub fn compare_rows(command: &Command) -> Result<Option<Vec<Runner>>> {
@@ -80,7 +80,7 @@ pub fn compare_rows(command: &Command) -> Result<Option<Vec<Runner>>> {
                     &run.workload,
                     &continuum_core::profiles::Profiles::load(&run.profiles)?,
                 )?;
-                super::runner::OracleChoices {
+                OracleChoices {
                     candidates: continuum_learn::meta::default_oracle_policies(),
                     classes: StreamClasses::from_workload(
                         &w,
@@ -128,7 +128,7 @@ fn allocated_rows(
         bail!("--allocators: expected at least one allocator name");
     }
     for n in &names {
-        super::allocated::check_allocator(n)?;
+        continuum_lab::allocated::check_allocator(n)?;
     }
     let mut out = Vec::new();
     for r in rows {
@@ -170,7 +170,7 @@ pub fn parse_rows(list: &str) -> Result<Vec<Runner>> {
             .into_iter()
             .find(|n| *n == item)
         {
-            rows.push(Runner::Pull(super::runner::PullRow::Baseline(name)));
+            rows.push(Runner::Pull(PullRow::Baseline(name)));
         } else {
             rows.push(Runner::Static(Configuration::parse(item).map_err(|e| {
                 anyhow::anyhow!("{e}; other rows: {}", super::names::other_rows())

@@ -2,9 +2,10 @@
 //! carries its result to the merge.
 
 use super::grid::{Grid, parse};
-use crate::cli::{Command, Runner};
-use crate::report::Report;
+use crate::cli::Command;
 use anyhow::{Context, Result, bail};
+use continuum_lab::report::Report;
+use continuum_lab::runner::Runner;
 use indicatif::ProgressDrawTarget;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -119,10 +120,16 @@ pub fn run_cell(grid: &Grid, id: &str) -> Result<CellFile> {
     run.threads = Some(1);
     run.bound = false;
     let (report, name) = if row == rows.len() {
-        (crate::cli::bound_report(&run)?, BOUND_CELL.to_string())
+        (
+            continuum_lab::run::bound_report(&run)?,
+            BOUND_CELL.to_string(),
+        )
     } else {
-        let r =
-            crate::cli::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
+        let r = continuum_lab::run::build_report_with(
+            &run,
+            &rows[row..row + 1],
+            ProgressDrawTarget::hidden(),
+        )?;
         (r, rows[row].name())
     };
     Ok(CellFile {

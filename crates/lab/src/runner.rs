@@ -15,6 +15,9 @@ use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The ways a TapFinger row can settle conflicting claims (`tapfinger[<resolution>]:<ckpt>`).
+pub const RESOLUTIONS: [&str; 3] = ["bayes", "uniform-prior", "first-claim"];
+
 /// Extra simulated time an oracle fork runs past its window so the window's queries are
 /// answered before it is scored, ms (the longest deadline of the default workload is 1 s).
 const ORACLE_SETTLE_MS: f64 = 2000.0;
@@ -141,7 +144,7 @@ impl Runner {
                         "first-claim" => ResolutionName::FirstClaim,
                         _ => anyhow::bail!(
                             "`tapfinger[{how}]`: unknown setting `{item}`; expected a resolution (one of {:?}) or `fallback=<c>`",
-                            super::names::RESOLUTIONS
+                            RESOLUTIONS
                         ),
                     };
                 }
@@ -222,7 +225,7 @@ impl Runner {
                 };
                 let sim = Simulation::new(sc.clone(), cfg, config.policy);
                 let (sim, report) =
-                    super::allocated::run(sim, allocator, *slot_s, *model, window_s, steps, bar)?;
+                    crate::allocated::run(sim, allocator, *slot_s, *model, window_s, steps, bar)?;
                 allocation = Some(report);
                 sim
             }
