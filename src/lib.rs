@@ -1,7 +1,7 @@
 //! continuum: an edge-cloud inference request dispatcher.
 //!
-//! This crate is the `continuum` command ([`app`], [`cli`], [`sweep`]) and the live allocator
-//! ([`allocator`]); the runs it makes and their reports are [`continuum_lab`]'s. Everything else is a crate of its own, named by its own path (no
+//! This crate is the `continuum` command ([`app`], [`cli`], [`sweep`]); the runs it makes and
+//! their reports are [`continuum_lab`]'s, the live allocator [`continuum_alloc_live`]'s. Everything else is a crate of its own, named by its own path (no
 //! re-exports here): the sans-IO core [`continuum_core`], the simulator [`continuum_sim`],
 //! allocation [`continuum_alloc`], experiments and their reports [`continuum_lab`], training
 //! [`continuum_learn`], the trained agents as a
@@ -12,7 +12,6 @@
 
 #![warn(missing_docs)]
 
-pub mod allocator;
 pub mod app;
 pub mod cli;
 pub mod sweep;

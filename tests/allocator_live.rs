@@ -6,7 +6,7 @@
 
 mod gateway_support;
 
-use continuum::allocator::{AllocatorConfig, LiveAllocator};
+use continuum_alloc_live::{AllocatorConfig, LiveAllocator};
 use continuum_core::config::Source;
 use gateway_support::*;
 use serde_json::{Value, json};
@@ -41,7 +41,7 @@ async fn open_until(addr: std::net::SocketAddr, req: &Value, want: fn(u16) -> bo
     }
 }
 
-fn loaded(r: &continuum::allocator::SlotReport, variant: &str) -> bool {
+fn loaded(r: &continuum_alloc_live::SlotReport, variant: &str) -> bool {
     r.state.iter().any(|(_, v, l)| v == variant && *l)
 }
 

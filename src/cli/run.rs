@@ -26,7 +26,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Worker { config } => return continuum_worker::run_from_file(config),
         Command::Gateway { config } => return continuum_gateway::run_from_file(config),
         Command::Allocator { config, slots } => {
-            return crate::allocator::run_from_file(config, *slots);
+            return continuum_alloc_live::run_from_file(config, *slots);
         }
         Command::Loadgen(args) => return continuum_loadgen::execute(args),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),

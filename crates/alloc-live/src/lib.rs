@@ -7,6 +7,9 @@
 //! so a variant with one replica or more is loaded and one with none is unloaded; the gateways
 //! follow from the workers' load reports (an unloaded variant leaves them).
 
+#![warn(missing_docs)]
+#![deny(unreachable_pub)]
+
 mod config;
 mod scrape;
 

@@ -228,7 +228,8 @@ mod tests {
 
     #[test]
     fn the_shipped_settings_parse() {
-        let c = AllocatorConfig::load(Path::new("config/allocator.yaml")).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let c = AllocatorConfig::load(&root.join("config/allocator.yaml")).unwrap();
         assert_eq!((c.gateways.len(), c.workers.len()), (1, 2));
         assert_eq!(c.allocator, "oga");
     }

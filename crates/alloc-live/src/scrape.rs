@@ -14,7 +14,7 @@ pub struct AppCounters {
 }
 
 /// Parses the counters an allocator reads; other samples are skipped.
-pub fn parse(text: &str) -> AppCounters {
+pub(crate) fn parse(text: &str) -> AppCounters {
     let mut out = AppCounters::default();
     for sample in parse_prometheus(text) {
         let map = match sample.name.as_str() {
