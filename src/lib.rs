@@ -11,6 +11,7 @@
 //! each crate may import are in `docs/architecture.md`.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod app;
 pub mod cli;

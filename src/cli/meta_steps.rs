@@ -22,7 +22,7 @@ struct InnerSummary {
 }
 
 /// Runs `continuum meta-train`: the whole run, or one of its units of work.
-pub fn execute(a: &MetaTrainArgs) -> Result<()> {
+pub(super) fn execute(a: &MetaTrainArgs) -> Result<()> {
     let l = Loaded::from(a)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))

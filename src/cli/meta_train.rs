@@ -81,7 +81,7 @@ pub(super) struct Loaded {
 
 impl Loaded {
     /// Loads the files `a` names.
-    pub fn from(a: &MetaTrainArgs) -> Result<Self> {
+    pub(super) fn from(a: &MetaTrainArgs) -> Result<Self> {
         let cfg = DqnConfig::load(&a.config)?;
         let mut m: MetaSettings = match &a.meta {
             Some(p) => Source::read(p)?.parse()?,
@@ -106,7 +106,11 @@ impl Loaded {
     }
 
     /// The metadata of every checkpoint meta-training writes (θ, inner runs, the result).
-    pub fn checkpoint_meta(&self, shape: NetShape, classes: &StreamClasses) -> CheckpointMeta {
+    pub(super) fn checkpoint_meta(
+        &self,
+        shape: NetShape,
+        classes: &StreamClasses,
+    ) -> CheckpointMeta {
         CheckpointMeta {
             actions: self.cfg.actions.clone(),
             classes: classes.clone(),

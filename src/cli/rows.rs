@@ -154,7 +154,7 @@ fn allocated_rows(
 /// `per-class:<file>` tables, and pull rows (`greedy-pull`, `random-pull`, `prior-pull`,
 /// `tapfinger:<checkpoint>`, or `tapfinger[<resolution>]:<checkpoint>` to resolve its conflicts
 /// otherwise: `bayes`, `uniform-prior`, `first-claim`).
-pub fn parse_rows(list: &str) -> Result<Vec<Runner>> {
+pub(super) fn parse_rows(list: &str) -> Result<Vec<Runner>> {
     let mut rows = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if let Some(file) = item.strip_prefix("per-class:") {

@@ -10,7 +10,7 @@ use continuum_learn::train::EpisodeSpec;
 use continuum_sim::Scenario;
 
 /// Runs `continuum table`.
-pub fn execute(args: &TableArgs) -> Result<()> {
+pub(super) fn execute(args: &TableArgs) -> Result<()> {
     let seeds = args
         .seeds
         .split(',')

@@ -175,7 +175,7 @@ fn emit(sites: &SiteArgs, text: &str, what: impl FnOnce(&Topology) -> String) ->
 }
 
 /// Runs `continuum topology …`.
-pub fn execute(cmd: &TopologyCommand) -> Result<()> {
+pub(super) fn execute(cmd: &TopologyCommand) -> Result<()> {
     match cmd {
         TopologyCommand::Generate(a) => {
             let o = options(a)?;

@@ -9,7 +9,7 @@ use continuum_learn::train::{self, EpisodeLog, TrainEvent};
 use continuum_sim::Scenario;
 
 /// Runs `continuum train`.
-pub fn execute(args: &TrainArgs) -> Result<()> {
+pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     if continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config) {
         return super::train_tapfinger::execute(args);
     }

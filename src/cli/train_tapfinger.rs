@@ -9,7 +9,7 @@ use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use continuum_sim::Scenario;
 
 /// Runs `continuum train` for TapFinger's agents.
-pub fn execute(args: &TrainArgs) -> Result<()> {
+pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     let mut cfg = TapConfig::load(&args.config)?;
     if let Some(e) = args.episodes {
         if e == 0 {

@@ -3,6 +3,7 @@
 //! simulator's deployment slot by slot, and [`oga_bench`] reproduces OGASched's own comparison.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod alloc;
 pub mod oga_bench;

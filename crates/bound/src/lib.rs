@@ -12,6 +12,7 @@
 //! solver in pure Rust; why this one, and why by column generation: docs/baselines.md).
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 mod lp;
 mod solver;

@@ -8,7 +8,7 @@ use clarabel::solver::{
 
 /// The optimum of an LP: its objective, its columns' values and its rows' prices (dual
 /// values, ≥ 0).
-pub struct Optimum {
+pub(crate) struct Optimum {
     /// Primal objective.
     pub value: f64,
     /// Column values.
@@ -42,7 +42,7 @@ impl Lp {
 }
 
 /// The optimum of `lp` (maximised).
-pub fn maximise(lp: &Lp) -> Result<Optimum, BoundError> {
+pub(crate) fn maximise(lp: &Lp) -> Result<Optimum, BoundError> {
     clarabel(lp)
 }
 

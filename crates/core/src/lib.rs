@@ -11,6 +11,7 @@
 //! learning framework: its `Cargo.toml` is the check.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod admission;
 pub mod config;

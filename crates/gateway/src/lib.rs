@@ -20,6 +20,7 @@
 //!   budget.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod admin;
 pub mod api;

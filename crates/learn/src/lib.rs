@@ -7,6 +7,7 @@
 //! `continuum-infer`'s; the DeepRM reproduction is `continuum-deeprm`.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod agent;
 pub mod episode;

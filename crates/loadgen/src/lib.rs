@@ -17,6 +17,7 @@
 //! `rejected` otherwise (any other status, a timeout, a transport error).
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 mod answer;
 mod body;

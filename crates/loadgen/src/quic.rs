@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// A task's query input in wire form: its shape and FP32 little-endian bytes.
 #[derive(Debug, Clone)]
-pub struct FrameInput {
+pub(crate) struct FrameInput {
     shape: Vec<usize>,
     /// The tensor's bytes, shared by every query of the task.
     pub data: Bytes,
@@ -23,7 +23,7 @@ pub struct FrameInput {
 
 impl FrameInput {
     /// The deterministic reference input of `sig` (as the HTTP bodies carry).
-    pub fn reference(sig: &ModelSignature) -> Self {
+    pub(crate) fn reference(sig: &ModelSignature) -> Self {
         let x = continuum_wire::tensor::reference_input(sig.shape[0], &sig.shape[1..]);
         let mut data = Vec::with_capacity(x.len() * 4);
         continuum_wire::fp32::extend_le(&mut data, &x);
@@ -34,7 +34,7 @@ impl FrameInput {
     }
 
     /// The INFER frame's head for a query of gateway stream `id`.
-    pub fn head(&self, id: &str) -> Bytes {
+    pub(crate) fn head(&self, id: &str) -> Bytes {
         Bytes::from(frame::encode_infer_head(
             0,
             0,
@@ -46,7 +46,7 @@ impl FrameInput {
 }
 
 /// Connects to the gateway's QUIC endpoint of `t`, checking its certificate for `t.host`.
-pub async fn connect(t: &QuicTarget) -> anyhow::Result<QuicClient> {
+pub(crate) async fn connect(t: &QuicTarget) -> anyhow::Result<QuicClient> {
     let addr = tokio::net::lookup_host((t.host.as_str(), t.port))
         .await
         .with_context(|| format!("--quic {}:{}: cannot resolve the host", t.host, t.port))?
@@ -59,7 +59,7 @@ pub async fn connect(t: &QuicTarget) -> anyhow::Result<QuicClient> {
 }
 
 /// The HTTP status the gateway answers for the refusal an error frame's `status` stands for.
-pub fn http_status(status: u8) -> u16 {
+pub(crate) fn http_status(status: u8) -> u16 {
     match status {
         frame::STATUS_REJECTED => 429,
         frame::STATUS_BAD_REQUEST => 400,

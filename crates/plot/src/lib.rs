@@ -9,6 +9,7 @@
 //! Every figure uses the same font, sizes and colours.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;

@@ -8,7 +8,7 @@ use continuum_core::metrics::Counts;
 
 /// `[offered, success, failure, rejected, degraded]` per (opening window, scheduler, app).
 #[derive(Debug, Clone)]
-pub struct BindCounts {
+pub(crate) struct BindCounts {
     schedulers: usize,
     apps: usize,
     windows: usize,
@@ -20,7 +20,7 @@ pub struct BindCounts {
 impl BindCounts {
     /// Counters (not yet counting) for `schedulers` and `apps` over a run of `horizon_ms` in
     /// windows of `window_ms`.
-    pub fn new(schedulers: usize, apps: usize, window_ms: f64, horizon_ms: f64) -> Self {
+    pub(crate) fn new(schedulers: usize, apps: usize, window_ms: f64, horizon_ms: f64) -> Self {
         let windows = ((horizon_ms / window_ms).ceil() as usize).clamp(1, usize::from(u16::MAX));
         Self {
             schedulers,
@@ -32,21 +32,21 @@ impl BindCounts {
     }
 
     /// Starts counting (from zero), if not counting yet.
-    pub fn enable(&mut self) {
+    pub(crate) fn enable(&mut self) {
         if self.cells.is_empty() {
             self.cells = vec![[0; 5]; self.windows * self.schedulers * self.apps];
         }
     }
 
     /// The window of time `t_ms`.
-    pub fn window_of(&self, t_ms: f64) -> u16 {
+    pub(crate) fn window_of(&self, t_ms: f64) -> u16 {
         ((t_ms / self.window_ms) as usize).min(self.windows - 1) as u16
     }
 
     /// Adds one to counter `k` (0 offered, then the outcome index) of (`window`, `sched`,
     /// `app`), when counting.
     #[inline]
-    pub fn count(&mut self, window: u16, sched: u16, app: u16, k: usize) {
+    pub(crate) fn count(&mut self, window: u16, sched: u16, app: u16, k: usize) {
         if self.cells.is_empty() {
             return;
         }
@@ -56,7 +56,7 @@ impl BindCounts {
     }
 
     /// Counts of (`window`, `sched`, `app`); zero outside the run or when not counting.
-    pub fn get(&self, window: usize, sched: usize, app: usize) -> Counts {
+    pub(crate) fn get(&self, window: usize, sched: usize, app: usize) -> Counts {
         let c = self
             .cells
             .get((window * self.schedulers + sched) * self.apps + app)

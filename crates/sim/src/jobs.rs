@@ -166,7 +166,7 @@ pub(super) struct Jobs {
 
 impl Jobs {
     /// No job yet, windows of `window_ms`.
-    pub fn new(window_ms: f64) -> Self {
+    pub(crate) fn new(window_ms: f64) -> Self {
         Self {
             window_ms,
             slots: Vec::new(),
@@ -179,7 +179,7 @@ impl Jobs {
 
     /// The window of an emission at `t_ms`.
     #[inline]
-    pub fn window_of(&self, t_ms: f64) -> u32 {
+    pub(crate) fn window_of(&self, t_ms: f64) -> u32 {
         (t_ms / self.window_ms) as u32
     }
 
@@ -291,7 +291,7 @@ impl Jobs {
     }
 
     /// Folds every logged outcome into its job, finishing the jobs that are done.
-    pub fn fold(&mut self) {
+    pub(crate) fn fold(&mut self) {
         let log = std::mem::take(&mut self.log);
         for l in &log {
             let job = l.job & !LATE;
@@ -303,7 +303,7 @@ impl Jobs {
     }
 
     /// `n` jobs of a stream that found no binding: finished at once, none on time.
-    pub fn unbound(&mut self, n: u64) {
+    pub(crate) fn unbound(&mut self, n: u64) {
         self.stats.jobs += n;
     }
 }

@@ -3,6 +3,7 @@
 //! loads are published every Δ ms; the state is cloneable so a run can be forked.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 mod bind;
 mod capacity;

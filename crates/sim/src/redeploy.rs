@@ -21,7 +21,7 @@ use continuum_core::feasibility::Demand;
 /// Assumption: an uplink takes the access delay (≤ 10 ms in the shipped workloads), the
 /// network (tens of ms across the hierarchy) and the frame's transmission (≤ 64 ms for 80 KB at
 /// 10 Mbit/s); two seconds covers it many times over.
-pub const DRAIN_GRACE_MS: f64 = 2000.0;
+pub(crate) const DRAIN_GRACE_MS: f64 = 2000.0;
 
 impl Simulation {
     /// Sets the replicas of every worker (indexed like the fleet) from now on, under the rules

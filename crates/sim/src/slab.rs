@@ -3,7 +3,7 @@
 
 /// Slots of `T` addressed by `u32`, reused after removal.
 #[derive(Debug, Clone)]
-pub struct Slab<T> {
+pub(crate) struct Slab<T> {
     items: Vec<T>,
     free: Vec<u32>,
 }
@@ -20,7 +20,7 @@ impl<T> Default for Slab<T> {
 impl<T> Slab<T> {
     /// Stores `x` and returns its slot.
     #[inline]
-    pub fn insert(&mut self, x: T) -> u32 {
+    pub(crate) fn insert(&mut self, x: T) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.items[i as usize] = x;
@@ -35,26 +35,26 @@ impl<T> Slab<T> {
 
     /// Frees slot `i` (its value stays until overwritten).
     #[inline]
-    pub fn remove(&mut self, i: u32) {
+    pub(crate) fn remove(&mut self, i: u32) {
         self.free.push(i);
     }
 
     /// The value in slot `i`.
     #[inline]
-    pub fn get(&self, i: u32) -> &T {
+    pub(crate) fn get(&self, i: u32) -> &T {
         &self.items[i as usize]
     }
 
     /// The value in slot `i`, mutably.
     #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut T {
+    pub(crate) fn get_mut(&mut self, i: u32) -> &mut T {
         &mut self.items[i as usize]
     }
 
     /// Asks the CPU to start loading the first cache line of slot `i` (no effect on results;
     /// a no-op off x86-64 or for a slot never used).
     #[inline]
-    pub fn prefetch(&self, i: u32) {
+    pub(crate) fn prefetch(&self, i: u32) {
         if let Some(x) = self.items.get(i as usize) {
             prefetch_line(x);
         }
@@ -62,14 +62,14 @@ impl<T> Slab<T> {
 
     /// [`Self::prefetch`] for every cache line of slot `i`.
     #[inline]
-    pub fn prefetch_all(&self, i: u32) {
+    pub(crate) fn prefetch_all(&self, i: u32) {
         if let Some(x) = self.items.get(i as usize) {
             prefetch(x);
         }
     }
 
     /// Slots in use.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.items.len() - self.free.len()
     }
 }
@@ -79,7 +79,7 @@ const LINE: usize = 64;
 
 /// Asks the CPU to start loading the cache line where `x` starts. No effect on results.
 #[inline]
-pub fn prefetch_line<T>(x: &T) {
+pub(crate) fn prefetch_line<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults and never reads into the program, for
     // any address; `x` is moreover a valid reference.
@@ -96,7 +96,7 @@ pub fn prefetch_line<T>(x: &T) {
 /// its next events while it handles the current one, so that a large run (streams and queries
 /// beyond the caches) does not wait on memory. No effect on results.
 #[inline]
-pub fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         let start = (x as *const T as usize) & !(LINE - 1);

@@ -8,7 +8,7 @@ use rand_distr::{Distribution, StandardNormal};
 /// One client stream. Streams that found no binding use the same emission schedule, to count
 /// the queries they would have sent.
 #[derive(Debug, Clone)]
-pub struct Stream {
+pub(crate) struct Stream {
     /// Its emission schedule (the same whatever the binding).
     pub emission: Emission,
     /// The stream's own random source for uplink delays.
@@ -55,20 +55,20 @@ pub struct Stream {
 impl Stream {
     /// The time of the next emission, or `None` when the stream has ended.
     #[inline]
-    pub fn next_emission(&mut self, jitter: QueryJitter) -> Option<f64> {
+    pub(crate) fn next_emission(&mut self, jitter: QueryJitter) -> Option<f64> {
         self.emission.next(jitter)
     }
 
     /// One uplink delay: δ_i + max(0, N(d, σ)) + t_i.
     #[inline]
-    pub fn uplink_ms(&mut self) -> f64 {
+    pub(crate) fn uplink_ms(&mut self) -> f64 {
         self.access_ms + net_delay(&mut self.net_rng, self.d_ms, self.sigma_ms) + self.tx_ms
     }
 }
 
 /// One network traversal: max(0, N(d, σ)).
 #[inline]
-pub fn net_delay(rng: &mut SimRng, d_ms: f64, sigma_ms: f64) -> f64 {
+pub(crate) fn net_delay(rng: &mut SimRng, d_ms: f64, sigma_ms: f64) -> f64 {
     if sigma_ms > 0.0 {
         let z: f64 = StandardNormal.sample(rng);
         (d_ms + sigma_ms * z).max(0.0)

@@ -19,7 +19,7 @@ pub(super) struct TailLog {
 impl TailLog {
     /// Stream `serial` answered a query in `ms`.
     #[inline]
-    pub fn push(&mut self, serial: u32, ms: f32, facts: &mut [StreamFacts]) {
+    pub(crate) fn push(&mut self, serial: u32, ms: f32, facts: &mut [StreamFacts]) {
         self.log.push((serial, ms));
         if self.log.len() >= BATCH {
             self.fold(facts);
@@ -27,7 +27,7 @@ impl TailLog {
     }
 
     /// Folds every logged answer into `facts`.
-    pub fn fold(&mut self, facts: &mut [StreamFacts]) {
+    pub(crate) fn fold(&mut self, facts: &mut [StreamFacts]) {
         for (s, ms) in self.log.drain(..) {
             let f = &mut facts[s as usize];
             f.tail_ms = f.tail_ms.max(ms);
@@ -35,7 +35,7 @@ impl TailLog {
     }
 
     /// Each stream's tail, ms (0: no answer yet), logged answers included.
-    pub fn tails(&self, facts: &[StreamFacts]) -> Vec<f32> {
+    pub(crate) fn tails(&self, facts: &[StreamFacts]) -> Vec<f32> {
         let mut t: Vec<f32> = facts.iter().map(|f| f.tail_ms).collect();
         for &(s, ms) in &self.log {
             let x = &mut t[s as usize];

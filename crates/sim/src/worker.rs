@@ -17,7 +17,7 @@ pub enum QueueBound {
 
 /// One replica: the batch it is processing.
 #[derive(Debug, Clone, Default)]
-pub struct Server {
+pub(crate) struct Server {
     /// Query slots of the batch in progress (empty when idle).
     pub batch: Vec<u32>,
     /// When the batch in progress finishes, ms.
@@ -29,7 +29,7 @@ pub struct Server {
 /// A query waiting in a worker's queue, with what taking it into a batch needs (so that
 /// forming a batch does not load the query records, which a large run keeps beyond the caches).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     /// Its query slot.
     pub qid: u32,
     /// Its size ζ, KB (the query record's).
@@ -40,7 +40,7 @@ pub struct Waiting {
 
 /// A worker's dynamic state.
 #[derive(Debug, Clone)]
-pub struct WorkerState {
+pub(crate) struct WorkerState {
     /// Waiting queries, oldest first.
     pub queue: VecDeque<Waiting>,
     /// Replicas.
@@ -64,7 +64,7 @@ pub struct WorkerState {
 
 impl WorkerState {
     /// An idle worker with `replicas` servers and meters of `buckets` × `bucket_ms`.
-    pub fn new(replicas: u32, batch: u32, buckets: usize, bucket_ms: f64) -> Self {
+    pub(crate) fn new(replicas: u32, batch: u32, buckets: usize, bucket_ms: f64) -> Self {
         Self {
             queue: VecDeque::new(),
             servers: (0..replicas)
@@ -85,18 +85,18 @@ impl WorkerState {
 
     /// Whether some server is idle.
     #[inline]
-    pub fn has_idle_server(&self) -> bool {
+    pub(crate) fn has_idle_server(&self) -> bool {
         !self.idle.is_empty()
     }
 
     /// Servers that are loaded (not retired).
     #[inline]
-    pub fn active(&self) -> u32 {
+    pub(crate) fn active(&self) -> u32 {
         self.free_sorted.len() as u32
     }
 
     /// Unloads idle server `s` (not on the idle stack any more).
-    pub fn retire(&mut self, s: usize) {
+    pub(crate) fn retire(&mut self, s: usize) {
         let srv = &mut self.servers[s];
         debug_assert!(!srv.retired && srv.batch.is_empty());
         srv.retired = true;
@@ -106,7 +106,7 @@ impl WorkerState {
     }
 
     /// Unloads idle servers while more than [`Self::keep`] are active.
-    pub fn retire_idle_surplus(&mut self) {
+    pub(crate) fn retire_idle_surplus(&mut self) {
         while self.active() > self.keep {
             let Some(s) = self.idle.pop() else {
                 return;
@@ -116,7 +116,7 @@ impl WorkerState {
     }
 
     /// Loads one more server, idle from `now`; returns its index (a retired slot is reused).
-    pub fn add_server(&mut self, now: f64, batch: u32) -> usize {
+    pub(crate) fn add_server(&mut self, now: f64, batch: u32) -> usize {
         let s = match self.servers.iter().position(|s| s.retired) {
             Some(s) => s,
             None => {
@@ -139,7 +139,7 @@ impl WorkerState {
 
     /// Sets when server `s` finishes its batch.
     #[inline]
-    pub fn set_free_at(&mut self, s: usize, t: f64) {
+    pub(crate) fn set_free_at(&mut self, s: usize, t: f64) {
         let old = std::mem::replace(&mut self.servers[s].free_at, t);
         let f = &mut self.free_sorted;
         // Replace one copy of `old` by `t`, shifting the entries between them.
@@ -163,7 +163,7 @@ impl WorkerState {
     /// batches in progress, when one batch takes `batch_ms` (used by [`QueueBound::Deadline`]):
     /// the finish of the batch that will hold it, on the replica that will take that batch
     /// (docs/model.md §7, [`continuum_core::admission::batch_start`]). `scratch` is reused across calls.
-    pub fn estimated_finish(
+    pub(crate) fn estimated_finish(
         &self,
         now: f64,
         batch: u32,

@@ -10,6 +10,7 @@
 //! engines, the simulator or the learning code.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod client;
 pub mod endpoint;

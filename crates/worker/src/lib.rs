@@ -9,6 +9,7 @@
 //! Shutdown stops taking queries, answers those in flight, then closes.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod config;
 pub mod http;

@@ -62,7 +62,11 @@ fn lines(
 }
 
 /// Writes the average reward (1/t) Σ_{s ≤ t} q(s) of every allocator over time.
-pub fn plot_average_reward(res: &BenchResult, caption: &str, path: &Path) -> Result<(), String> {
+pub(super) fn plot_average_reward(
+    res: &BenchResult,
+    caption: &str,
+    path: &Path,
+) -> Result<(), String> {
     lines(
         res,
         path,
@@ -79,7 +83,7 @@ pub fn plot_average_reward(res: &BenchResult, caption: &str, path: &Path) -> Res
 }
 
 /// Writes regret(t) / t of every allocator at the measured horizons.
-pub fn plot_regret(res: &BenchResult, caption: &str, path: &Path) -> Result<(), String> {
+pub(super) fn plot_regret(res: &BenchResult, caption: &str, path: &Path) -> Result<(), String> {
     lines(
         res,
         path,

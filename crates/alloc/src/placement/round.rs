@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 /// Replicas of every worker of `sc` for fractional replicas `frac` (indexed like the
 /// workers), on the clusters `instances`; other clusters' workers get none.
-pub fn to_replicas(sc: &Scenario, instances: &[usize], frac: &[f64]) -> Vec<u32> {
+pub(super) fn to_replicas(sc: &Scenario, instances: &[usize], frac: &[f64]) -> Vec<u32> {
     let t = &sc.topology;
     let mut out = vec![0u32; t.workers.len()];
     for &c in instances {

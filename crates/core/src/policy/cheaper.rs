@@ -6,7 +6,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds to the slowest feasible binding.
-pub struct Cheaper;
+pub(super) struct Cheaper;
 
 impl Policy for Cheaper {
     fn name(&self) -> &'static str {

@@ -6,7 +6,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds to the nearest cluster.
-pub struct Closest;
+pub(super) struct Closest;
 
 impl Policy for Closest {
     fn name(&self) -> &'static str {

@@ -5,7 +5,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds to the farthest feasible cluster.
-pub struct Farthest;
+pub(super) struct Farthest;
 
 impl Policy for Farthest {
     fn name(&self) -> &'static str {

@@ -8,7 +8,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds in the fullest cluster that still fits the stream, at its least-e2e worker.
-pub struct HeadroomPacking;
+pub(super) struct HeadroomPacking;
 
 impl Policy for HeadroomPacking {
     fn name(&self) -> &'static str {

@@ -17,7 +17,7 @@ pub(crate) fn free_share_after(c: &Candidate) -> f64 {
 }
 
 /// Spreads: binds to the worker left with the largest free share.
-pub struct LeastAllocated;
+pub(super) struct LeastAllocated;
 
 impl Policy for LeastAllocated {
     fn name(&self) -> &'static str {

@@ -5,7 +5,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds to the fastest binding.
-pub struct LeastImpedance;
+pub(super) struct LeastImpedance;
 
 impl Policy for LeastImpedance {
     fn name(&self) -> &'static str {

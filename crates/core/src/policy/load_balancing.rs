@@ -5,7 +5,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Binds to the least loaded worker.
-pub struct LoadBalancing;
+pub(super) struct LoadBalancing;
 
 impl Policy for LoadBalancing {
     fn name(&self) -> &'static str {

@@ -9,7 +9,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Packs: binds to the worker left with the smallest free share.
-pub struct MostAllocated;
+pub(super) struct MostAllocated;
 
 impl Policy for MostAllocated {
     fn name(&self) -> &'static str {

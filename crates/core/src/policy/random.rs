@@ -6,7 +6,7 @@ use crate::rng::SimRng;
 use rand::Rng;
 
 /// Binds uniformly at random.
-pub struct Random;
+pub(super) struct Random;
 
 impl Policy for Random {
     fn name(&self) -> &'static str {

@@ -5,7 +5,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Favours fast bindings without always taking the fastest.
-pub struct RandomProportionalLatency;
+pub(super) struct RandomProportionalLatency;
 
 impl Policy for RandomProportionalLatency {
     fn name(&self) -> &'static str {

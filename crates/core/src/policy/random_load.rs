@@ -6,7 +6,7 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 
 /// Favours workers with spare capacity without always taking the emptiest.
-pub struct RandomProportionalLoad;
+pub(super) struct RandomProportionalLoad;
 
 impl Policy for RandomProportionalLoad {
     fn name(&self) -> &'static str {

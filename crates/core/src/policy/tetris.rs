@@ -25,7 +25,7 @@ use crate::rng::SimRng;
 /// takes the largest share of the capacity, among those with room: a small worker with
 /// room rather than a large, nearly idle one, which keeps the large ones for the streams that
 /// only they can hold. Ties go to the lower seen load, then cluster, then variant (§6).
-pub struct Tetris;
+pub(super) struct Tetris;
 
 /// The alignment score of one candidate: (demand / C) · (free / C). A worker without capacity
 /// (no replica, docs/model.md §13) scores 0 rather than dividing by zero.

@@ -17,7 +17,7 @@ fn room(c: &Candidate) -> f64 {
 }
 
 /// Binds to the worker with the most room for the stream.
-pub struct WorkerHeadroom;
+pub(super) struct WorkerHeadroom;
 
 impl Policy for WorkerHeadroom {
     fn name(&self) -> &'static str {

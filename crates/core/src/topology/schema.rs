@@ -10,7 +10,7 @@ use serde_saphyr::Spanned;
 use std::collections::{BTreeMap, HashMap};
 
 /// The layer whose clusters may host schedulers.
-pub const ACCESS_LAYER: &str = "access";
+pub(super) const ACCESS_LAYER: &str = "access";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

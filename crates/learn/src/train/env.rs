@@ -382,7 +382,7 @@ impl MetaEnv {
 /// `scale × (r − b)` with `b` the moving average `baseline` of the rewards before `r` (none
 /// before the first, so the first reward is 0; none at all when `rate` is 0), then moves the
 /// average towards `r` by `rate`.
-pub fn shape_reward(scale: f64, rate: f64, baseline: &mut Option<f64>, r: f64) -> f64 {
+pub(super) fn shape_reward(scale: f64, rate: f64, baseline: &mut Option<f64>, r: f64) -> f64 {
     let centre = if rate > 0.0 {
         baseline.unwrap_or(r)
     } else {

@@ -25,7 +25,7 @@ impl Entry {
 
 /// A min-heap of events on (time, push sequence).
 #[derive(Debug, Clone, Default)]
-pub struct FarHeap {
+pub(super) struct FarHeap {
     heap: Vec<Entry>,
     /// Sequence number of the next push.
     seq: u64,
@@ -33,7 +33,7 @@ pub struct FarHeap {
 
 impl FarHeap {
     /// Adds `event`.
-    pub fn push(&mut self, event: Event) {
+    pub(super) fn push(&mut self, event: Event) {
         let e = Entry {
             event,
             seq: self.seq,
@@ -55,12 +55,12 @@ impl FarHeap {
 
     /// The earliest event, if any.
     #[inline]
-    pub fn peek(&self) -> Option<&Event> {
+    pub(super) fn peek(&self) -> Option<&Event> {
         self.heap.first().map(|e| &e.event)
     }
 
     /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<Event> {
+    pub(super) fn pop(&mut self) -> Option<Event> {
         let last = self.heap.pop()?;
         let n = self.heap.len();
         if n == 0 {

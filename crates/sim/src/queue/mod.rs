@@ -22,7 +22,7 @@ use wheel::Wheel;
 /// What an event does; the payload says to whom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A candidate client arrival at scheduler `a` (thinned Poisson process).
     ClientArrival = 0,
     /// Stream `a` emits a query (only when the previous query's arrival comes after it; see
@@ -48,7 +48,7 @@ pub enum Kind {
 
 /// One scheduled event: 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// `f64::to_bits` of the time in ms: for non-negative times the bit patterns order like the
     /// numbers, so comparing integers is comparing times.
     key: u64,
@@ -58,12 +58,12 @@ pub struct Event {
 impl Event {
     /// Time of the event, ms.
     #[inline]
-    pub fn time(&self) -> f64 {
+    pub(crate) fn time(&self) -> f64 {
         f64::from_bits(self.key)
     }
     /// Kind of the event.
     #[inline]
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         match self.payload >> 56 {
             0 => Kind::ClientArrival,
             1 => Kind::Emit,
@@ -79,12 +79,12 @@ impl Event {
     }
     /// First operand (scheduler, stream, query or worker index).
     #[inline]
-    pub fn a(&self) -> u32 {
+    pub(crate) fn a(&self) -> u32 {
         self.payload as u32
     }
     /// Second operand (server index for [`Kind::BatchDone`]).
     #[inline]
-    pub fn b(&self) -> u32 {
+    pub(crate) fn b(&self) -> u32 {
         ((self.payload >> 32) & 0x00FF_FFFF) as u32
     }
 }
@@ -104,7 +104,7 @@ const MAX_SLOTS: usize = 1 << 16;
 
 /// The pending events of a simulation.
 #[derive(Debug, Clone)]
-pub struct EventQueue {
+pub(crate) struct EventQueue {
     /// Buckets per ms (the inverse of the width).
     per_ms: f64,
     /// Absolute index of the bucket being drained; every earlier bucket is empty.
@@ -129,7 +129,7 @@ impl Default for EventQueue {
 
 impl EventQueue {
     /// An empty queue sized for about `events_per_ms` events per simulated ms.
-    pub fn for_rate(events_per_ms: f64) -> Self {
+    pub(crate) fn for_rate(events_per_ms: f64) -> Self {
         let rate = if events_per_ms > 0.0 && events_per_ms.is_finite() {
             events_per_ms
         } else {
@@ -147,7 +147,7 @@ impl EventQueue {
     }
 
     /// An empty queue of `slots` buckets (a power of two, ≥ 64) of `width_ms` each.
-    pub fn with_buckets(width_ms: f64, slots: usize) -> Self {
+    pub(crate) fn with_buckets(width_ms: f64, slots: usize) -> Self {
         assert!(
             width_ms > 0.0 && width_ms.is_finite(),
             "bad width {width_ms}"
@@ -177,7 +177,7 @@ impl EventQueue {
 
     /// Schedules an event at `time_ms` (≥ 0, and no earlier than the last event popped).
     #[inline]
-    pub fn push(&mut self, time_ms: f64, kind: Kind, a: u32, b: u32) {
+    pub(crate) fn push(&mut self, time_ms: f64, kind: Kind, a: u32, b: u32) {
         debug_assert!(
             time_ms >= 0.0 && time_ms.is_finite(),
             "bad event time {time_ms}"
@@ -245,14 +245,14 @@ impl EventQueue {
 
     /// The time of the next event, if any.
     #[cfg(test)]
-    pub fn peek_time(&mut self) -> Option<f64> {
+    pub(crate) fn peek_time(&mut self) -> Option<f64> {
         self.refill();
         self.current.get(self.head).map(Event::time)
     }
 
     /// Removes and returns the next event if it comes before `t_ms`.
     #[inline]
-    pub fn pop_before(&mut self, t_ms: f64) -> Option<Event> {
+    pub(crate) fn pop_before(&mut self, t_ms: f64) -> Option<Event> {
         self.refill();
         let e = *self.current.get(self.head)?;
         if e.time() >= t_ms {
@@ -266,13 +266,13 @@ impl EventQueue {
     /// The `k`-th next event (from 0) when it is already in the bucket being drained (a hint
     /// for prefetching; `None` says nothing about later buckets).
     #[inline]
-    pub fn peek_ready(&self, k: usize) -> Option<Event> {
+    pub(crate) fn peek_ready(&self, k: usize) -> Option<Event> {
         self.current.get(self.head + k).copied()
     }
 
     /// Removes and returns the next event.
     #[cfg(test)]
-    pub fn pop(&mut self) -> Option<Event> {
+    pub(crate) fn pop(&mut self) -> Option<Event> {
         self.refill();
         let e = *self.current.get(self.head)?;
         self.head += 1;
@@ -281,13 +281,13 @@ impl EventQueue {
     }
 
     /// Whether no event is pending.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Events pending.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 }

@@ -16,7 +16,7 @@ struct Node {
 
 /// `slots` buckets (a power of two) of unordered events.
 #[derive(Debug, Clone)]
-pub struct Wheel {
+pub(super) struct Wheel {
     /// First node of each bucket's list, or `NIL`.
     heads: Vec<u32>,
     /// One bit per bucket: set when its list is not empty.
@@ -28,7 +28,7 @@ pub struct Wheel {
 
 impl Wheel {
     /// An empty wheel of `slots` buckets (a power of two, ≥ 64).
-    pub fn new(slots: usize) -> Self {
+    pub(super) fn new(slots: usize) -> Self {
         assert!(
             slots.is_power_of_two() && slots >= 64,
             "bad wheel size {slots}"
@@ -43,13 +43,13 @@ impl Wheel {
 
     /// Number of buckets.
     #[inline]
-    pub fn slots(&self) -> usize {
+    pub(super) fn slots(&self) -> usize {
         self.heads.len()
     }
 
     /// Adds `event` to bucket `slot`.
     #[inline]
-    pub fn push(&mut self, slot: usize, event: Event) {
+    pub(super) fn push(&mut self, slot: usize, event: Event) {
         let next = self.heads[slot];
         let node = Node { event, next };
         let i = if self.free == NIL {
@@ -67,7 +67,7 @@ impl Wheel {
 
     /// Appends every event of bucket `slot` to `out`, in push order, and empties the bucket.
     #[inline]
-    pub fn take(&mut self, slot: usize, out: &mut Vec<Event>) {
+    pub(super) fn take(&mut self, slot: usize, out: &mut Vec<Event>) {
         let from = out.len();
         let mut i = std::mem::replace(&mut self.heads[slot], NIL);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
@@ -85,7 +85,7 @@ impl Wheel {
     /// The distance d in `1..slots` of the first non-empty bucket after `slot` going round the
     /// ring (bucket `(slot + d) mod slots`), or `None` when every bucket is empty. Bucket `slot`
     /// itself must be empty.
-    pub fn next_occupied(&self, slot: usize) -> Option<usize> {
+    pub(super) fn next_occupied(&self, slot: usize) -> Option<usize> {
         let n = self.slots();
         debug_assert_eq!(self.heads[slot], NIL, "the current bucket is drained");
         let words = self.occupied.len();
