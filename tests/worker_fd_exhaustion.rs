@@ -2,6 +2,7 @@
 //! backs off on failing accepts and rate-limits the log line, instead of spinning and writing
 //! millions of lines; once the idle connections close it serves again.
 
+#[path = "../crates/worker/tests/worker_support/mod.rs"]
 mod worker_support;
 
 use serde_json::json;

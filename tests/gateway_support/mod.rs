@@ -2,7 +2,7 @@
 //! the cloud of topologies/live.yaml) behind a gateway, and a small HTTP client.
 #![allow(dead_code)]
 
-#[path = "../worker_support/mod.rs"]
+#[path = "../../crates/worker/tests/worker_support/mod.rs"]
 mod worker_support;
 
 pub use worker_support::*;

@@ -17,9 +17,14 @@ use std::time::Duration;
 /// Shape of one input item of every model in models/.
 pub const ITEM: [usize; 3] = [3, 64, 64];
 
-/// The models directory of the repository.
+/// The models directory of the repository: the first `models/` above the package that builds
+/// the test (the worker's tests, or the root package's, which include this file too).
 pub fn models_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models")
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    while !dir.join("models").is_dir() {
+        assert!(dir.pop(), "no models/ above {}", env!("CARGO_MANIFEST_DIR"));
+    }
+    dir.join("models")
 }
 
 /// A worker config on 127.0.0.1 port 0 serving `variants` (name, model, max_batch, queue delay
