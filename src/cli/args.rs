@@ -1,6 +1,6 @@
 //! Command-line arguments (clap derive).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use continuum_lab::run::RunArgs;
 use std::path::PathBuf;
 
@@ -95,10 +95,10 @@ pub enum Command {
         run: RunArgs,
     },
     /// Train the DQN meta-policy on a topology and write its checkpoint.
-    Train(TrainArgs),
+    Train(continuum_lab::train::TrainArgs),
     /// Meta-train an initialisation of the meta-policy network over generated topologies
     /// (Reptile), to adapt from with `train --init <it> --budget <queries>`.
-    MetaTrain(super::meta_train::MetaTrainArgs),
+    MetaTrain(continuum_lab::train::MetaTrainArgs),
     /// The DeepRM reproduction (docs/deeprm.md): train, meta-train and evaluate job-scheduling
     /// policies against Tetris, SJF and random.
     Deeprm {
@@ -108,13 +108,13 @@ pub enum Command {
     },
     /// Find the best static per-class policy table on some seeds and write it (a baseline for
     /// `compare --policies per-class:<file>`; choose it on seeds other than the evaluation's).
-    Table(TableArgs),
+    Table(continuum_lab::table::TableArgs),
     /// Sweeps: a grid of compare runs split into cells, run here or on a Ray cluster and
     /// merged into the reports `compare` writes (docs/scale-out.md).
     Sweep {
         /// What to do.
         #[command(subcommand)]
-        cmd: super::sweep_args::SweepCommand,
+        cmd: continuum_lab::sweep::SweepCommand,
     },
     /// Topology files: `generate` writes an ISP-shaped topology of any size, `import` turns a
     /// real network (Topology Zoo GML, node-link JSON) into one.
@@ -168,102 +168,4 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         min_time_ms: u64,
     },
-}
-
-/// Options of `continuum train`.
-#[derive(Debug, Clone, Args)]
-pub struct TrainArgs {
-    /// Topology file (YAML).
-    pub topology: PathBuf,
-    /// Variant profiles file (YAML).
-    #[arg(long, default_value = "profiles/object-detection.yaml")]
-    pub profiles: PathBuf,
-    /// Workload file (YAML); its λ is replaced by the config's `lambda_range`.
-    #[arg(long, default_value = "workloads/default.yaml")]
-    pub workload: PathBuf,
-    /// Hyper-parameters (YAML); absent fields take their defaults.
-    #[arg(long, default_value = "config/dqn.yaml")]
-    pub config: PathBuf,
-    /// Training episodes (overrides the config).
-    #[arg(long)]
-    pub episodes: Option<usize>,
-    /// Seed of the network initialisation, exploration and episode workloads.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Actual worker capacity against the profiles while training (overrides the config's
-    /// `capacity_scale`; EdgeTuner's protocol trains one checkpoint per resource level).
-    #[arg(long)]
-    pub capacity_scale: Option<f64>,
-    /// Checkpoint file to write; `training.csv` and `training_curve.svg` go beside it
-    /// (prefixed with the checkpoint's name).
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Start from this checkpoint's network (adaptation or transfer): a meta-policy checkpoint
-    /// with the same actions, classes and state size (see `state_workers`), or for a TapFinger
-    /// config (`method: tapfinger`) a TapFinger checkpoint with the same network shape.
-    #[arg(long)]
-    pub init: Option<PathBuf>,
-    /// Simulated queries of the training episodes (overrides the config's `budget_queries`,
-    /// which counts the validation too; e.g. a tenth of a full training's episodes to adapt
-    /// from `--init`). Below the config's own episode share, the fallback tables' and margin's
-    /// validation shrinks with it to keep its share of the run (a shorter horizon, fewer seeds,
-    /// margins and load levels, at the smallest no tables; each change is printed), so one
-    /// number bounds every phase. Smoke size: `--budget 1e6` (seconds on 2 cores; one short
-    /// episode, no tables).
-    #[arg(long)]
-    pub budget: Option<f64>,
-    /// Worker threads (default: all cores). Training is reproducible for a given seed and
-    /// thread count.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Progress on standard error.
-    #[command(flatten)]
-    pub progress: ProgressArgs,
-}
-
-/// Progress options of the long commands.
-#[derive(Debug, Clone, Copy, Args)]
-pub struct ProgressArgs {
-    /// No progress on standard error (on a terminal: a bar with the phase, how far and the time
-    /// left); what the command finds is printed anyway.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Progress as lines (at most one every 5 s) when standard error is not a terminal, where
-    /// there is none otherwise.
-    #[arg(long, conflicts_with = "quiet")]
-    pub progress: bool,
-}
-
-/// Options of `continuum table`.
-#[derive(Debug, Clone, Args)]
-pub struct TableArgs {
-    /// Topology file (YAML).
-    pub topology: PathBuf,
-    /// Variant profiles file (YAML).
-    #[arg(long, default_value = "profiles/object-detection.yaml")]
-    pub profiles: PathBuf,
-    /// Workload file (YAML); its application classes are the table's classes.
-    #[arg(long, default_value = "workloads/default.yaml")]
-    pub workload: PathBuf,
-    /// Constant client arrival rate per antenna, clients/min (overrides the workload's λ).
-    #[arg(long, allow_negative_numbers = true)]
-    pub lambda: Option<f64>,
-    /// Simulated duration of each run, s.
-    #[arg(long, default_value_t = 300.0, allow_negative_numbers = true)]
-    pub duration: f64,
-    /// Comma-separated seeds the table is chosen on.
-    #[arg(long, default_value = "1,2,3")]
-    pub seeds: String,
-    /// Comma-separated candidate policies (default: the meta-policy's default actions).
-    #[arg(long)]
-    pub policies: Option<String>,
-    /// Table file to write (YAML).
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Worker threads (default: all cores). The table does not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Progress on standard error.
-    #[command(flatten)]
-    pub progress: ProgressArgs,
 }

@@ -15,9 +15,8 @@
 //!   - {command: table, topology: "{topology}", axes: [{topology: [full-edge]}], out: "out/{topology}.yaml"}
 //! ```
 
-use crate::cli::Cli;
+use super::CommandLine;
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 use continuum_core::config::Source;
 use serde::Deserialize;
 use serde_json::Value;
@@ -86,7 +85,7 @@ impl Grid {
     /// Reads and expands a grid file; every report's and job's command line is checked as the
     /// command line parser would (unknown options and malformed values are refused, naming the
     /// entry). Files the reports read are checked when the cells are planned.
-    pub fn load(path: &Path) -> Result<Self> {
+    pub fn load(path: &Path, cl: &dyn CommandLine) -> Result<Self> {
         let src = Source::read(path)?;
         let file: GridFile = src.parse()?;
         let at = |what: String, msg: String| anyhow::anyhow!("{}: {what}: {msg}", path.display());
@@ -103,7 +102,7 @@ impl Grid {
         for combo in combos {
             let argv = command_line("compare", &combo.flags, &combo.templates)
                 .map_err(|m| at(combo.entry.clone(), m))?;
-            check_parses(&argv).map_err(|m| at(combo.entry.clone(), m))?;
+            cl.check(&argv).map_err(|m| at(combo.entry.clone(), m))?;
             reports.push(ReportSpec {
                 key: combo.key(),
                 labels: combo.labels,
@@ -148,7 +147,7 @@ impl Grid {
                 };
                 let argv = command_line(&command, &combo.flags, &combo.templates)
                     .map_err(|m| at(entry.clone(), m))?;
-                check_parses(&argv).map_err(|m| at(entry.clone(), m))?;
+                cl.check(&argv).map_err(|m| at(entry.clone(), m))?;
                 jobs.push(JobSpec {
                     key: format!("job-{}", jobs.len()),
                     out,
@@ -394,31 +393,63 @@ fn command_line(
     Ok(argv)
 }
 
-/// Checks that `argv` parses as a `continuum` command line.
-fn check_parses(argv: &[String]) -> std::result::Result<(), String> {
-    let full = std::iter::once("continuum".to_string()).chain(argv.iter().cloned());
-    Cli::try_parse_from(full).map(|_| ()).map_err(|e| {
-        let text = e.to_string();
-        let first = text.lines().next().unwrap_or("").trim();
-        first.strip_prefix("error: ").unwrap_or(first).to_string()
-    })
-}
-
-/// Parses `argv` (as checked by [`Grid::load`]).
-pub fn parse(argv: &[String]) -> Result<Cli> {
-    let full = std::iter::once("continuum".to_string()).chain(argv.iter().cloned());
-    Cli::try_parse_from(full).map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::RunArgs;
+    use crate::runner::Runner;
+    use clap::Parser;
+
+    /// The two commands a grid writes, with the options these tests name.
+    #[derive(Parser)]
+    enum TestCli {
+        Compare {
+            topology: String,
+            #[arg(long)]
+            duration: Option<f64>,
+            #[arg(long)]
+            lambda: Option<f64>,
+            #[arg(long)]
+            seed: Option<u64>,
+            #[arg(long)]
+            agent: Vec<String>,
+        },
+        Train {
+            topology: String,
+            #[arg(long)]
+            seed: Option<u64>,
+            #[arg(long)]
+            init: Option<String>,
+            #[arg(long)]
+            out: String,
+            #[arg(long)]
+            threads: usize,
+        },
+    }
+
+    /// Checks command lines with [`TestCli`]; runs nothing.
+    struct Checker;
+
+    impl CommandLine for Checker {
+        fn check(&self, argv: &[String]) -> std::result::Result<(), String> {
+            let full = std::iter::once("continuum".to_string()).chain(argv.iter().cloned());
+            TestCli::try_parse_from(full)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        fn compare(&self, _: &[String]) -> Result<(RunArgs, Vec<Runner>)> {
+            bail!("not in these tests")
+        }
+        fn run(&self, _: &[String]) -> Result<()> {
+            bail!("not in these tests")
+        }
+    }
 
     fn grid(text: &str) -> Result<Grid> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("g.yaml");
         std::fs::write(&p, text).unwrap();
-        Grid::load(&p)
+        Grid::load(&p, &Checker)
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! Carrying out `continuum table`: search the best static per-class table on the given seeds
 //! and write it.
 
-use super::args::TableArgs;
+use crate::progress::ProgressArgs;
 use anyhow::{Context, Result, bail};
+use clap::Args;
 use continuum_core::policy::StreamClasses;
 use continuum_core::workload::Lambda;
 use continuum_learn::meta::table_search::TableSearch;
 use continuum_learn::train::EpisodeSpec;
 use continuum_sim::Scenario;
+use std::path::PathBuf;
 
 /// Runs `continuum table`.
-pub(super) fn execute(args: &TableArgs) -> Result<()> {
+pub fn execute(args: &TableArgs) -> Result<()> {
     let seeds = args
         .seeds
         .split(',')
@@ -67,7 +69,7 @@ pub(super) fn execute(args: &TableArgs) -> Result<()> {
         objective: continuum_core::metrics::Objective::SuccessRatio,
         every_episode: false,
     };
-    let progress = super::progress::Progress::new(args.progress);
+    let progress = crate::progress::Progress::new(args.progress);
     let found = pool.install(|| {
         search.search_with(&|done, planned| {
             progress.step("table search", "simulated runs", done, planned)
@@ -78,7 +80,7 @@ pub(super) fn execute(args: &TableArgs) -> Result<()> {
     table
         .save(&args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    super::print(&format!(
+    crate::print(&format!(
         "best single policy {} {:.2}%; per-class table {} {:.2}% ({} runs on seeds {}); wrote {}",
         actions[found.best_single.0].policy.name(),
         100.0 * found.best_single.1,
@@ -89,4 +91,38 @@ pub(super) fn execute(args: &TableArgs) -> Result<()> {
         args.out.display()
     ))?;
     Ok(())
+}
+
+/// Options of `continuum table`.
+#[derive(Debug, Clone, Args)]
+pub struct TableArgs {
+    /// Topology file (YAML).
+    pub topology: PathBuf,
+    /// Variant profiles file (YAML).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Workload file (YAML); its application classes are the table's classes.
+    #[arg(long, default_value = "workloads/default.yaml")]
+    pub workload: PathBuf,
+    /// Constant client arrival rate per antenna, clients/min (overrides the workload's λ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub lambda: Option<f64>,
+    /// Simulated duration of each run, s.
+    #[arg(long, default_value_t = 300.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Comma-separated seeds the table is chosen on.
+    #[arg(long, default_value = "1,2,3")]
+    pub seeds: String,
+    /// Comma-separated candidate policies (default: the meta-policy's default actions).
+    #[arg(long)]
+    pub policies: Option<String>,
+    /// Table file to write (YAML).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Worker threads (default: all cores). The table does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Progress on standard error.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }

@@ -1,4 +1,4 @@
-//! The arguments of `continuum sweep` (carried out by [`crate::sweep`]).
+//! The arguments of `continuum sweep` (carried out by [`super::execute`]).
 
 use clap::Subcommand;
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! Carrying out `continuum train`: load the scenario and the hyper-parameters, train with
-//! progress on standard error (`super::progress`), write
+//! progress on standard error ([`crate::progress`]), write
 //! the checkpoint, the episode log and the training curve, and say what validation chose.
 
-use super::args::TrainArgs;
+use super::TrainArgs;
 use anyhow::{Context, Result, bail};
 use continuum_infer::agent::DqnConfig;
 use continuum_learn::train::{self, EpisodeLog, TrainEvent};
@@ -10,9 +10,6 @@ use continuum_sim::Scenario;
 
 /// Runs `continuum train`.
 pub(super) fn execute(args: &TrainArgs) -> Result<()> {
-    if continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config) {
-        return super::train_tapfinger::execute(args);
-    }
     let mut cfg = if args.config.exists() {
         DqnConfig::load(&args.config)?
     } else if args.config.as_os_str() == "config/dqn.yaml" {
@@ -51,7 +48,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = super::progress::Progress::new(args.progress);
+    let progress = crate::progress::Progress::new(args.progress);
     let on_event = |event: TrainEvent| match event {
         TrainEvent::Episode(log, total) => progress.step(
             "episodes",

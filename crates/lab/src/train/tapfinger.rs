@@ -1,7 +1,7 @@
 //! `continuum train` with a TapFinger config (`method: tapfinger`): MAPPO episodes of pulled
 //! simulations, then the checkpoint, the episode log and the learning curve.
 
-use super::args::TrainArgs;
+use super::TrainArgs;
 use anyhow::{Context, Result, bail};
 use continuum_infer::tapfinger::TapConfig;
 use continuum_learn::tapfinger::train::{TapEvent, tap_training_csv, train};
@@ -38,7 +38,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let progress = super::progress::Progress::new(args.progress);
+    let progress = crate::progress::Progress::new(args.progress);
     let on_event = |e: TapEvent| match e {
         TapEvent::Episode(l, total) => progress.step(
             "episodes",

@@ -3,12 +3,20 @@
 //! the reports `compare` would write. Cells run locally on a thread pool (`sweep run`) or on a
 //! Ray cluster through the Python driver (`python/continuum_ray`), which calls `sweep plan`,
 //! `sweep job` and `sweep cell` and gathers the files (docs/scale-out.md).
+//!
+//! A grid's reports and jobs are `continuum` command lines; the sweep reads them through
+//! [`CommandLine`], which the binary implements with its own parser, so a grid accepts exactly
+//! what the command line accepts.
 
 pub mod cell;
+mod command;
 pub mod grid;
 pub mod merge;
 
-use crate::cli::SweepCommand;
+pub use command::SweepCommand;
+
+use crate::run::RunArgs;
+use crate::runner::Runner;
 use anyhow::{Context, Result};
 use cell::{CellSpec, cell_path, plan, run_cell, write_atomic};
 use grid::Grid;
@@ -16,6 +24,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+/// The command line a grid's reports and jobs are written in (the binary's parser).
+pub trait CommandLine: Sync {
+    /// Checks that `argv` (after the program name) parses; the parser's one-line message if
+    /// not.
+    fn check(&self, argv: &[String]) -> std::result::Result<(), String>;
+    /// The run options and rows of a `compare` command line, as `compare` builds them.
+    fn compare(&self, argv: &[String]) -> Result<(RunArgs, Vec<Runner>)>;
+    /// Runs a job's command line (a `train` or `table` run) in this process.
+    fn run(&self, argv: &[String]) -> Result<()>;
+}
 
 /// `sweep plan`'s output.
 #[derive(Debug, Serialize)]
@@ -43,10 +62,10 @@ struct CellOut {
 }
 
 /// Runs a `sweep` subcommand.
-pub fn execute(cmd: &SweepCommand) -> Result<()> {
+pub fn execute(cmd: &SweepCommand, cl: &dyn CommandLine) -> Result<()> {
     match cmd {
         SweepCommand::Plan { grid, dir } => {
-            let g = Grid::load(grid)?;
+            let g = Grid::load(grid, cl)?;
             let jobs: Vec<JobOut> = g
                 .jobs
                 .iter()
@@ -59,7 +78,7 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
                 .collect();
             let cells = if jobs.iter().all(|j| j.done) {
                 Some(
-                    plan(&g)?
+                    plan(&g, cl)?
                         .into_iter()
                         .map(|c| CellOut {
                             done: dir.as_ref().is_some_and(|d| cell_path(d, &c.id).exists()),
@@ -76,17 +95,17 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
                 jobs,
                 cells,
             };
-            crate::cli::print(&serde_json::to_string_pretty(&out)?)?;
+            crate::print(&serde_json::to_string_pretty(&out)?)?;
             Ok(())
         }
         SweepCommand::Job { grid, key } => {
-            let g = Grid::load(grid)?;
+            let g = Grid::load(grid, cl)?;
             let job = g
                 .jobs
                 .iter()
                 .find(|j| j.key == *key)
                 .with_context(|| format!("grid `{}` has no job `{key}`", g.name))?;
-            run_job(job)
+            run_job(job, cl)
         }
         SweepCommand::Cell {
             grid,
@@ -94,16 +113,16 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
             dir,
             stdout,
         } => {
-            let g = Grid::load(grid)?;
-            let text = serde_json::to_string_pretty(&run_cell(&g, id)?)?;
+            let g = Grid::load(grid, cl)?;
+            let text = serde_json::to_string_pretty(&run_cell(&g, id, cl)?)?;
             match dir {
                 Some(d) if !stdout => write_atomic(&cell_path(d, id), &text),
-                _ => crate::cli::print(&text).map_err(Into::into),
+                _ => crate::print(&text).map_err(Into::into),
             }
         }
         SweepCommand::Merge { grid, dir } => {
-            let g = Grid::load(grid)?;
-            let p = plan(&g)?;
+            let g = Grid::load(grid, cl)?;
+            let p = plan(&g, cl)?;
             let reports = merge::merge(&g, &p, dir)?;
             merge::write(&g, &p, &reports, dir)?;
             eprintln!(
@@ -114,28 +133,27 @@ pub fn execute(cmd: &SweepCommand) -> Result<()> {
             );
             Ok(())
         }
-        SweepCommand::Run { grid, dir, threads } => run_local(grid, dir, *threads),
+        SweepCommand::Run { grid, dir, threads } => run_local(grid, dir, *threads, cl),
     }
 }
 
 /// Runs `job` in this process unless its output exists.
-fn run_job(job: &grid::JobSpec) -> Result<()> {
+fn run_job(job: &grid::JobSpec, cl: &dyn CommandLine) -> Result<()> {
     if job.out.exists() {
         eprintln!("{}: {} exists, skipped", job.key, job.out.display());
         return Ok(());
     }
-    let cli = grid::parse(&job.argv)?;
-    crate::cli::execute(&cli)
+    cl.run(&job.argv)
         .with_context(|| format!("{}: continuum {}", job.key, job.argv.join(" ")))
 }
 
 /// `sweep run`: jobs in order, then the cells not yet written in parallel, then the merge.
-fn run_local(grid: &Path, dir: &Path, threads: Option<usize>) -> Result<()> {
-    let g = Grid::load(grid)?;
+fn run_local(grid: &Path, dir: &Path, threads: Option<usize>, cl: &dyn CommandLine) -> Result<()> {
+    let g = Grid::load(grid, cl)?;
     for j in &g.jobs {
-        run_job(j)?;
+        run_job(j, cl)?;
     }
-    let p = plan(&g)?;
+    let p = plan(&g, cl)?;
     let todo: Vec<&CellSpec> = p
         .iter()
         .filter(|c| !cell_path(dir, &c.id).exists())
@@ -151,7 +169,7 @@ fn run_local(grid: &Path, dir: &Path, threads: Option<usize>) -> Result<()> {
     );
     pool.install(|| {
         todo.par_iter().try_for_each(|c| -> Result<()> {
-            let f = run_cell(&g, &c.id)?;
+            let f = run_cell(&g, &c.id, cl)?;
             write_atomic(&cell_path(dir, &c.id), &serde_json::to_string_pretty(&f)?)?;
             bar.inc(1);
             Ok(())

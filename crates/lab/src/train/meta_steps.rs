@@ -3,7 +3,7 @@
 //! ([`inner_task`], [`outer_step`]) and pass θ and the inner weights as checkpoints (exact
 //! f32), so the last outer step writes the checkpoint the whole run writes, bit for bit.
 
-use super::meta_train::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
+use super::meta::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
 use anyhow::{Context, Result, bail};
 use continuum_infer::agent::Checkpoint;
 use continuum_learn::train::meta_learn::{
@@ -44,7 +44,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
             "tasks": l.m.tasks,
             "seed": a.seed,
         });
-        super::print(&plan.to_string())?;
+        crate::print(&plan.to_string())?;
         return Ok(());
     }
     let out = a
@@ -82,7 +82,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
             task: run.task,
             success_ratio: run.success_ratio,
         };
-        super::print(&serde_json::to_string(&s)?)?;
+        crate::print(&serde_json::to_string(&s)?)?;
         return Ok(());
     }
     let it = a.outer.context("expected --plan, --inner or --outer")?;
@@ -134,7 +134,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
     };
     std::fs::write(&csv, before + &log_line(&line))
         .with_context(|| format!("cannot write {}", csv.display()))?;
-    super::print(&serde_json::to_string(&line)?)?;
+    crate::print(&serde_json::to_string(&line)?)?;
     Ok(())
 }
 

@@ -1,11 +1,12 @@
 //! Cells, the unit of work of a sweep: one row of one report, run alone, and the file that
 //! carries its result to the merge.
 
-use super::grid::{Grid, parse};
-use crate::cli::Command;
+use super::CommandLine;
+use super::grid::Grid;
+use crate::report::Report;
+use crate::run::RunArgs;
+use crate::runner::Runner;
 use anyhow::{Context, Result, bail};
-use continuum_lab::report::Report;
-use continuum_lab::runner::Runner;
 use indicatif::ProgressDrawTarget;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -36,13 +37,12 @@ pub struct CellFile {
     pub report: Report,
 }
 
-/// The rows of report `r` of `grid`, built as `compare` builds them.
-pub fn report_rows(grid: &Grid, r: usize) -> Result<(crate::cli::Cli, Vec<Runner>)> {
+/// The run options and rows of report `r` of `grid`, built as `compare` builds them.
+pub fn report_rows(grid: &Grid, r: usize, cl: &dyn CommandLine) -> Result<(RunArgs, Vec<Runner>)> {
     let spec = &grid.reports[r];
-    let cli = parse(&spec.argv)?;
-    let rows = crate::cli::compare_rows(&cli.command)
-        .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?
-        .unwrap_or_default();
+    let (run, rows) = cl
+        .compare(&spec.argv)
+        .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?;
     if rows.is_empty() {
         bail!(
             "{}: report {}: expected at least one row (policies, configs or agents)",
@@ -50,27 +50,25 @@ pub fn report_rows(grid: &Grid, r: usize) -> Result<(crate::cli::Cli, Vec<Runner
             spec.key
         );
     }
-    Ok((cli, rows))
+    Ok((run, rows))
 }
 
 /// Every cell of `grid`, in report order then row order. Builds every report's rows (so an
 /// unknown policy or a missing checkpoint is refused here, before any cell runs) and loads
 /// every distinct scenario once (an unknown topology, profile or workload likewise).
-pub fn plan(grid: &Grid) -> Result<Vec<CellSpec>> {
+pub fn plan(grid: &Grid, cl: &dyn CommandLine) -> Result<Vec<CellSpec>> {
     let mut cells = Vec::new();
     let mut loaded = std::collections::HashSet::new();
     for (r, spec) in grid.reports.iter().enumerate() {
-        let (cli, rows) = report_rows(grid, r)?;
-        if let Command::Compare { run, .. } = &cli.command {
-            let files = (
-                run.topology.clone(),
-                run.profiles.clone(),
-                run.workload.clone(),
-            );
-            if loaded.insert(files) {
-                continuum_sim::Scenario::load(&run.topology, &run.profiles, &run.workload)
-                    .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?;
-            }
+        let (run, rows) = report_rows(grid, r, cl)?;
+        let files = (
+            run.topology.clone(),
+            run.profiles.clone(),
+            run.workload.clone(),
+        );
+        if loaded.insert(files) {
+            continuum_sim::Scenario::load(&run.topology, &run.profiles, &run.workload)
+                .with_context(|| format!("{}: report {}", grid.path.display(), spec.key))?;
         }
         for (i, row) in rows.iter().enumerate() {
             cells.push(CellSpec {
@@ -80,7 +78,7 @@ pub fn plan(grid: &Grid) -> Result<Vec<CellSpec>> {
                 name: row.name(),
             });
         }
-        if bounded(&cli) {
+        if run.bound {
             // The bound is a cell of its own, after the rows.
             cells.push(CellSpec {
                 id: format!("{}/{}", spec.key, rows.len()),
@@ -96,40 +94,26 @@ pub fn plan(grid: &Grid) -> Result<Vec<CellSpec>> {
 /// The name of a report's bound cell (`--bound`).
 pub const BOUND_CELL: &str = "bound";
 
-/// Whether `cli` asks for the offline bound.
-fn bounded(cli: &crate::cli::Cli) -> bool {
-    matches!(&cli.command, Command::Compare { run, .. } if run.bound)
-}
-
 /// Runs cell `id` (`<report key>/<row>`) of `grid` on one thread.
-pub fn run_cell(grid: &Grid, id: &str) -> Result<CellFile> {
+pub fn run_cell(grid: &Grid, id: &str, cl: &dyn CommandLine) -> Result<CellFile> {
     let (key, row) = id
         .rsplit_once('/')
         .and_then(|(k, r)| Some((k, r.parse::<usize>().ok()?)))
         .with_context(|| format!("cell `{id}`: expected `<report key>/<row>`"))?;
     let (r, _) = grid.report(key)?;
-    let (cli, rows) = report_rows(grid, r)?;
-    let Command::Compare { run, .. } = &cli.command else {
-        bail!("cell `{id}`: not a compare report");
-    };
+    let (run, rows) = report_rows(grid, r, cl)?;
     let cells = rows.len() + usize::from(run.bound);
     if row >= cells {
         bail!("cell `{id}`: report {key} has {cells} cells");
     }
-    let mut run = run.clone();
+    let mut run = run;
     run.threads = Some(1);
     run.bound = false;
     let (report, name) = if row == rows.len() {
-        (
-            continuum_lab::run::bound_report(&run)?,
-            BOUND_CELL.to_string(),
-        )
+        (crate::run::bound_report(&run)?, BOUND_CELL.to_string())
     } else {
-        let r = continuum_lab::run::build_report_with(
-            &run,
-            &rows[row..row + 1],
-            ProgressDrawTarget::hidden(),
-        )?;
+        let r =
+            crate::run::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
         (r, rows[row].name())
     };
     Ok(CellFile {

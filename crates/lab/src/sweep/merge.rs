@@ -3,8 +3,8 @@
 
 use super::cell::{CellSpec, cell_path, read_cell};
 use super::grid::Grid;
+use crate::report::{Report, SimSummary};
 use anyhow::{Result, bail};
-use continuum_lab::report::{Report, SimSummary};
 use serde::Serialize;
 use std::path::Path;
 
@@ -126,7 +126,7 @@ pub fn write(grid: &Grid, plan: &[CellSpec], reports: &[Report], dir: &Path) -> 
     let mut entries = Vec::new();
     for (spec, report) in grid.reports.iter().zip(reports) {
         let sub = dir.join("reports").join(&spec.key);
-        continuum_lab::run::write_outputs(report, &sub)?;
+        crate::run::write_outputs(report, &sub)?;
         entries.push(IndexEntry {
             key: spec.key.clone(),
             labels: spec.labels.clone(),

@@ -4,6 +4,7 @@
 //! `--quiet`. What a command *found* (its figures) is not
 //! progress and is printed whatever the mode.
 
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -23,7 +24,7 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// A reporter: a bar on a terminal, lines elsewhere if `args.progress`, else silent.
-    pub(crate) fn new(args: super::args::ProgressArgs) -> Self {
+    pub(crate) fn new(args: ProgressArgs) -> Self {
         let tty = std::io::stderr().is_terminal();
         let quiet = args.quiet || (!tty && !args.progress);
         let bar = (tty && !quiet).then(|| {
@@ -106,4 +107,17 @@ fn human(s: f64) -> String {
     } else {
         format!("{:.1} h", s / 3600.0)
     }
+}
+
+/// Progress options of the long commands.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ProgressArgs {
+    /// No progress on standard error (on a terminal: a bar with the phase, how far and the time
+    /// left); what the command finds is printed anyway.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Progress as lines (at most one every 5 s) when standard error is not a terminal, where
+    /// there is none otherwise.
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
 }

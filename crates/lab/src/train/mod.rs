@@ -1,0 +1,92 @@
+//! Training runs as the command line starts them: `continuum train` (the meta-policy's DQN or
+//! policy gradient in [`dqn`], TapFinger's MAPPO in [`tapfinger`]) and `continuum meta-train`
+//! (Reptile over generated topologies in [`meta`], split into units of work for a distributed
+//! driver in [`meta_steps`]). Each loads its scenario and hyper-parameters, trains through
+//! `continuum_learn` with progress on standard error, and writes the checkpoint, the episode log
+//! and the learning curve.
+
+mod dqn;
+mod meta;
+mod meta_steps;
+mod tapfinger;
+
+use crate::progress::ProgressArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+pub use meta::MetaTrainArgs;
+
+/// Runs `continuum train`: TapFinger's training for a TapFinger config (`method: tapfinger`),
+/// else the meta-policy's.
+pub fn train(args: &TrainArgs) -> anyhow::Result<()> {
+    if continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config) {
+        tapfinger::execute(args)
+    } else {
+        dqn::execute(args)
+    }
+}
+
+/// Runs `continuum meta-train`: the whole run, or one of its units of work.
+pub fn meta_train(args: &MetaTrainArgs) -> anyhow::Result<()> {
+    meta_steps::execute(args)
+}
+
+/// Checks a `--budget` value: a positive, finite number of simulated queries.
+fn check_budget(b: f64) -> anyhow::Result<f64> {
+    if b > 0.0 && b.is_finite() {
+        Ok(b)
+    } else {
+        anyhow::bail!("--budget: expected a positive number of simulated queries, got {b}")
+    }
+}
+
+/// Options of `continuum train`.
+#[derive(Debug, Clone, Args)]
+pub struct TrainArgs {
+    /// Topology file (YAML).
+    pub topology: PathBuf,
+    /// Variant profiles file (YAML).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    pub profiles: PathBuf,
+    /// Workload file (YAML); its λ is replaced by the config's `lambda_range`.
+    #[arg(long, default_value = "workloads/default.yaml")]
+    pub workload: PathBuf,
+    /// Hyper-parameters (YAML); absent fields take their defaults.
+    #[arg(long, default_value = "config/dqn.yaml")]
+    pub config: PathBuf,
+    /// Training episodes (overrides the config).
+    #[arg(long)]
+    pub episodes: Option<usize>,
+    /// Seed of the network initialisation, exploration and episode workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Actual worker capacity against the profiles while training (overrides the config's
+    /// `capacity_scale`; EdgeTuner's protocol trains one checkpoint per resource level).
+    #[arg(long)]
+    pub capacity_scale: Option<f64>,
+    /// Checkpoint file to write; `training.csv` and `training_curve.svg` go beside it
+    /// (prefixed with the checkpoint's name).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Start from this checkpoint's network (adaptation or transfer): a meta-policy checkpoint
+    /// with the same actions, classes and state size (see `state_workers`), or for a TapFinger
+    /// config (`method: tapfinger`) a TapFinger checkpoint with the same network shape.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
+    /// Simulated queries of the training episodes (overrides the config's `budget_queries`,
+    /// which counts the validation too; e.g. a tenth of a full training's episodes to adapt
+    /// from `--init`). Below the config's own episode share, the fallback tables' and margin's
+    /// validation shrinks with it to keep its share of the run (a shorter horizon, fewer seeds,
+    /// margins and load levels, at the smallest no tables; each change is printed), so one
+    /// number bounds every phase. Smoke size: `--budget 1e6` (seconds on 2 cores; one short
+    /// episode, no tables).
+    #[arg(long)]
+    pub budget: Option<f64>,
+    /// Worker threads (default: all cores). Training is reproducible for a given seed and
+    /// thread count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Progress on standard error.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
