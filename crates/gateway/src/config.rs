@@ -34,7 +34,7 @@ pub struct GatewayConfig {
     /// gRPC client endpoint (KServe v2 / Triton `GRPCInferenceService`; none unless set).
     #[serde(default)]
     pub grpc: Option<continuum_wire::endpoint::GrpcConfig>,
-    /// QUIC client endpoint ([`super::quic_api`]: a stream's queries in the workers'
+    /// QUIC client endpoint (`crate::front::quic`: a stream's queries in the workers'
     /// framing; none unless set). `min_report_ms` is not read: the gateway sends no load
     /// reports.
     #[serde(default)]
@@ -68,7 +68,7 @@ pub struct GatewayConfig {
     /// Tail-latency mitigation ([`continuum_core::mitigation`]): `none`; `reissue@<r>`, a query not
     /// answered by r × its deadline is hedged to a second worker and the first answer wins;
     /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline. Both are
-    /// timed from the query's emission ([`crate::relay::query_times`]). The per-job kinds
+    /// timed from the query's emission (`crate::forward::relay::query_times`). The per-job kinds
     /// (`restart@<r>`, `tdp@<r>`) are simulator-only and refused.
     #[serde(default = "default_mitigation")]
     pub mitigation: String,
@@ -82,7 +82,7 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub agent: Option<PathBuf>,
     /// Pull dispatch (docs/model.md §15): new streams wait for a decision step, where every
-    /// cluster's agent claims them ([`crate::pull`]); none unless set. Re-bindings (a worker
+    /// cluster's agent claims them (`crate::decide::pull`); none unless set. Re-bindings (a worker
     /// gone, a restarted gateway's streams) stay pushed by `policy`.
     #[serde(default)]
     pub pull: Option<PullSettings>,
@@ -137,18 +137,18 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub log_format: LogFormat,
     /// Retry-on-reset: a query whose worker dies or resets under it is re-sent once to another
-    /// feasible worker while its deadline allows, within a retry budget ([`crate::retry`]).
+    /// feasible worker while its deadline allows, within a retry budget (`crate::forward::retry`).
     #[serde(default)]
-    pub retry: crate::retry_budget::RetrySettings,
+    pub retry: crate::state::retry_budget::RetrySettings,
     /// A QUIC worker silent (no load report) for this long is declared down at once: its
     /// connection is dropped, its queries in flight fail over (retry-on-reset) and its streams
     /// re-bind. Default: as the load view's stall rule, 10 publication periods and at least
     /// 1 s ([`stall_after`]); the QUIC idle timeout (2 s) is the last resort.
     #[serde(default)]
     pub worker_silence_ms: Option<u64>,
-    /// Own-binding accounting between load publications ([`crate::own_bindings`]).
+    /// Own-binding accounting between load publications (`crate::state::own_bindings`).
     #[serde(default)]
-    pub own_bindings: crate::own_bindings::OwnBindingsSettings,
+    pub own_bindings: crate::state::own_bindings::OwnBindingsSettings,
 }
 
 /// Pull dispatch at the gateway.

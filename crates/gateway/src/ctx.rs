@@ -1,11 +1,11 @@
 //! What the request handlers and background tasks of one gateway share ([`Ctx`]): the plan,
 //! the live workers and their maintenance, the meta-policy's agent, and reload.
 
-use super::config::{GatewayConfig, Protocol};
-use super::live::{LiveLoads, publish};
-use super::plan::Plan;
-use super::state::GatewayState;
-use super::upstream::{Link, Upstream, quic};
+use crate::config::{GatewayConfig, Protocol};
+use crate::plan::Plan;
+use crate::state::GatewayState;
+use crate::state::live::{LiveLoads, publish};
+use crate::upstream::{Link, Upstream, quic};
 use anyhow::{Context, Result};
 use continuum_core::load::WorkerLoad;
 use continuum_core::observe::{DemandBuckets, WindowObserver};
@@ -39,7 +39,7 @@ pub struct Ctx {
     /// Where the QUIC endpoint listens, when one is configured.
     pub quic_addr: Option<SocketAddr>,
     /// Pull dispatch's desk, when `pull` is configured.
-    pub pull: Option<Arc<super::pull::PullDesk>>,
+    pub pull: Option<Arc<crate::decide::pull::PullDesk>>,
 }
 
 impl Ctx {
@@ -83,7 +83,7 @@ impl Ctx {
             self.state
                 .metrics
                 .worker_up
-                .get_or_create(&super::metrics::WorkerLabel {
+                .get_or_create(&crate::metrics::WorkerLabel {
                     worker: u.cfg.name.clone(),
                 })
                 .set(i64::from(u.is_up()));
@@ -221,7 +221,7 @@ pub(super) fn window_observer(plan: &Plan, now_ms: f64) -> WindowObserver {
 }
 
 pub(super) fn new_upstream(
-    u: super::config::UpstreamConfig,
+    u: crate::config::UpstreamConfig,
     cfg: &GatewayConfig,
 ) -> Result<Upstream> {
     Upstream::new(
@@ -287,8 +287,8 @@ async fn scrape_loop(
 
 /// The stream key the configuration names: `stream_key`, else `stream_key_file` (created
 /// when missing), else a random one (streams then do not survive a restart).
-pub(super) fn stream_key(cfg: &GatewayConfig) -> Result<super::token::StreamKey> {
-    use super::token::StreamKey;
+pub(super) fn stream_key(cfg: &GatewayConfig) -> Result<crate::state::token::StreamKey> {
+    use crate::state::token::StreamKey;
     match (&cfg.stream_key, &cfg.stream_key_file) {
         (Some(k), _) => StreamKey::from_secret(k.as_bytes()),
         (None, Some(p)) => StreamKey::load_or_create(p),

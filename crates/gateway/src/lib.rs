@@ -4,50 +4,33 @@
 //! or HTTP, and (with a checkpoint) lets the DQN meta-policy pick the policy of each stream
 //! class every window.
 //!
-//! - [`config`]: settings; [`plan`]: settings resolved against topology and profiles;
-//! - [`loads`]: the workers' last reported loads; [`live`]: the load view published from them
-//!   every Δ;
-//! - [`state`]: shared state; [`policies`]: the active policy of each stream class;
-//!   [`binding`]: binding streams; [`pull`]: pull dispatch's decision steps; [`forward`]: forwarding queries;
-//!   [`error`]: error answers; [`streams`]: open streams; [`token`]: stream tokens;
-//! - [`upstream`]: QUIC and HTTP workers; [`api`]: the client HTTP front end (data plane); [`admin`]: the
-//!   operator's routes; [`respond`]: answers both share; [`oip`]: the OIP core
-//!   the HTTP and gRPC front ends share; [`quic_api`]: the QUIC front end;
-//! - [`observer`]: the meta-policy's window observer, lock-free for queries; [`metrics`]:
-//!   Prometheus; [`ctx`]: what handlers and tasks share, reload;
-//!   [`server`]: start-up, background tasks, shutdown; [`relay`]: a query and its answer in
-//!   transit; [`hedge`]: the worker call and its hedge; [`retry`]: retry-on-reset and its
-//!   budget.
+//! Layers, each calling only the ones below it (docs/architecture.md):
+//!
+//! - `front`: the client HTTP, gRPC and QUIC APIs and the operator's routes; they translate;
+//! - `decide`: binding streams, pull dispatch, the active policies, the meta-policy's window;
+//! - `forward`: one query to its worker and back — relay, hedge, retry and its budget;
+//! - [`state`]: the published load view, open streams and tokens, owned by
+//!   [`state::GatewayState`];
+//! - [`upstream`]: the workers, over QUIC or HTTP.
+//!
+//! Beside them: [`config`] (settings) and [`plan`] (settings resolved against topology and
+//! profiles); [`ctx`] (the control plane: plan, workers, agent, reload, [`Ctx`]); [`server`]
+//! (start-up, background tasks, shutdown: [`Gateway`]); [`metrics`] (Prometheus); [`error`] (the
+//! error answer).
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 
-pub mod admin;
-pub mod api;
-pub mod binding;
 pub mod config;
 pub mod ctx;
+pub(crate) mod decide;
 pub mod error;
-pub mod forward;
-pub mod hedge;
-pub mod live;
-pub mod loads;
+pub(crate) mod forward;
+pub(crate) mod front;
 pub mod metrics;
-pub mod observer;
-pub mod oip;
-pub mod own_bindings;
 pub mod plan;
-pub mod policies;
-pub mod pull;
-pub mod quic_api;
-pub mod relay;
-pub mod respond;
-pub mod retry;
-pub mod retry_budget;
 pub mod server;
 pub mod state;
-pub mod streams;
-pub mod token;
 pub mod upstream;
 
 pub use config::GatewayConfig;

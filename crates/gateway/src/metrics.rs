@@ -53,6 +53,17 @@ pub struct WorkerLabel {
     pub worker: String,
 }
 
+/// The query counters of one (app, variant, cluster): what a binding counts its queries with.
+#[derive(Debug, Clone, Default)]
+pub struct QueryCounters {
+    /// Queries answered within the stream's end-to-end budget.
+    pub success: Counter,
+    /// Queries answered late, or not answered.
+    pub failure: Counter,
+    /// Queries refused before reaching a worker.
+    pub rejected: Counter,
+}
+
 /// A label set naming a QUIC worker connection and one of its transport counters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct QuicStatLabel {
@@ -265,6 +276,15 @@ impl GatewayMetrics {
         self.counter(outcome, app, variant, cluster).inc();
     }
 
+    /// The three query counters of a stream's binding (handles: they count without a lookup).
+    pub fn query_counters(&self, app: &str, variant: &str, cluster: &str) -> QueryCounters {
+        QueryCounters {
+            success: self.counter("success", app, variant, cluster),
+            failure: self.counter("failure", app, variant, cluster),
+            rejected: self.counter("rejected", app, variant, cluster),
+        }
+    }
+
     /// The query counter of these labels (a handle: keep it to count without a lookup).
     pub fn counter(
         &self,
@@ -285,7 +305,11 @@ impl GatewayMetrics {
 
     /// Marks each class's active policy, and drops the series of the classes in `previous`
     /// that are no longer there (after a reload).
-    pub fn set_policies(&self, classes: &[super::policies::ClassPolicy], previous: &[String]) {
+    pub fn set_policies(
+        &self,
+        classes: &[crate::state::policies::ClassPolicy],
+        previous: &[String],
+    ) {
         for gone in previous
             .iter()
             .filter(|p| !classes.iter().any(|c| &c.class == *p))

@@ -2,7 +2,7 @@
 //! which live worker serves each of the topology's workers, the tasks' wire names, and the
 //! meta-policy checkpoint. Built at start and again on every reload.
 
-use super::config::{GatewayConfig, TaskIo, UpstreamConfig};
+use crate::config::{GatewayConfig, TaskIo, UpstreamConfig};
 use anyhow::{Context, Result, anyhow, bail};
 use continuum_core::feasibility::Fleet;
 use continuum_core::policy::{PolicyTable, StreamClasses};
@@ -166,7 +166,7 @@ fn load_agent(
     let ck = Checkpoint::load(path).with_context(|| format!("agent: {}", path.display()))?;
     let agent = Agent::new(&ck, path, topology, fleet, &profiles.variant_names())?;
     for a in agent.actions() {
-        super::config::refuse_simulator_only(&a.mitigation)
+        crate::config::refuse_simulator_only(&a.mitigation)
             .map_err(|e| anyhow!("agent: {}: action `{}`: {e}", path.display(), a.name()))?;
     }
     Ok((agent, ck.meta.config))

@@ -2,12 +2,12 @@
 //! meta-policy every window T, idle stream reaping, one maintenance task per worker), reload
 //! without dropping streams, and shutdown.
 
-use super::config::GatewayConfig;
-use super::ctx::{Ctx, new_upstream, spawn_upstream, stream_key, window_observer};
-use super::live::{LiveLoads, publish};
-use super::plan::Plan;
-use super::state::GatewayState;
-use super::upstream::Upstream;
+use crate::config::GatewayConfig;
+use crate::ctx::{Ctx, new_upstream, spawn_upstream, stream_key, window_observer};
+use crate::plan::Plan;
+use crate::state::GatewayState;
+use crate::state::live::{LiveLoads, publish};
+use crate::upstream::Upstream;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ impl Gateway {
                 .install(plan.sched, Some(window_observer(&plan, 0.0)));
         }
         let pull = match &plan.cfg.pull {
-            Some(p) => Some(Arc::new(super::pull::PullDesk::new(
+            Some(p) => Some(Arc::new(crate::decide::pull::PullDesk::new(
                 p,
                 plan.topology.clusters.len(),
                 plan.cfg.publish_ms,
@@ -120,14 +120,14 @@ impl Gateway {
             )));
         }
         if let (Some((endpoint, _)), Some(q)) = (&quic, &plan.cfg.quic) {
-            tasks.push(tokio::spawn(super::quic_api::serve(
+            tasks.push(tokio::spawn(crate::front::quic::serve(
                 endpoint.clone(),
                 ctx.clone(),
                 q.max_frame_bytes,
                 stop_rx.clone(),
             )));
         }
-        tasks.push(tokio::spawn(super::api::serve(
+        tasks.push(tokio::spawn(crate::front::api::serve(
             listener,
             ctx.clone(),
             stop_rx,
@@ -289,8 +289,8 @@ pub fn run_from_file(path: &Path) -> Result<()> {
         // Colour codes only where a person reads them, not in a log file.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match cfg.log_format {
-        super::config::LogFormat::Json => builder.json().try_init(),
-        super::config::LogFormat::Text => builder.try_init(),
+        crate::config::LogFormat::Json => builder.json().try_init(),
+        crate::config::LogFormat::Text => builder.try_init(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -5,7 +5,7 @@
 pub mod http;
 pub mod quic;
 
-use super::config::{Protocol, UpstreamConfig};
+use crate::config::{Protocol, UpstreamConfig};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

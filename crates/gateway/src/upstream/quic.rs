@@ -4,7 +4,7 @@
 
 use super::{Upstream, UpstreamError};
 use crate::config::UpstreamConfig;
-use crate::loads::LiveLoads;
+use crate::state::loads::LiveLoads;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use continuum_wire::QuicClient;
@@ -144,7 +144,7 @@ impl QuicLink {
 /// load reports every `period_ms` into `loads`, samples the RTT, and reconnects with backoff
 /// when the connection ends. A worker with no report for `silence` is taken for dead (a
 /// killed process sends no close, so only silence tells): the connection is dropped, which
-/// fails the queries in flight on it at once (they are retried elsewhere, [`crate::retry`]).
+/// fails the queries in flight on it at once (they are retried elsewhere, `crate::forward::retry`).
 pub async fn maintain(
     up: Arc<Upstream>,
     loads: Arc<LiveLoads>,

@@ -27,7 +27,7 @@
 //! `nv_inference_count` (items inferred) and the gauge `nv_inference_pending_request_count`,
 //! labelled `model` and `version` (values are summed over every label but `model`).
 //! continuum workers expose the same names (counters with the OpenMetrics `_total` suffix, see
-//! [`continuum_worker::metrics`]) plus the gauges `continuum_incoming_qps`,
+//! `continuum_worker::metrics`) plus the gauges `continuum_incoming_qps`,
 //! `continuum_throughput_qps`, `continuum_open_streams` and the counter `continuum_rejected`.
 
 use super::UpstreamError;

@@ -3,8 +3,8 @@
 //! acts at ([`query_times`]), plus the precise sleep that injects network delays in
 //! sim-to-live mode. Forwarding and hedging share these.
 
-use super::plan::TaskSpec;
-use super::streams::Stream;
+use crate::plan::TaskSpec;
+use crate::state::streams::Stream;
 use bytes::Bytes;
 use continuum_core::mitigation::Mitigation;
 use continuum_wire::oip::ParsedInfer;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One query as it leaves for a worker.
-pub struct Outgoing<'a> {
+pub(crate) struct Outgoing<'a> {
     /// Its stream.
     pub stream: &'a Stream,
     /// The stream's task, if still served.
@@ -38,7 +38,7 @@ pub enum Wire {
 
 /// A query's answer, ready to relay.
 pub struct Relayed {
-    /// Response body, in the query's wire form ([`Wire`]).
+    /// Response body, in the query's wire form (`Wire`).
     pub body: Bytes,
     /// `Inference-Header-Content-Length` when the output is binary.
     pub header_len: Option<usize>,
@@ -57,7 +57,7 @@ pub struct Relayed {
 /// the antenna, so the network to the worker comes after the receipt). In sim-to-live mode
 /// (`inject_delays`) the gateway sleeps the whole uplink itself after the receipt, which is
 /// then the emission: 0.
-pub fn age_at_receipt_ms(inject_delays: bool, access_ms: f64, tx_ms: f64) -> f64 {
+pub(crate) fn age_at_receipt_ms(inject_delays: bool, access_ms: f64, tx_ms: f64) -> f64 {
     if inject_delays {
         0.0
     } else {
@@ -68,7 +68,7 @@ pub fn age_at_receipt_ms(inject_delays: bool, access_ms: f64, tx_ms: f64) -> f64
 /// When a query's mitigation acts, ms from its receipt at the gateway, timed from its emission
 /// as in the simulator (docs/model.md §12).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QueryTimes {
+pub(crate) struct QueryTimes {
     /// Its deadline: emission + D^i.
     pub due_ms: f64,
     /// When it is reissued if still unanswered: emission + r · D^i (`reissue@r` only).
@@ -81,7 +81,7 @@ pub struct QueryTimes {
 /// The times of a query of deadline `max_delay_ms` under `m`, emitted `age_ms` before its
 /// receipt ([`age_at_receipt_ms`]): the core's [`Mitigation::reissue_at_ms`] and
 /// [`Mitigation::answer_limit_ms`] with the emission at −`age_ms`.
-pub fn query_times(m: &Mitigation, max_delay_ms: f64, age_ms: f64) -> QueryTimes {
+pub(crate) fn query_times(m: &Mitigation, max_delay_ms: f64, age_ms: f64) -> QueryTimes {
     let t_emit = -age_ms;
     let due_ms = t_emit + max_delay_ms;
     QueryTimes {
@@ -94,7 +94,7 @@ pub fn query_times(m: &Mitigation, max_delay_ms: f64, age_ms: f64) -> QueryTimes
 /// Sleeps `ms` (if positive) precisely; returns the time actually slept. tokio's timer has a
 /// 1 ms granularity and fires up to a tick late, which would add 1–2 ms to every injected
 /// delay: the last 2 ms are waited by yielding instead (only in sim-to-live mode).
-pub async fn sleep_ms(ms: f64) -> Duration {
+pub(crate) async fn sleep_ms(ms: f64) -> Duration {
     if ms <= 0.0 {
         return Duration::ZERO;
     }

@@ -15,10 +15,10 @@
 //! client would get. A client that stops its stream withdraws the query, as a dropped HTTP
 //! request does.
 
-use super::ctx::Ctx;
-use super::error::ApiError;
-use super::relay::Wire;
-use super::state::res;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::forward::relay::Wire;
+use crate::state::res;
 use bytes::Bytes;
 use continuum_wire::frame::{self, Response};
 use continuum_wire::oip::ParsedInfer;
@@ -31,7 +31,12 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 /// Accepts connections until `stop` turns true.
-pub async fn serve(endpoint: Endpoint, ctx: Arc<Ctx>, limit: usize, stop: watch::Receiver<bool>) {
+pub(crate) async fn serve(
+    endpoint: Endpoint,
+    ctx: Arc<Ctx>,
+    limit: usize,
+    stop: watch::Receiver<bool>,
+) {
     accept(endpoint, stop, move |send, recv| {
         query(send, recv, ctx.clone(), limit)
     })
@@ -39,7 +44,7 @@ pub async fn serve(endpoint: Endpoint, ctx: Arc<Ctx>, limit: usize, stop: watch:
 }
 
 /// The error frame of an answer HTTP clients would get as `e`.
-pub fn error_frame(e: &ApiError) -> Response {
+pub(crate) fn error_frame(e: &ApiError) -> Response {
     let status = match e.status {
         StatusCode::TOO_MANY_REQUESTS => frame::STATUS_REJECTED,
         StatusCode::BAD_REQUEST => frame::STATUS_BAD_REQUEST,

@@ -5,19 +5,17 @@
 //! cluster cannot multiply the load on the rest: over a sliding window, retries may be at most
 //! `min_per_s` × window + `budget_ratio` × the queries received (Finagle's `RetryBudget`).
 
-use super::live::Snapshot;
-use super::state::GatewayState;
-use super::streams::{Binding, Stream};
-use super::upstream::UpstreamError;
+use crate::state::GatewayState;
+use crate::state::live::Snapshot;
+use crate::state::streams::{Binding, Stream};
+use crate::upstream::UpstreamError;
 use continuum_core::dispatch::bind;
 use continuum_core::mitigation::reissue_demand;
 use std::sync::Arc;
 
-pub use super::retry_budget::{RetryBudget, RetrySettings};
-
 impl GatewayState {
     /// Counts a query in the retry budget.
-    pub(super) fn budget_query(&self) {
+    pub(crate) fn budget_query(&self) {
         self.retry_budget.deposit(self.started.elapsed().as_secs());
     }
 
@@ -26,7 +24,7 @@ impl GatewayState {
     /// when retries are off, `e` is not a reset, the time is gone, the budget is spent, or no
     /// other worker is feasible in the time left. The failed worker is marked down and the
     /// stream is re-bound to the target.
-    pub(super) fn retry_target(
+    pub(crate) fn retry_target(
         &self,
         stream: &Stream,
         failed: &Binding,

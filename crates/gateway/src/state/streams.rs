@@ -1,10 +1,10 @@
 //! Open client streams: what each asked for, where it is bound, when it was last heard from.
-//! A concurrent map (dashmap) keyed by the stream token's nonce ([`super::token`]); idle
+//! A concurrent map (dashmap) keyed by the stream token's nonce ([`crate::state::token`]); idle
 //! streams are dropped from memory (their token re-binds on next use), closed ones are
 //! remembered for a while so that their token stays dead.
 
-pub use super::config::MAX_APP_LEN;
-use super::upstream::Upstream;
+pub use crate::config::MAX_APP_LEN;
+use crate::upstream::Upstream;
 use continuum_core::rng::SimRng;
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
@@ -98,12 +98,12 @@ pub struct Binding {
     pub sigma_ms: f64,
     /// Expected end-to-end delay: 2(δ + d + 2σ) + t + D_v(ζ), ms.
     pub expected_ms: f64,
-    /// The stream class it was bound as ([`super::policies`]).
+    /// The stream class it was bound as (`crate::state::policies`).
     pub class: Arc<str>,
     /// The policy that chose it (its class's active policy then).
     pub policy: &'static str,
-    /// The stream's query counters on this binding: success, failure, rejected.
-    pub counters: Arc<[prometheus_client::metrics::counter::Counter; 3]>,
+    /// The stream's query counters on this binding.
+    pub counters: Arc<crate::metrics::QueryCounters>,
 }
 
 /// One open stream.

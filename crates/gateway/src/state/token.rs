@@ -7,8 +7,8 @@
 //! (`stream_key`, or a key file created on first start), so every restart of a gateway, and
 //! every replica given the same key, accepts the same tokens.
 
-pub use super::config::MIN_KEY_BYTES;
-use super::streams::OpenRequest;
+pub use crate::config::MIN_KEY_BYTES;
+use crate::state::streams::OpenRequest;
 use anyhow::{Context, Result};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,8 +1,8 @@
-//! Answers and request bodies shared by the client API ([`super::api`]) and the admin API
-//! ([`super::admin`]).
+//! Answers and request bodies shared by the client API ([`crate::front::api`]) and the admin API
+//! ([`crate::front::admin`]).
 
-use super::ctx::Ctx;
-use super::error::ApiError;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
 use bytes::Bytes;
 use continuum_wire::http::{Resp, json_resp};
 use continuum_wire::serve::{self, BodyError};
@@ -10,17 +10,17 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 
-pub(super) fn err(e: ApiError) -> Resp {
+pub(crate) fn err(e: ApiError) -> Resp {
     json_resp(e.status, &e.body)
 }
 
-pub(super) fn empty(status: StatusCode) -> Resp {
+pub(crate) fn empty(status: StatusCode) -> Resp {
     let mut r = Response::new(Full::default());
     *r.status_mut() = status;
     r
 }
 
-pub(super) fn not_allowed(method: &Method, path: &str) -> Resp {
+pub(crate) fn not_allowed(method: &Method, path: &str) -> Resp {
     err(ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         format!("method {method} not allowed on {path}"),
@@ -28,7 +28,7 @@ pub(super) fn not_allowed(method: &Method, path: &str) -> Resp {
 }
 
 /// Reads a body within the configured limits; also returns the binary-extension header length.
-pub(super) async fn read_body(
+pub(crate) async fn read_body(
     ctx: &Ctx,
     req: Request<Incoming>,
 ) -> Result<(Bytes, Option<usize>), ApiError> {
@@ -43,7 +43,7 @@ pub(super) async fn read_body(
         ctx.state
             .metrics
             .bad_requests
-            .get_or_create(&super::metrics::ResultLabel { result })
+            .get_or_create(&crate::metrics::ResultLabel { result })
             .inc();
         ApiError::new(e.status(), e)
     })

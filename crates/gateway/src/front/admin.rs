@@ -1,4 +1,4 @@
-//! The admin API: the operator's routes, apart from the data plane ([`super::api`]).
+//! The admin API: the operator's routes, apart from the data plane ([`crate::front::api`]).
 //!
 //! | route | answer |
 //! |---|---|
@@ -7,13 +7,13 @@
 //! | `GET /v1/workers` | live workers: up, RTT, report age, queries in flight |
 //! | `GET /metrics` | Prometheus text |
 //!
-//! The full description of each route is in [`super::api`]'s table.
+//! The full description of each route is in [`crate::front::api`]'s table.
 
-use super::config::live_mitigation;
-use super::ctx::Ctx;
-use super::error::ApiError;
-use super::policies::ClassPolicy;
-use super::respond::{err, read_body};
+use crate::config::live_mitigation;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::front::respond::{err, read_body};
+use crate::state::policies::ClassPolicy;
 use bytes::Bytes;
 use continuum_wire::http::{Resp, json_resp};
 use http_body_util::Full;
@@ -24,13 +24,13 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Whether `parts` (the path's segments) name an admin route, whatever the method.
-pub(super) fn is_admin(parts: &[&str]) -> bool {
+pub(crate) fn is_admin(parts: &[&str]) -> bool {
     matches!(parts, ["v1", "policy" | "reload" | "workers"] | ["metrics"])
 }
 
 /// Answers an admin route with an allowed method; `None` when the method is not one of the
 /// route's (the caller answers 405).
-pub(super) async fn route(
+pub(crate) async fn route(
     ctx: &Arc<Ctx>,
     parts: &[&str],
     method: &Method,

@@ -1,4 +1,4 @@
-//! The retry budget of retry-on-reset ([`super::retry`]) and its settings: over a sliding
+//! The retry budget of retry-on-reset (`crate::forward::retry`) and its settings: over a sliding
 //! window, retries may be at most `min_per_s` × window + `budget_ratio` × the queries received
 //! (Finagle's `RetryBudget`). A leaf: the configuration and the gateway's state read it.
 
@@ -91,7 +91,7 @@ struct Bucket {
 /// The retry budget: queries and retries counted per second in a ring of atomics (no lock on
 /// the query path). Counts are approximate where two threads roll one bucket over at the
 /// same instant; the budget is a bound on load, not an exact quota.
-pub struct RetryBudget {
+pub(crate) struct RetryBudget {
     ring: Vec<Bucket>,
 }
 
@@ -121,7 +121,7 @@ impl RetryBudget {
     }
 
     /// Counts one query received at second `now_s`.
-    pub fn deposit(&self, now_s: u64) {
+    pub(crate) fn deposit(&self, now_s: u64) {
         self.bucket(now_s).queries.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -139,7 +139,7 @@ impl RetryBudget {
     }
 
     /// Takes one retry at second `now_s` if the budget of `s` allows it.
-    pub fn try_withdraw(&self, now_s: u64, s: &RetrySettings) -> bool {
+    pub(crate) fn try_withdraw(&self, now_s: u64, s: &RetrySettings) -> bool {
         let window_s = (s.window_ms / 1000).clamp(1, MAX_WINDOW_S);
         let (queries, retries) = self.totals(now_s, window_s);
         let allowed = s.min_per_s * window_s as f64 + s.budget_ratio * queries as f64;

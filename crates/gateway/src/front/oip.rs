@@ -1,16 +1,16 @@
 //! The gateway as an OIP v2 server (the shared [`OipCore`]): its tasks are its models, a
 //! one-shot query binds a stream of one query (counting the request's batch items), and a
 //! query naming an open stream (`parameters.stream_id`, the stream's token) goes to that
-//! stream. The HTTP routes ([`super::api`]) and the gRPC service
+//! stream. The HTTP routes ([`crate::front::api`]) and the gRPC service
 //! ([`continuum_wire::grpc`]) both answer from here.
 
-use super::ctx::Ctx;
-use super::error::ApiError;
-use super::plan::{Plan, TaskSpec};
-use super::relay::Wire;
-use super::state::Relayed;
-use super::streams::{OpenRequest, Stream};
-use super::token::TokenError;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::forward::relay::Relayed;
+use crate::forward::relay::Wire;
+use crate::plan::{Plan, TaskSpec};
+use crate::state::streams::{OpenRequest, Stream};
+use crate::state::token::TokenError;
 use bytes::Bytes;
 use continuum_wire::oip::{self, ParsedInfer};
 use continuum_wire::oip_core::{
@@ -99,7 +99,7 @@ impl Ctx {
         self.state
             .metrics
             .bad_requests
-            .get_or_create(&super::metrics::ResultLabel {
+            .get_or_create(&crate::metrics::ResultLabel {
                 result: "unknown_stream",
             })
             .inc();
@@ -221,7 +221,7 @@ impl OipCore for Ctx {
                 StatusCode::NOT_FOUND,
                 format!(
                     "unknown model `{name}`; served tasks: {}",
-                    super::state::task_list(&plan)
+                    crate::state::task_list(&plan)
                 ),
             )
         })?;

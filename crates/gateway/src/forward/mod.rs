@@ -1,13 +1,21 @@
-//! Forwarding one query of a stream to its bound worker (QUIC or HTTP) and judging its
-//! outcome: every query that reaches here is counted once as success, failure or rejected.
+//! The forward layer: one query of a bound stream on its way to a worker and back — the relay
+//! ([`relay`]: the query and its answer in transit, the times its mitigation acts at), the
+//! worker call and its hedge under `reissue@r` ([`hedge`]), retry-on-reset ([`retry`]) within
+//! its budget (`crate::state::retry_budget`), and the query's deadline. This module judges
+//! each query's outcome: every query that reaches here is counted once as success, failure or
+//! rejected.
 
-use super::error::ApiError;
-use super::hedge::Answered;
-use super::plan::TaskSpec;
-use super::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
-use super::state::{GatewayState, res};
-use super::streams::{Binding, Stream};
-use super::upstream::{Link, UpstreamError};
+pub(crate) mod hedge;
+pub(crate) mod relay;
+pub(crate) mod retry;
+
+use crate::error::ApiError;
+use crate::forward::hedge::Answered;
+use crate::forward::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
+use crate::plan::TaskSpec;
+use crate::state::streams::{Binding, Stream};
+use crate::state::{GatewayState, res};
+use crate::upstream::{Link, UpstreamError};
 use bytes::Bytes;
 use continuum_wire::oip::{self, ParsedInfer};
 use hyper::StatusCode;
@@ -80,7 +88,7 @@ impl GatewayState {
         let reject = |e: ApiError, b: Option<&Binding>| {
             match b {
                 Some(b) => {
-                    b.counters[2].inc();
+                    b.counters.rejected.inc();
                 }
                 None => self.metrics.query("rejected", &stream.app, "-", "-"),
             }
@@ -157,7 +165,7 @@ impl GatewayState {
         };
         let mut b = hedge.unwrap_or(b);
         // Retry-on-reset: the worker died or reset under the query; once, to the stream's next
-        // feasible binding, if the deadline and the retry budget allow ([`super::retry`]).
+        // feasible binding, if the deadline and the retry budget allow ([`crate::forward::retry`]).
         if let (Err(e), false) = (&result, hedged) {
             let remaining_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
             if let Some(b2) = self.retry_target(stream, &b, e, remaining_ms) {
@@ -197,12 +205,12 @@ impl GatewayState {
         }
         let total = t0.elapsed();
         let outcome = if total.as_secs_f64() * 1e3 <= stream.req.max_delay_ms {
+            b.counters.success.inc();
             "success"
         } else {
+            b.counters.failure.inc();
             "failure"
         };
-        self.metrics
-            .query(outcome, &stream.app, &b.variant, &b.cluster);
         self.metrics.answer_seconds.observe(total.as_secs_f64());
         self.metrics.added_latency_seconds.observe(
             total

@@ -4,8 +4,8 @@
 //! workers, conflicts by eq. 11 — exactly as the simulator's steps do, and answers each open
 //! with its binding or a refusal once its patience has run out.
 
-use super::config::PullSettings;
-use super::live::Snapshot;
+use crate::config::PullSettings;
+use crate::state::live::Snapshot;
 use anyhow::{Context, Result};
 use continuum_core::feasibility::{Candidate, Demand};
 use continuum_core::pull::{Pending, Puller, StepStats, step};
@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 /// What a waiting open is answered with: its binding and the snapshot it was chosen on, or
 /// `None` when no agent took it within its patience.
-pub type PullAnswer = Option<(Candidate, Arc<Snapshot>)>;
+pub(crate) type PullAnswer = Option<(Candidate, Arc<Snapshot>)>;
 
 struct Waiter {
     demand: Demand,
@@ -37,7 +37,7 @@ pub struct PullDesk {
 }
 
 /// The puller a gateway's `pull.puller` names, for a topology of `clusters` clusters.
-pub fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller + Send>> {
+pub(crate) fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller + Send>> {
     if let Some(file) = name.strip_prefix("tapfinger:") {
         let path = Path::new(file);
         let ck = TapCheckpoint::load(path)?;

@@ -1,14 +1,14 @@
 //! The worker call of one query, and its hedge under `reissue@r` ([`continuum_core::mitigation`]): when
 //! the bound worker has not answered by emission + r × the query's deadline
-//! ([`crate::relay::query_times`]), a copy goes to the binding the core picks
+//! ([`crate::forward::relay::query_times`]), a copy goes to the binding the core picks
 //! ([`GatewayState::hedge_binding`]); the first answer wins and the other call is dropped — its
 //! QUIC stream is stopped, its HTTP request abandoned.
 
-use super::live::Snapshot;
-use super::relay::{Outgoing, QueryTimes, Wire, sleep_ms};
-use super::state::GatewayState;
-use super::streams::Binding;
-use super::upstream::{Link, UpstreamError};
+use crate::forward::relay::{Outgoing, QueryTimes, Wire, sleep_ms};
+use crate::state::GatewayState;
+use crate::state::live::Snapshot;
+use crate::state::streams::Binding;
+use crate::upstream::{Link, UpstreamError};
 use bytes::Bytes;
 use continuum_wire::frame;
 use continuum_wire::oip::{self};
@@ -22,12 +22,12 @@ fn ok_frame(a: Answer) -> Vec<u8> {
 
 /// An answer body in the query's wire form and, for OIP, its
 /// `Inference-Header-Content-Length`.
-pub type Answered = (Bytes, Option<usize>);
+pub(crate) type Answered = (Bytes, Option<usize>);
 
 impl GatewayState {
     /// Sends `q` to the worker of `b`, which must answer within `deadline_us` (its admission
     /// drops the query otherwise).
-    pub(super) async fn call(
+    pub(crate) async fn call(
         &self,
         q: &Outgoing<'_>,
         b: &Binding,
@@ -105,7 +105,7 @@ impl GatewayState {
     /// success wins (a failure waits for the other call). Returns the result and, when the
     /// copy's call gave it, the copy's binding.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn hedged(
+    pub(crate) async fn hedged(
         &self,
         snap: &Snapshot,
         q: &Outgoing<'_>,

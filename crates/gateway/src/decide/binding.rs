@@ -2,11 +2,11 @@
 //! active policy of the stream's class over the published load view (docs/model.md §5–6, the
 //! simulator's code); re-binding a stream whose worker went away.
 
-use super::error::ApiError;
-use super::live::Snapshot;
-use super::policies::StreamPolicy;
-use super::state::{GatewayState, res, task_list};
-use super::streams::{Binding, OpenRequest, Stream};
+use crate::error::ApiError;
+use crate::state::live::Snapshot;
+use crate::state::policies::StreamPolicy;
+use crate::state::streams::{Binding, OpenRequest, Stream};
+use crate::state::{GatewayState, res, task_list};
 use continuum_core::dispatch::bind;
 use continuum_core::feasibility::{Candidate, Demand, Shortfall, feasible, latency_bound_ms};
 use continuum_core::mitigation::{reissue_demand, reissue_target};
@@ -34,7 +34,7 @@ impl GatewayState {
     pub fn resume(
         &self,
         token: &str,
-        claims: super::token::Claims,
+        claims: crate::state::token::Claims,
     ) -> Result<(Arc<Stream>, Binding), ApiError> {
         let nonce = claims
             .nonce()
@@ -53,7 +53,7 @@ impl GatewayState {
 
     /// Validates and admits a new stream (its task, the open rate and stream limits, its
     /// token) without binding it: the snapshot it was admitted on and the stream.
-    pub(super) fn admit_unbound(
+    pub(crate) fn admit_unbound(
         &self,
         req: OpenRequest,
         known: Option<(Arc<str>, u128)>,
@@ -147,12 +147,12 @@ impl GatewayState {
     }
 
     /// Counts an open refused for want of a feasible binding.
-    pub(super) fn count_infeasible(&self, stream: &Stream) {
+    pub(crate) fn count_infeasible(&self, stream: &Stream) {
         self.metrics
             .stream_opens
             .get_or_create(&res("infeasible"))
             .inc();
-        let app = super::metrics::AppLabel {
+        let app = crate::metrics::AppLabel {
             app: stream.app.to_string(),
         };
         self.metrics
@@ -162,7 +162,7 @@ impl GatewayState {
     }
 
     /// Holds `stream`, bound by `b`, among the open streams.
-    pub(super) fn register(&self, stream: &Arc<Stream>, b: &Binding) {
+    pub(crate) fn register(&self, stream: &Arc<Stream>, b: &Binding) {
         stream.set_binding(Some(b.clone()));
         self.streams.insert(stream.clone());
         self.metrics.stream_opens.get_or_create(&res("bound")).inc();
@@ -176,7 +176,7 @@ impl GatewayState {
     /// it or its patience runs out.
     pub async fn open_pulled(
         &self,
-        desk: &super::pull::PullDesk,
+        desk: &crate::decide::pull::PullDesk,
         req: OpenRequest,
     ) -> Result<(Arc<Stream>, Binding), ApiError> {
         let (snap, stream) = self.admit_unbound(req, None)?;
@@ -227,7 +227,7 @@ impl GatewayState {
     }
 
     /// What `stream` asks of a binding (docs/model.md §5); 503 when its task is no longer served.
-    pub(super) fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
+    pub(crate) fn demand_of(&self, snap: &Snapshot, stream: &Stream) -> Result<Demand, ApiError> {
         let r = &stream.req;
         let task = snap.plan.task(&r.task).ok_or_else(|| {
             ApiError::new(
@@ -321,7 +321,7 @@ impl GatewayState {
     }
 
     /// The binding of `stream` to candidate `c` of snapshot `snap`.
-    pub(super) fn binding_for(
+    pub(crate) fn binding_for(
         &self,
         snap: &Snapshot,
         stream: &Stream,
@@ -345,10 +345,7 @@ impl GatewayState {
             .expect("candidate comes from the live reach");
         let proc_ms = plan.fleet.workers[w].delay_ms(stream.req.frame_kb);
         let (variant, cluster) = (plan.variant_name(w), plan.cluster_id(w));
-        let counters = Arc::new(
-            ["success", "failure", "rejected"]
-                .map(|o| self.metrics.counter(o, &stream.app, variant, cluster)),
-        );
+        let counters = Arc::new(self.metrics.query_counters(&stream.app, variant, cluster));
         Binding {
             counters,
             worker: c.worker,
@@ -366,7 +363,7 @@ impl GatewayState {
 
     /// A usable binding for `stream` now: the current one if its worker is up (carried over
     /// to a new plan generation when the worker still serves it), otherwise a new one.
-    pub(super) fn current_binding(
+    pub(crate) fn current_binding(
         &self,
         snap: &Snapshot,
         stream: &Stream,

@@ -60,7 +60,7 @@ struct Inner {
 }
 
 /// The active policy of every class.
-pub struct ActivePolicies {
+pub(crate) struct ActivePolicies {
     inner: ArcSwap<Inner>,
 }
 
@@ -121,14 +121,14 @@ fn inner_of(table: &PolicyTable) -> Inner {
 
 impl ActivePolicies {
     /// Every class starts with its configured policy in `table`.
-    pub fn new(table: &PolicyTable) -> Self {
+    pub(crate) fn new(table: &PolicyTable) -> Self {
         Self {
             inner: ArcSwap::from_pointee(inner_of(table)),
         }
     }
 
     /// Replaces the classes and configured policies (a reload); pins are dropped.
-    pub fn reset(&self, table: &PolicyTable) {
+    pub(crate) fn reset(&self, table: &PolicyTable) {
         self.inner.store(Arc::new(inner_of(table)));
     }
 
@@ -138,7 +138,12 @@ impl ActivePolicies {
 
     /// The class of a stream of application `app` (if it names one) with deadline
     /// `max_delay_ms` and rate `rate_qps`, and that class's active policy.
-    pub fn for_stream(&self, app: Option<&str>, max_delay_ms: f64, rate_qps: f64) -> StreamPolicy {
+    pub(crate) fn for_stream(
+        &self,
+        app: Option<&str>,
+        max_delay_ms: f64,
+        rate_qps: f64,
+    ) -> StreamPolicy {
         let inner = self.get();
         let c = inner.classes.class_of(app, max_delay_ms, rate_qps);
         StreamPolicy {
@@ -150,7 +155,7 @@ impl ActivePolicies {
 
     /// Sets class `class`'s policy from `source`, unless the class is pinned and `source` is
     /// not an operator's; whether it changed. Out-of-range classes are ignored.
-    pub fn set(&self, class: usize, p: &'static dyn Policy, source: PolicySource) -> bool {
+    pub(crate) fn set(&self, class: usize, p: &'static dyn Policy, source: PolicySource) -> bool {
         let inner = self.get();
         let Some(slot) = inner.slots.get(class) else {
             return false;
@@ -170,7 +175,7 @@ impl ActivePolicies {
     /// agent, unless pinned, and its mitigation when any action has one; the classes whose
     /// policy changed. A row that does not fit the classes or the actions changes nothing and
     /// says why.
-    pub fn apply_decision(
+    pub(crate) fn apply_decision(
         &self,
         actions: &[Configuration],
         row: &[usize],
@@ -204,7 +209,7 @@ impl ActivePolicies {
     }
 
     /// The mitigation the meta-policy chose for the class named `class`, if it chooses one.
-    pub fn agent_mitigation(&self, class: &str) -> Option<Mitigation> {
+    pub(crate) fn agent_mitigation(&self, class: &str) -> Option<Mitigation> {
         let inner = self.inner.load();
         if !inner.agent_mitigates.load(Ordering::Acquire) {
             return None;
@@ -217,7 +222,7 @@ impl ActivePolicies {
     }
 
     /// Pins `p` for class `class`, or for every class when `None`.
-    pub fn pin(&self, class: Option<usize>, p: &'static dyn Policy) {
+    pub(crate) fn pin(&self, class: Option<usize>, p: &'static dyn Policy) {
         let n = self.get().slots.len();
         for c in (0..n).filter(|c| class.is_none_or(|k| k == *c)) {
             self.set(c, p, PolicySource::Pinned);
@@ -226,7 +231,7 @@ impl ActivePolicies {
 
     /// Removes the pins of `class` (every class when `None`): the configured policy applies
     /// until the agent's next choice.
-    pub fn unpin(&self, class: Option<usize>) {
+    pub(crate) fn unpin(&self, class: Option<usize>) {
         let inner = self.get();
         for (c, slot) in inner.slots.iter().enumerate() {
             if class.is_none_or(|k| k == c)
@@ -241,17 +246,17 @@ impl ActivePolicies {
     }
 
     /// The index of the class named `name`.
-    pub fn class_index(&self, name: &str) -> Option<usize> {
+    pub(crate) fn class_index(&self, name: &str) -> Option<usize> {
         self.get().classes.by_name(name)
     }
 
     /// The class names, in class order.
-    pub fn class_names(&self) -> Vec<String> {
+    pub(crate) fn class_names(&self) -> Vec<String> {
         self.get().classes.names().to_vec()
     }
 
     /// Every class's state, in class order.
-    pub fn list(&self) -> Vec<ClassPolicy> {
+    pub(crate) fn list(&self) -> Vec<ClassPolicy> {
         let inner = self.get();
         inner
             .classes

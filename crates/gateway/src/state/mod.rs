@@ -1,17 +1,29 @@
-//! The gateway's shared state: the published load-view snapshot, open streams, the active
-//! policy of every stream class ([`super::policies`]) and metrics. Its two operations live beside it: binding a stream
-//! ([`super::binding`]) and forwarding one query ([`super::forward`]). The HTTP front end
-//! ([`super::api`]) only translates.
+//! The state layer: what every query and open reads, owned by [`GatewayState`] — the published
+//! load-view snapshot ([`live`], built from the workers' last reported loads in [`loads`]),
+//! open streams ([`streams`]) and their tokens ([`token`]), the active policy of every stream
+//! class and where it came from ([`policies`]), the meta-policy's window counts
+//! ([`observer`]), the demand of the streams this gateway bound since the last publication
+//! ([`own_bindings`]), the retry budget's counts ([`retry_budget`]) and metrics. Deciding
+//! where a stream goes is the decide layer's, forwarding a query the forward layer's; the
+//! front ends only translate.
 
-pub use super::error::ApiError;
-use super::live::Snapshot;
-use super::metrics::GatewayMetrics;
-use super::observer::MetaObserver;
-use super::plan::Plan;
-use super::policies::ActivePolicies;
-pub use super::relay::Relayed;
-use super::streams::{StreamTable, TokenBucket};
-use super::token::StreamKey;
+pub mod live;
+pub mod loads;
+pub mod observer;
+pub mod own_bindings;
+pub mod policies;
+pub mod retry_budget;
+pub mod streams;
+pub mod token;
+
+pub use crate::error::ApiError;
+use crate::metrics::GatewayMetrics;
+use crate::plan::Plan;
+use crate::state::live::Snapshot;
+use crate::state::observer::MetaObserver;
+use crate::state::policies::ActivePolicies;
+use crate::state::streams::{StreamTable, TokenBucket};
+use crate::state::token::StreamKey;
 use arc_swap::ArcSwap;
 use continuum_core::mitigation::Mitigation;
 use continuum_core::policy::{Policy, PolicyTable};
@@ -45,8 +57,8 @@ pub struct GatewayState {
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
     /// The active tail-latency mitigation and whether an operator pinned it.
     mitigation: ArcSwap<(Mitigation, bool)>,
-    /// Queries and retries counted for the retry budget ([`super::retry`]).
-    pub(super) retry_budget: super::retry_budget::RetryBudget,
+    /// Queries and retries counted for the retry budget ([`crate::forward::retry`]).
+    pub(super) retry_budget: crate::state::retry_budget::RetryBudget,
 }
 
 impl GatewayState {
@@ -121,7 +133,7 @@ impl GatewayState {
     }
 
     /// Every stream class's active policy and where it came from, in class order.
-    pub fn class_policies(&self) -> Vec<super::policies::ClassPolicy> {
+    pub fn class_policies(&self) -> Vec<crate::state::policies::ClassPolicy> {
         self.policies.list()
     }
 
@@ -236,8 +248,8 @@ impl GatewayState {
     }
 }
 
-pub(super) fn res(result: &'static str) -> super::metrics::ResultLabel {
-    super::metrics::ResultLabel { result }
+pub(super) fn res(result: &'static str) -> crate::metrics::ResultLabel {
+    crate::metrics::ResultLabel { result }
 }
 
 /// The served tasks, for messages.

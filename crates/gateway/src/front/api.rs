@@ -6,14 +6,14 @@
 //! | `POST /v1/streams/{id}/infer` | an OIP v2 inference request, forwarded to the bound worker |
 //! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding, with its class and policy; close (204) |
 //! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds; classed as app `oneshot` at 1 qps |
-//! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready,/config,/stats]`, `/v2/models/stats`, `POST /v2/repository/index` | OIP v2 metadata, health and Triton's tooling routes, from the shared OIP core ([`super::oip`]) |
+//! | `GET /v2`, `/v2/health/live`, `/v2/health/ready`, `/v2/models/{task}[/ready,/config,/stats]`, `/v2/models/stats`, `POST /v2/repository/index` | OIP v2 metadata, health and Triton's tooling routes, from the shared OIP core ([`crate::front::oip`]) |
 //! | `GET /v1/policy` | `{classes: [{class, policy, source}], policy, source, mitigation, mitigation_source, agent, actions, policies}`: each stream class's active policy and where it came from (`static`, `agent`, `pinned`); the top-level `policy` / `source` are those every class shares, else `"mixed"` |
 //! | `PUT /v1/policy` | pin a policy (admin token): `{"policy": name, "class": name}`, or `"policy": null` to unpin; without `class`, every class; an unknown class is 400 naming the known ones; `{"mitigation": "reissue@0.8"}` (alone or with a policy) pins the tail-latency mitigation, `"mitigation": null` returns to the configured one; answers as `GET` |
 //! | `POST /v1/reload` | re-read the configuration (admin token); stream classes and policies start afresh (pins are dropped) |
 //! | `GET /v1/workers` | live workers: up, RTT, report age, queries in flight |
 //! | `GET /metrics` | Prometheus text |
 //!
-//! A stream id is the stream's token ([`super::token`]): unguessable, and enough for a
+//! A stream id is the stream's token ([`crate::state::token`]): unguessable, and enough for a
 //! restarted gateway to re-bind the stream. Answers to forwarded queries carry
 //! `x-continuum-outcome` (`success` / `failure`), `x-continuum-variant` and
 //! `x-continuum-cluster`. Errors are `{"error": …}`: 400 malformed, 401 missing/wrong admin
@@ -22,12 +22,14 @@
 //! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
-use super::admin;
-use super::ctx::Ctx;
-use super::relay::Wire;
-use super::respond::{empty, err, not_allowed, read_body};
-use super::state::{ApiError, Relayed, task_list};
-use super::streams::{OpenRequest, Stream};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::forward::relay::Relayed;
+use crate::forward::relay::Wire;
+use crate::front::admin;
+use crate::front::respond::{empty, err, not_allowed, read_body};
+use crate::state::streams::{OpenRequest, Stream};
+use crate::state::task_list;
 use continuum_wire::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
     segments, serve_with,
@@ -46,7 +48,7 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 /// Accepts connections until `stop`; open connections then finish their requests and close.
-pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, stop: watch::Receiver<bool>) {
+pub(crate) async fn serve(listener: TcpListener, ctx: Arc<Ctx>, stop: watch::Receiver<bool>) {
     let limits = ctx.plan().cfg.http.limits.clone();
     serve_with(listener, limits, stop, move |req| handle(ctx.clone(), req)).await
 }
@@ -132,7 +134,7 @@ async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
             ctx.state
                 .metrics
                 .stream_opens
-                .get_or_create(&super::metrics::ResultLabel {
+                .get_or_create(&crate::metrics::ResultLabel {
                     result: "bad_request",
                 })
                 .inc();
@@ -215,8 +217,8 @@ async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Ins
 /// A one-shot OIP query over HTTP: the body is relayed as it came to HTTP workers.
 async fn one_shot(
     ctx: &Ctx,
-    plan: &super::plan::Plan,
-    spec: &super::plan::TaskSpec,
+    plan: &crate::plan::Plan,
+    spec: &crate::plan::TaskSpec,
     req: Request<Incoming>,
     t0: Instant,
 ) -> Resp {

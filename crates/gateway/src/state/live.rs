@@ -1,12 +1,12 @@
 //! The gateway's load view (docs/model.md §8): the snapshot published every Δ from the workers'
-//! last reported loads ([`super::loads`]) — the same [`LoadView`] and
+//! last reported loads ([`crate::state::loads`]) — the same [`LoadView`] and
 //! reach list the simulator's policies read, restricted to the workers that are up, with
 //! d_n^s / σ_n^s blended from measured round-trip times.
 
-pub use super::config::stall_after;
-pub use super::loads::{LiveLoad, LiveLoads};
-use super::plan::Plan;
-use super::upstream::Upstream;
+pub use crate::config::stall_after;
+use crate::plan::Plan;
+pub use crate::state::loads::{LiveLoad, LiveLoads};
+use crate::upstream::Upstream;
 use continuum_core::load::LoadView;
 use continuum_core::topology::Reach;
 use std::sync::Arc;
