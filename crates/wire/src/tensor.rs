@@ -11,7 +11,7 @@ pub struct Tensor {
 }
 
 /// A deterministic test input of `n` items of shape `item`: element k of the flattened tensor is
-/// `((k · 7919) mod 251) / 251 − 0.5`. `scripts/make_models.py` uses the same formula to write
+/// `((k · 7919) mod 251) / 251 − 0.5`. `tools/make_models.py` uses the same formula to write
 /// `models/reference.json`.
 pub fn reference_input(n: usize, item: &[usize]) -> Vec<f32> {
     let len = n * item.iter().product::<usize>();

@@ -1,0 +1,240 @@
+"""The ASET agent's ablation (docs/aset-findings.md): from ASET as its paper defines it (one
+action per scheduler per window among the seven policies, the scheduler's window success ratio
+as reward, temporal-difference learning, no fallback tables and no margin, trained at λ = 60
+only) one change at a time, each row keeping the rows above; the last row is config/aset.yaml,
+the shipped models/<topology>-aset.dqn.
+
+Every variant is trained on full-edge with training seed 1 (its episodes' seeds are drawn from
+it; none is an evaluation seed), then run with the seven static policies at λ = 60 on the
+evaluation seeds (default 101–105), 300 s each. Per variant: its success ratio (mean ± sd over
+the seeds), the best ASET policy's — the one policy with the best mean over those same seeds,
+chosen in hindsight, a stronger baseline than any chosen beforehand — the per-seed difference
+(mean ± sd, min … max), the same difference with the first --warmup-s seconds left out, and the
+action the agent took most. The shipped variant (--shipped, chosen on probe seeds 7 and 8, which
+are not evaluation seeds) is then run at λ 20 … 100 (ASET's generalisation: trained at 60 only)
+against the best ASET policy at each λ.
+
+Usage: python3 -m experiments.aset_findings [--seeds 101,102,103,104,105] [--publish]
+       [--from-json] [--out out/aset] [--reuse] [--ray HOST:PORT]
+Needs a release build. Checkpoints already under <out> are reused (delete them to retrain); every
+compare run is a report of one grid (`continuum sweep`: <out>/sweep, or <out>/shipped-sweep with
+--shipped-only; --reuse keeps the cells already there, else they are run again), here or on a
+Ray head (--ray).
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+
+import yaml
+
+from experiments import docgen
+from experiments import references as refs
+from experiments.cells import run, success_from, sweep
+
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", default="101,102,103,104,105")
+p.add_argument("--topology", default="full-edge")
+p.add_argument("--duration", type=float, default=300)
+p.add_argument("--warmup-s", type=float, default=60,
+               help="windows before this are left out of the second difference column")
+p.add_argument("--lambdas", default="20,40,60,80,100")
+p.add_argument("--train-seed", type=int, default=1)
+p.add_argument("--shipped", default="longer",
+               help="the variant of models/<topology>-aset.dqn, run at every λ")
+p.add_argument("--shipped-only", action="store_true",
+               help="evaluate only the shipped checkpoint, models/<topology>-aset.dqn, at λ 60 "
+                    "(no training): fresh seeds for the row chosen after seeing 101–105")
+p.add_argument("--out", default="out/aset")
+p.add_argument("--bin", default="target/release/continuum")
+p.add_argument("--threads", default="2")
+p.add_argument("--reuse", action="store_true",
+               help="keep the cells already under --out (else they are run again)")
+p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
+                     drop_valued=("--out", "--bin", "--threads", "--ray"))
+
+STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
+          "random-proportional-load", "least-impedance"]
+# (name, what the row changes, overrides of config/aset.yaml); each row keeps the rows above
+# (a row may undo one: `system` replaces the bound streams' reward by the system's).
+VARIANTS = [
+    ("aset", "ASET as written: the scheduler's raw window success ratio, 200 episodes",
+     {"reward_scale": 1.0, "reward_baseline_rate": 0.0, "episodes": 200}),
+    ("centred", "+ reward in points around the scheduler's moving average (×100, rate 0.1)",
+     {"reward_scale": 100.0, "reward_baseline_rate": 0.1}),
+    ("bound", "+ reward: the streams bound in the window, over their next 30 s",
+     {"reward_scope": "bound_streams", "reward_windows": 6}),
+    ("identity", "+ the scheduler's identity in the state", {"identity": True}),
+    ("bandit", "+ γ = 0 (the bound streams' outcome is the decision's whole consequence)",
+     {"gamma": 0.0}),
+    ("system", "γ = 0.9 again, reward: the whole system's window success ratio instead of the "
+     "bound streams' (no selfish reward)",
+     {"gamma": 0.9, "reward_scope": "system"}),
+    ("longer", "the `centred` row (scheduler's reward, no identity, γ 0.9) with 2× the episodes "
+     "(400): config/aset.yaml; chosen after seeing seeds 101–105 (docs/methodology.md)",
+     {"reward_scope": "scheduler", "identity": False, "episodes": 400}),
+]
+
+
+def train(out):
+    base = yaml.safe_load(pathlib.Path("config/aset.yaml").read_text())
+    cfg = dict(base)
+    for name, _, over in VARIANTS:
+        cfg.update(over)
+        ck = out / f"{name}.dqn"
+        (out / f"{name}.yaml").write_text(json.dumps(cfg, indent=1) + "\n")
+        if not ck.exists():
+            print(f"training {name} …", file=sys.stderr)
+            run([a.bin, "train", f"topologies/{a.topology}.yaml", "--config",
+                 str(out / f"{name}.yaml"), "--seed", str(a.train_seed), "--out", str(ck),
+                 "--threads", a.threads])
+
+
+def score(row, warmup_s):
+    """Success % of a result row, over the whole run or from `warmup_s` on."""
+    return 100 * row["success_ratio"] if warmup_s <= 0 else success_from(row, warmup_s)
+
+
+def evaluate(out, runs, sweep_dir):
+    """`runs` ({λ: the agents run at it}) on every seed as one grid; per λ, per seed:
+    {row name: {whole, after, rejected, failed, actions}}."""
+    grid = {"name": "aset",
+            "compare": {"topology": f"topologies/{a.topology}.yaml", "duration": a.duration,
+                        "policies": ",".join(STATIC)},
+            "axes": [{"lambda": [{"name": lam, "lambda": lam, "agent": [
+                str(SHIPPED if a.shipped_only else out / f"{ag}.dqn") for ag in agents]}
+                                 for lam, agents in runs.items()]},
+                     {"seed": [int(s) for s in a.seeds.split(",")]}]}
+    per_lambda = {}
+    for labels, report in sweep(grid, sweep_dir, a.bin, ray=a.ray, threads=a.threads,
+                                 reuse=a.reuse):
+        agents = runs[labels["lambda"]]
+        cell = {}
+        for r in report["results"]:
+            name = r["policy"].removeprefix("dqn:")
+            if name == "dqn":
+                name = agents[0]
+            top = ""
+            if r.get("actions"):
+                shares = r["actions"]["share"][0]
+                i = max(range(len(shares)), key=lambda k: shares[k])
+                top = f"{r['actions']['actions'][i]} {100 * shares[i]:.0f}%"
+            cell[name] = dict(whole=score(r, 0), after=score(r, a.warmup_s),
+                              rejected=100 * r["rejected"] / r["offered"],
+                              failed=100 * r["failure"] / r["offered"], actions=top)
+        per_lambda.setdefault(labels["lambda"], []).append(cell)
+    return per_lambda
+
+
+SHIPPED = pathlib.Path(f"models/{a.topology}-aset.dqn")
+
+
+def ms(xs):
+    return f"{statistics.mean(xs):.2f} ± {statistics.stdev(xs) if len(xs) > 1 else 0:.2f}"
+
+
+def best_static(per_seed, key):
+    return max(STATIC, key=lambda s: statistics.mean(c[s][key] for c in per_seed))
+
+
+def render(results):
+    per_seed = results["ablation"]
+    best = best_static(per_seed, "whole")
+    best_after = best_static(per_seed, "after")
+    n = len(per_seed)
+    seeds = a.seeds.split(",")
+    base = REFS
+    ref60 = base.get(f"{a.topology}|60")
+    h = refs.against(ref60, [c[best]["whole"] for c in per_seed], seeds)[0]
+    text = [f"{a.topology}, λ 60, {n} evaluation seeds ({a.seeds}), {a.duration:.0f} s; best "
+            f"ASET policy (of its seven) by mean over these seeds: {best} "
+            f"({ms([c[best]['whole'] for c in per_seed])} %); from {a.warmup_s:.0f} s on: "
+            f"{best_after}. Best heuristic (every registered rule, without own-binding accounting and under `window`, "
+            f"docs/baselines.md): {h}\n",
+            "| variant | success % | − best ASET policy, pp (min … max) | − best ASET policy from "
+            f"{a.warmup_s:.0f} s, pp | action taken most (seed {seeds[0]}) "
+            "| − best heuristic, pp | share of bound |",
+            "|---|---|---|---|---|---|---|"]
+    for name, what, _ in VARIANTS:
+        if name not in per_seed[0]:
+            continue
+        d = [c[name]["whole"] - c[best]["whole"] for c in per_seed]
+        d2 = [c[name]["after"] - c[best_after]["after"] for c in per_seed]
+        _, vs, sh = refs.against(ref60, [c[name]["whole"] for c in per_seed], seeds)
+        text.append(f"| {what} | {ms([c[name]['whole'] for c in per_seed])} | {ms(d)} "
+                    f"({min(d):+.2f} … {max(d):+.2f}) | {ms(d2)} | {per_seed[0][name]['actions']} "
+                    f"| {vs} | {sh} |")
+    gen = results["generalisation"]
+    if not gen:
+        return "\n".join(text) + "\n"
+    last = a.shipped
+    what = next(w for n, w, _ in VARIANTS if n == last)
+    text += ["", f"Generalisation: the shipped variant (`{last}`: {what}), trained at λ 60 only, "
+             "run at other rates "
+             f"({n} seeds each; best ASET policy, of its seven, by mean at each λ)\n",
+             "| λ | agent % | best ASET policy % | agent − best, pp (min … max) | rejected / failed %: "
+             "agent | best ASET policy | best heuristic | agent − best heuristic, pp "
+             "| agent, share of bound |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    # In --lambdas order (recorded results come back with their keys sorted as strings).
+    for lam in a.lambdas.split(","):
+        cells = gen[lam]
+        b = best_static(cells, "whole")
+        d = [c[last]["whole"] - c[b]["whole"] for c in cells]
+        rf = lambda k: (f"{statistics.mean(c[k]['rejected'] for c in cells):.2f} / "
+                        f"{statistics.mean(c[k]['failed'] for c in cells):.2f}")
+        against = refs.against(base.get(f"{a.topology}|{lam}"),
+                               [c[last]["whole"] for c in cells], seeds)
+        text.append(f"| {lam} | {ms([c[last]['whole'] for c in cells])} | "
+                    f"{ms([c[b]['whole'] for c in cells])} ({b}) | {ms(d)} "
+                    f"({min(d):+.2f} … {max(d):+.2f}) | {rf(last)} | {rf(b)} | "
+                    + " | ".join(against) + " |")
+    return "\n".join(text) + "\n"
+
+
+def headline(results):
+    """The README's row (experiments/headline.py): ASET as written and the shipped variant (chosen
+    after these seeds were seen: docs/methodology.md) against the best ASET policy, the shipped
+    variant against the best heuristic and the bound."""
+    per_seed, seeds = results["ablation"], a.seeds.split(",")
+    best = best_static(per_seed, "whole")
+    xs = lambda name: [c[name]["whole"] for c in per_seed]
+    h, vs, sh = refs.against(REFS.get(f"{a.topology}|60"), xs(a.shipped), seeds)
+    written = ("" if "aset" not in per_seed[0] else
+               f"as written: {ms(xs('aset'))} %, vs best ASET policy ({best}) "
+               f"{refs.versus(xs('aset'), xs(best))}; ")
+    return (f"ASET, {a.topology} λ 60, seeds {refs.seed_range(seeds)} | {written}"
+            f"shipped variant `{a.shipped}` (chosen after seeing seeds 101–105): {ms(xs(a.shipped))} %, "
+            f"vs best ASET policy {refs.versus(xs(a.shipped), xs(best))}, vs best heuristic "
+            f"({h}) {vs}; {sh} of the bound\n")
+
+
+if a.from_json:
+    results = docgen.recorded_or_exit(CMD)
+elif a.shipped_only:
+    out = pathlib.Path(a.out)
+    runs = evaluate(out, {"60": [a.shipped]}, out / "shipped-sweep")
+    results = {"ablation": runs["60"], "generalisation": {}}
+else:
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    train(out)
+    # Every variant at λ 60, the shipped one at every other λ: one grid.
+    runs = evaluate(out, {"60": [v[0] for v in VARIANTS],
+                          **{lam: [a.shipped] for lam in a.lambdas.split(",") if lam != "60"}},
+                    out / "sweep")
+    results = {"ablation": runs["60"], "generalisation": {}}
+    for lam in a.lambdas.split(","):
+        results["generalisation"][lam] = runs[lam]
+# The references of experiments/baselines.py's tables (on the same seeds), else none.
+REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
+    a.seeds.split(","), False)
+text = render(results)
+print(text, end="")
+if a.publish:
+    docgen.publish(CMD, {None: text, "headline": headline(results)}, results)

@@ -1,0 +1,61 @@
+"""Decision time of pull dispatch per binding (docs/tapfinger.md): runs `cargo bench --bench pull`
+(one decision step over one pending stream per antenna of generated ISP topologies of 16 and 257
+clusters, idle view, the shipped TapFinger checkpoint and `greedy-pull`) and prints, per puller
+and size, the time per binding it reports, against the targets of 100 µs at 16 clusters and
+1 ms at 257. One measurement on this machine: timings depend on the machine and on what else
+runs on it.
+
+Usage: python3 -m experiments.tapfinger_bench [--publish] [--from-json]
+--publish records the table and the figures under docs/generated/ and rewrites the blocks of
+the docs that name this command (experiments/docgen.py); --from-json prints them again from the
+recorded figures.
+"""
+import argparse
+import os
+import re
+import sys
+
+from experiments import docgen
+from experiments.cells import timed
+
+p = argparse.ArgumentParser()
+p.add_argument("--publish", action="store_true")
+p.add_argument("--from-json", action="store_true")
+a = p.parse_args()
+CMD = docgen.command(__file__, sys.argv[1:])
+LINE = re.compile(r"pull/(?P<name>[a-z-]+)-(?P<clusters>\d+)-clusters: (?P<pending>\d+) pending, "
+                  r"(?P<bound>\d+) bound in (?P<rounds>\d+) rounds; ≈ (?P<us>[\d.]+) µs per binding")
+TARGET_US = {16: 100.0, 257: 1000.0}
+
+
+def measure():
+    _, stderr, _ = timed(["cargo", "bench", "--bench", "pull", "--", "--warm-up-time", "1",
+                          "--measurement-time", "3", "--sample-size", "10"], cwd=docgen.ROOT)
+    rows = [dict(name=m["name"], clusters=int(m["clusters"]), pending=int(m["pending"]),
+                 bound=int(m["bound"]), rounds=int(m["rounds"]), us=float(m["us"]))
+            for m in LINE.finditer(stderr)]
+    if not rows:
+        sys.exit("no figure in the bench's output")
+    return {"rows": rows, "cores": os.cpu_count()}
+
+
+def render(res):
+    lines = ["`cargo bench --bench pull`: one decision step over one pending stream per "
+             f"scheduler, idle view; time per binding (the step's time over the streams it bound, "
+             f"mean of 5 steps); a machine of {res['cores']} cores\n",
+             "| puller | clusters | pending | bound | rounds | µs per binding | target |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for r in res["rows"]:
+        t = TARGET_US.get(r["clusters"])
+        verdict = "—" if r["name"] != "tapfinger" or t is None else (
+            f"≤ {t:.0f} µs: {'met' if r['us'] <= t else 'missed'}")
+        lines.append(f"| {r['name']} | {r['clusters']} | {r['pending']} | {r['bound']} | "
+                     f"{r['rounds']} | {r['us']:.1f} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+text = render(res)
+print(text, end="")
+if a.publish:
+    docgen.publish(CMD, {None: text}, res)
