@@ -235,7 +235,7 @@ impl Simulation {
         let mut q = Query {
             chain: NO_STREAM,
             t_emit: t,
-            deadline: t + st.max_delay_ms,
+            due_ms: t + st.max_delay_ms,
             size_kb: st.size_kb as f32,
             access_ms: st.access_ms as f32,
             d_ms: st.d_ms as f32,
@@ -384,9 +384,9 @@ impl Simulation {
                 &mut self.free_scratch,
             );
             let answer = finish + f64::from(q.access_ms) + f64::from(q.d_ms);
-            drop = answer > mitigation.answer_limit_ms(q.t_emit, q.deadline);
+            drop = answer > mitigation.answer_limit_ms(q.t_emit, q.due_ms);
             let bound_keeps =
-                !matches!(self.cfg.queue_bound, QueueBound::Deadline) || answer <= q.deadline;
+                !matches!(self.cfg.queue_bound, QueueBound::Deadline) || answer <= q.due_ms;
             if drop && bound_keeps {
                 self.metrics.mitigation.discarded += 1;
             }
@@ -461,7 +461,7 @@ impl Simulation {
                 + f64::from(q.access_ms)
                 + f64::from(q.d_ms);
             let m = self.mitigation_of(&q);
-            if m.discards() && answer > m.answer_limit_ms(q.t_emit, q.deadline) {
+            if m.discards() && answer > m.answer_limit_ms(q.t_emit, q.due_ms) {
                 self.metrics.mitigation.discarded += 1;
                 self.unanswered(qid);
                 continue;
@@ -483,7 +483,7 @@ impl Simulation {
             let answered = now + down;
             if q.refs == 1 && q.flags == 0 {
                 // No mitigation in play: the answer settles the query.
-                let outcome = if answered <= q.deadline {
+                let outcome = if answered <= q.due_ms {
                     Outcome::Success
                 } else {
                     Outcome::Failure

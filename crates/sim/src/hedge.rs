@@ -105,7 +105,7 @@ impl Simulation {
             }
         } else {
             let q = *self.queries.get(qid);
-            let outcome = if at <= q.deadline {
+            let outcome = if at <= q.due_ms {
                 Outcome::Success
             } else {
                 Outcome::Failure
@@ -207,7 +207,7 @@ impl Simulation {
         let q = self.queries.get_mut(qid);
         q.refs += 1;
         let q = *q;
-        let at = self.mitigation_of(&q).reissue_at_ms(q.t_emit, q.deadline);
+        let at = self.mitigation_of(&q).reissue_at_ms(q.t_emit, q.due_ms);
         self.events
             .push(at.expect("reissue mitigation"), Kind::Reissue, qid, 0);
     }
@@ -236,12 +236,12 @@ impl Simulation {
             size_kb: f64::from(q.size_kb),
             tx_ms: 0.0,
             access_ms: f64::from(q.access_ms),
-            max_delay_ms: q.deadline - q.t_emit,
+            max_delay_ms: q.due_ms - q.t_emit,
             min_accuracy: f64::from(facts.min_accuracy),
             items: 1,
         };
         let reach = &sc.topology.schedulers[usize::from(q.sched)].reach;
-        let demand = reissue_demand(&stream, q.deadline - now);
+        let demand = reissue_demand(&stream, q.due_ms - now);
         feasible(&demand, reach, &sc.fleet, &self.view, &mut self.scratch);
         let Some(target) = reissue_target(&self.scratch, q.worker) else {
             if restart {

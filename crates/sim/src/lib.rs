@@ -65,7 +65,8 @@ struct Query {
     /// The stream whose next emission is processed when this query arrives, or `NO_STREAM`.
     chain: u32,
     t_emit: f64,
-    deadline: f64,
+    /// When the query is due: its emission + the stream's `max_delay_ms` (D^i), ms.
+    due_ms: f64,
     size_kb: f32,
     access_ms: f32,
     d_ms: f32,

@@ -261,11 +261,11 @@ impl Variant {
             return Ok(false);
         }
         let (t, rx) = std::sync::mpsc::channel();
-        let (sh, max_batch, max_delay) =
+        let (sh, max_batch, max_queue_delay) =
             (self.shared.clone(), self.max_batch, self.max_queue_delay);
         std::thread::Builder::new()
             .name(format!("batch-{}", self.name))
-            .spawn(move || batch_loop(model, rx, sh, max_batch, max_delay))
+            .spawn(move || batch_loop(model, rx, sh, max_batch, max_queue_delay))
             .map_err(|e| format!("cannot start the batching thread: {e}"))?;
         *tx = Some(t);
         Ok(true)
@@ -303,7 +303,7 @@ fn batch_loop(
     rx: Receiver<Job>,
     sh: Arc<Shared>,
     max_batch: usize,
-    max_delay: Duration,
+    max_queue_delay: Duration,
 ) {
     let mut carry: Option<Job> = None;
     loop {
@@ -317,7 +317,7 @@ fn batch_loop(
         if cancelled(&first, &sh) {
             continue;
         }
-        let until = first.arrived + max_delay;
+        let until = first.arrived + max_queue_delay;
         let mut items = first.items;
         let mut batch = vec![first];
         while items < max_batch {

@@ -128,8 +128,8 @@ impl GatewayState {
         let mitigation = self.mitigation_for(&b.class);
         let age_ms = age_at_receipt_ms(inject, stream.access_ms, stream.req.tx_ms.unwrap_or(0.0));
         let times = query_times(&mitigation, stream.req.max_delay_ms, age_ms);
-        let budget_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
-        let deadline_us = (budget_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
+        let worker_deadline_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
+        let deadline_us = (worker_deadline_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
         let task = snap.plan.task(&stream.req.task);
         // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
         // as it lies in the body when it came in binary form (relayed without a copy). A hedge

@@ -69,7 +69,7 @@ pub(crate) fn age_at_receipt_ms(inject_delays: bool, access_ms: f64, tx_ms: f64)
 /// as in the simulator (docs/model.md §12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct QueryTimes {
-    /// Its deadline: emission + D^i.
+    /// When it is due: emission + D^i (its `max_delay_ms`).
     pub due_ms: f64,
     /// When it is reissued if still unanswered: emission + r · D^i (`reissue@r` only).
     pub reissue_at_ms: Option<f64>,
