@@ -10,6 +10,8 @@
 //! front of it (benches/gateway-null.yaml, benches/null-profile.yaml), so that the gateway's
 //! CPU time and resident memory are its own (`/proc/<pid>`). Client, worker and gateway share
 //! the machine's cores: on a small shared machine the figures include that contention.
+//! `CONTINUUM_BENCH_BIN=<path>` runs (b)–(d) on another build of the binary (a release profile
+//! variant, an older commit), so that builds are compared by one bench.
 
 #[path = "gateway_support/mod.rs"]
 mod support;

@@ -50,11 +50,14 @@ impl Drop for Child {
     }
 }
 
-/// Starts `continuum <cmd> --config <cfg>` (the release binary of this package), logging
-/// warnings and errors to `<cfg>.log`.
+/// Starts `continuum <cmd> --config <cfg>` (the release binary of this package, or the binary
+/// `CONTINUUM_BENCH_BIN` names, to compare builds with one bench), logging warnings and errors
+/// to `<cfg>.log`.
 pub fn spawn(cmd: &str, cfg: &Path) -> Child {
     let log = std::fs::File::create(cfg.with_extension("log")).expect("log file");
-    let proc = Command::new(env!("CARGO_BIN_EXE_continuum"))
+    let bin = std::env::var_os("CONTINUUM_BENCH_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_continuum").into());
+    let proc = Command::new(bin)
         .args([cmd, "--config"])
         .arg(cfg)
         .env("RUST_LOG", "warn")

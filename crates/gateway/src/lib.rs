@@ -14,15 +14,15 @@
 //! - [`upstream`]: the workers, over QUIC or HTTP.
 //!
 //! Beside them: [`config`] (settings) and [`plan`] (settings resolved against topology and
-//! profiles); [`ctx`] (the control plane: plan, workers, agent, reload, [`Ctx`]); [`server`]
-//! (start-up, background tasks, shutdown: [`Gateway`]); [`metrics`] (Prometheus); [`error`] (the
-//! error answer).
+//! profiles); [`control`] (the control plane: plan, workers, agent, reload: [`ControlPlane`]);
+//! [`server`] (start-up, background tasks, shutdown: [`Gateway`]); [`metrics`] (Prometheus);
+//! [`error`] (the error answer).
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 
 pub mod config;
-pub mod ctx;
+pub mod control;
 pub(crate) mod decide;
 pub mod error;
 pub(crate) mod forward;
@@ -34,5 +34,5 @@ pub mod state;
 pub mod upstream;
 
 pub use config::GatewayConfig;
-pub use ctx::Ctx;
+pub use control::ControlPlane;
 pub use server::{Gateway, run_from_file};

@@ -3,7 +3,7 @@
 //! without dropping streams, and shutdown.
 
 use crate::config::GatewayConfig;
-use crate::ctx::{Ctx, new_upstream, spawn_upstream, stream_key, window_observer};
+use crate::control::{ControlPlane, new_upstream, spawn_upstream, stream_key, window_observer};
 use crate::plan::Plan;
 use crate::state::GatewayState;
 use crate::state::live::{LiveLoads, publish};
@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 /// A running gateway.
 pub struct Gateway {
-    ctx: Arc<Ctx>,
+    ctx: Arc<ControlPlane>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
     quic_endpoint: Option<quinn::Endpoint>,
@@ -85,7 +85,7 @@ impl Gateway {
             None => None,
         };
         let (stop, stop_rx) = watch::channel(false);
-        let ctx = Arc::new(Ctx {
+        let ctx = Arc::new(ControlPlane {
             pull,
             state,
             config_path: path,
@@ -146,7 +146,7 @@ impl Gateway {
     }
 
     /// Shared context (state, plan, reload).
-    pub fn ctx(&self) -> &Arc<Ctx> {
+    pub fn ctx(&self) -> &Arc<ControlPlane> {
         &self.ctx
     }
 
@@ -203,7 +203,7 @@ impl Gateway {
     }
 }
 
-async fn publisher(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+async fn publisher(ctx: Arc<ControlPlane>, mut stop: watch::Receiver<bool>) {
     let period = Duration::from_millis(ctx.plan().cfg.publish_ms);
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -215,7 +215,7 @@ async fn publisher(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-async fn reaper(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+async fn reaper(ctx: Arc<ControlPlane>, mut stop: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -247,7 +247,7 @@ async fn reaper(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-async fn meta_loop(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+async fn meta_loop(ctx: Arc<ControlPlane>, mut stop: watch::Receiver<bool>) {
     loop {
         let window = Duration::from_millis(ctx.plan().cfg.window_ms);
         tokio::select! {
@@ -262,7 +262,7 @@ async fn meta_loop(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
 }
 
 /// Pull dispatch's decision steps, every `step_ms` (docs/model.md §15).
-async fn pull_loop(ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+async fn pull_loop(ctx: Arc<ControlPlane>, mut stop: watch::Receiver<bool>) {
     let Some(desk) = ctx.pull.clone() else { return };
     let mut tick = tokio::time::interval(Duration::from_millis(desk.step_ms));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -306,7 +306,7 @@ pub fn run_from_file(path: &Path) -> Result<()> {
 }
 
 /// Waits for Ctrl-C or SIGTERM; reloads on every SIGHUP meanwhile.
-async fn signals(ctx: Arc<Ctx>) {
+async fn signals(ctx: Arc<ControlPlane>) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

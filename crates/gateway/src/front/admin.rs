@@ -10,7 +10,7 @@
 //! The full description of each route is in [`crate::front::api`]'s table.
 
 use crate::config::live_mitigation;
-use crate::ctx::Ctx;
+use crate::control::ControlPlane;
 use crate::error::ApiError;
 use crate::front::respond::{err, read_body};
 use crate::state::policies::ClassPolicy;
@@ -31,7 +31,7 @@ pub(crate) fn is_admin(parts: &[&str]) -> bool {
 /// Answers an admin route with an allowed method; `None` when the method is not one of the
 /// route's (the caller answers 405).
 pub(crate) async fn route(
-    ctx: &Arc<Ctx>,
+    ctx: &Arc<ControlPlane>,
     parts: &[&str],
     method: &Method,
     req: Request<Incoming>,
@@ -70,7 +70,7 @@ pub(crate) async fn route(
     })
 }
 
-fn policy_json(ctx: &Ctx) -> Value {
+fn policy_json(ctx: &ControlPlane) -> Value {
     let classes = ctx.state.class_policies();
     // What every class shares, else `mixed` (one class: its own, as before classes existed).
     let shared = |f: fn(&ClassPolicy) -> &'static str| {
@@ -101,7 +101,7 @@ fn policy_json(ctx: &Ctx) -> Value {
     })
 }
 
-fn authorise(ctx: &Ctx, req: &Request<Incoming>) -> Result<(), ApiError> {
+fn authorise(ctx: &ControlPlane, req: &Request<Incoming>) -> Result<(), ApiError> {
     let plan = ctx.plan();
     let given = req
         .headers()
@@ -126,7 +126,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
+async fn put_policy(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     if let Err(e) = authorise(ctx, &req) {
         return err(e);
     }
@@ -220,7 +220,7 @@ async fn put_policy(ctx: &Ctx, req: Request<Incoming>) -> Resp {
     json_resp(StatusCode::OK, &policy_json(ctx))
 }
 
-fn workers_json(ctx: &Ctx) -> Value {
+fn workers_json(ctx: &ControlPlane) -> Value {
     let max = ctx.plan().cfg.max_in_flight_per_worker;
     let ws: Vec<Value> = ctx
         .upstreams()

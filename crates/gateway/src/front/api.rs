@@ -22,7 +22,7 @@
 //! (`"status": "rejected"`) or rate-limited, 431 header fields too large, 502/504 worker
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
-use crate::ctx::Ctx;
+use crate::control::ControlPlane;
 use crate::error::ApiError;
 use crate::forward::relay::Relayed;
 use crate::forward::relay::Wire;
@@ -48,12 +48,16 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 /// Accepts connections until `stop`; open connections then finish their requests and close.
-pub(crate) async fn serve(listener: TcpListener, ctx: Arc<Ctx>, stop: watch::Receiver<bool>) {
+pub(crate) async fn serve(
+    listener: TcpListener,
+    ctx: Arc<ControlPlane>,
+    stop: watch::Receiver<bool>,
+) {
     let limits = ctx.plan().cfg.http.limits.clone();
     serve_with(listener, limits, stop, move |req| handle(ctx.clone(), req)).await
 }
 
-async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Resp, Infallible> {
+async fn handle(ctx: Arc<ControlPlane>, req: Request<Incoming>) -> Result<Resp, Infallible> {
     let t0 = Instant::now();
     let path = req.uri().path().to_string();
     let parts = segments(&path);
@@ -96,7 +100,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Resp, Infallibl
 }
 
 async fn oip_route(
-    ctx: &Arc<Ctx>,
+    ctx: &Arc<ControlPlane>,
     route: OipPath<'_>,
     req: Request<Incoming>,
     t0: Instant,
@@ -123,7 +127,7 @@ async fn oip_route(
     }
 }
 
-async fn open_stream(ctx: &Ctx, req: Request<Incoming>) -> Resp {
+async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     let (body, _) = match read_body(ctx, req).await {
         Ok(b) => b,
         Err(e) => return err(e),
@@ -193,12 +197,22 @@ fn relayed(r: Relayed) -> Resp {
     resp
 }
 
-async fn stream_infer(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Instant) -> Resp {
+async fn stream_infer(
+    ctx: &ControlPlane,
+    s: Arc<Stream>,
+    req: Request<Incoming>,
+    t0: Instant,
+) -> Resp {
     let span = tracing::debug_span!("query", stream = s.id);
     stream_query(ctx, s, req, t0).instrument(span).await
 }
 
-async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Instant) -> Resp {
+async fn stream_query(
+    ctx: &ControlPlane,
+    s: Arc<Stream>,
+    req: Request<Incoming>,
+    t0: Instant,
+) -> Resp {
     let (body, header_len) = match read_body(ctx, req).await {
         Ok(b) => b,
         Err(e) => return err(e),
@@ -216,7 +230,7 @@ async fn stream_query(ctx: &Ctx, s: Arc<Stream>, req: Request<Incoming>, t0: Ins
 
 /// A one-shot OIP query over HTTP: the body is relayed as it came to HTTP workers.
 async fn one_shot(
-    ctx: &Ctx,
+    ctx: &ControlPlane,
     plan: &crate::plan::Plan,
     spec: &crate::plan::TaskSpec,
     req: Request<Incoming>,

@@ -4,7 +4,7 @@
 //! stream. The HTTP routes ([`crate::front::api`]) and the gRPC service
 //! ([`continuum_wire::grpc`]) both answer from here.
 
-use crate::ctx::Ctx;
+use crate::control::ControlPlane;
 use crate::error::ApiError;
 use crate::forward::relay::Relayed;
 use crate::forward::relay::Wire;
@@ -31,7 +31,7 @@ impl From<ApiError> for OipError {
     }
 }
 
-impl Ctx {
+impl ControlPlane {
     /// The task's model description: the largest batch size among the variants serving it,
     /// ready when a worker serving it is up.
     pub fn task_info(&self, plan: &Plan, spec: &TaskSpec) -> ModelInfo {
@@ -193,7 +193,7 @@ fn output(spec: &TaskSpec, id: Option<String>, r: Relayed) -> Result<InferOutput
     })
 }
 
-impl OipCore for Ctx {
+impl OipCore for ControlPlane {
     fn server(&self) -> ServerInfo {
         ServerInfo {
             name: "continuum-gateway",

@@ -15,7 +15,7 @@
 //! client would get. A client that stops its stream withdraws the query, as a dropped HTTP
 //! request does.
 
-use crate::ctx::Ctx;
+use crate::control::ControlPlane;
 use crate::error::ApiError;
 use crate::forward::relay::Wire;
 use crate::state::res;
@@ -33,7 +33,7 @@ use tracing::Instrument;
 /// Accepts connections until `stop` turns true.
 pub(crate) async fn serve(
     endpoint: Endpoint,
-    ctx: Arc<Ctx>,
+    ctx: Arc<ControlPlane>,
     limit: usize,
     stop: watch::Receiver<bool>,
 ) {
@@ -62,7 +62,7 @@ pub(crate) fn error_frame(e: &ApiError) -> Response {
     Response::Error { status, message }
 }
 
-async fn query(send: SendStream, mut recv: RecvStream, ctx: Arc<Ctx>, limit: usize) {
+async fn query(send: SendStream, mut recv: RecvStream, ctx: Arc<ControlPlane>, limit: usize) {
     let t0 = Instant::now();
     let buf = match recv.read_to_end(limit).await {
         Ok(b) => Bytes::from(b),
@@ -92,7 +92,7 @@ async fn query(send: SendStream, mut recv: RecvStream, ctx: Arc<Ctx>, limit: usi
 }
 
 /// Forwards one INFER frame to its stream's binding; the answer is a response frame.
-async fn answer(ctx: &Ctx, buf: Bytes, t0: Instant) -> Result<Bytes, ApiError> {
+async fn answer(ctx: &ControlPlane, buf: Bytes, t0: Instant) -> Result<Bytes, ApiError> {
     let head = frame::decode_infer_head(&buf).map_err(|m| {
         ctx.state
             .metrics

@@ -1,7 +1,7 @@
 //! Answers and request bodies shared by the client API ([`crate::front::api`]) and the admin API
 //! ([`crate::front::admin`]).
 
-use crate::ctx::Ctx;
+use crate::control::ControlPlane;
 use crate::error::ApiError;
 use bytes::Bytes;
 use continuum_wire::http::{Resp, json_resp};
@@ -29,7 +29,7 @@ pub(crate) fn not_allowed(method: &Method, path: &str) -> Resp {
 
 /// Reads a body within the configured limits; also returns the binary-extension header length.
 pub(crate) async fn read_body(
-    ctx: &Ctx,
+    ctx: &ControlPlane,
     req: Request<Incoming>,
 ) -> Result<(Bytes, Option<usize>), ApiError> {
     let limits = ctx.plan().cfg.http.limits.clone();

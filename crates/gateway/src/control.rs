@@ -1,5 +1,8 @@
-//! What the request handlers and background tasks of one gateway share ([`Ctx`]): the plan,
-//! the live workers and their maintenance, the meta-policy's agent, and reload.
+//! The gateway's control plane ([`ControlPlane`]): what its request handlers and background
+//! tasks share beyond the state layer's [`GatewayState`] — the plan, the live workers and their
+//! maintenance, the meta-policy's agent, and reload. Three types, three jobs: [`crate::Gateway`]
+//! is the running process (tasks, listeners, shutdown), [`ControlPlane`] what changes on reload,
+//! [`GatewayState`] what every query reads.
 
 use crate::config::{GatewayConfig, Protocol};
 use crate::plan::Plan;
@@ -20,7 +23,7 @@ use tokio::task::JoinHandle;
 
 /// What the request handlers and tasks of one gateway share beyond [`GatewayState`]: the
 /// plan, the live workers, and how to reload them.
-pub struct Ctx {
+pub struct ControlPlane {
     /// Streams, policy, metrics.
     pub state: Arc<GatewayState>,
     pub(super) config_path: Option<PathBuf>,
@@ -42,7 +45,7 @@ pub struct Ctx {
     pub pull: Option<Arc<crate::decide::pull::PullDesk>>,
 }
 
-impl Ctx {
+impl ControlPlane {
     /// The current plan.
     pub fn plan(&self) -> Arc<Plan> {
         self.plan.read().expect("plan lock").clone()
@@ -232,7 +235,7 @@ pub(super) fn new_upstream(
 }
 
 /// Starts the maintenance task of one live worker.
-pub(super) fn spawn_upstream(ctx: &Arc<Ctx>, u: Arc<Upstream>) -> JoinHandle<()> {
+pub(super) fn spawn_upstream(ctx: &Arc<ControlPlane>, u: Arc<Upstream>) -> JoinHandle<()> {
     let loads = ctx.loads.clone();
     let stop = ctx.stop.clone();
     let plan = ctx.plan();
