@@ -86,7 +86,7 @@ fn decision_at_scale(c: &mut Criterion) {
     let workload = Workload::load(Path::new("workloads/default.yaml"), &profiles).unwrap();
     let mut rng = stream_rng(3, Purpose::Arrivals, 0, 0);
     let demands: Vec<Demand> = (0..256)
-        .map(|_| workload.sample_stream(&mut rng, 0.0).demand())
+        .map(|_| workload.sample_stream(&mut rng, 0.0).demand)
         .collect();
     let policy = REGISTRY
         .iter()

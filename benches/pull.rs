@@ -39,7 +39,7 @@ fn bench_size(c: &mut Criterion, antennas: usize) {
         .iter()
         .enumerate()
         .map(|(s, sched)| Pending {
-            demand: workload.sample_stream(&mut rng, 0.0).demand(),
+            demand: workload.sample_stream(&mut rng, 0.0).demand,
             reach: &sched.reach,
             sched: s as u16,
             waited: 0,

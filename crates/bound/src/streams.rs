@@ -51,13 +51,16 @@ pub fn bound_streams(
                 continue;
             }
             let p = &client.params;
-            feasible(&p.demand(), &sched.reach, &sc.fleet, &idle, &mut scratch);
+            feasible(&p.demand, &sched.reach, &sc.fleet, &idle, &mut scratch);
             let workers = scratch
                 .iter()
                 .map(|c| {
                     let w = &sc.fleet.workers[c.worker as usize];
                     let slow = slowdown.get(c.worker as usize).copied().unwrap_or(1.0);
-                    (c.worker, w.delay_ms(p.size_kb) * slow / f64::from(w.batch))
+                    (
+                        c.worker,
+                        w.delay_ms(p.demand.size_kb) * slow / f64::from(w.batch),
+                    )
                 })
                 .collect();
             out.push(BoundStream {

@@ -351,16 +351,16 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         refuse("max-streams", &mut emission);
         return;
     }
-    let task = usize::from(p.task);
+    let task = usize::from(p.demand.task);
     let open_body = serde_json::json!({
         "task": ctx.opts.task_names[task],
         "app": ctx.opts.workload.apps[usize::from(p.app)].name,
-        "max_delay_ms": p.max_delay_ms,
-        "min_accuracy": p.min_accuracy,
-        "rate_fps": p.rate_qps,
-        "frame_kb": p.size_kb,
-        "access_ms": p.access_ms,
-        "tx_ms": p.tx_ms,
+        "max_delay_ms": p.demand.max_delay_ms,
+        "min_accuracy": p.demand.min_accuracy,
+        "rate_fps": p.demand.rate_qps,
+        "frame_kb": p.demand.size_kb,
+        "access_ms": p.demand.access_ms,
+        "tx_ms": p.demand.tx_ms,
     });
     let n = o.gateways.len();
     let (g, a) = send_failover(&ctx, o.assign.gateway_of(i, n), |base| {
@@ -414,7 +414,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         .clone()
         .expect("bodies cover every app's task");
     let extra_ms = if o.add_radio_delay {
-        2.0 * p.access_ms + p.tx_ms
+        2.0 * p.demand.access_ms + p.demand.tx_ms
     } else {
         0.0
     };
@@ -438,7 +438,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         ctx.rec().sent(lag.as_micros() as u64);
         let judge = Judge {
             app: p.app,
-            max_delay_ms: p.max_delay_ms,
+            max_delay_ms: p.demand.max_delay_ms,
             extra_ms,
         };
         match &frame_head {

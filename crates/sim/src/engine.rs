@@ -62,7 +62,7 @@ impl Simulation {
     ) {
         let now = self.now;
         self.stats.streams += 1;
-        let demand = p.demand();
+        let demand = p.demand;
         let sc = self.sc.clone();
         let sched = &sc.topology.schedulers[s];
         let class = self.class_of(p);
@@ -109,10 +109,10 @@ impl Simulation {
             app: p.app,
             worker: u32::MAX,
             pending_ms: now,
-            size_kb: p.size_kb,
-            tx_ms: p.tx_ms,
-            access_ms: p.access_ms,
-            max_delay_ms: p.max_delay_ms,
+            size_kb: p.demand.size_kb,
+            tx_ms: p.demand.tx_ms,
+            access_ms: p.demand.access_ms,
+            max_delay_ms: p.demand.max_delay_ms,
             d_ms: 0.0,
             sigma_ms: 0.0,
             eta: 0.0,
@@ -125,13 +125,13 @@ impl Simulation {
             job_mitigated: false,
         };
         if let Some(o) = &self.observer {
-            stream.bucket = o.buckets().index(p.max_delay_ms, p.rate_qps) as u8;
+            stream.bucket = o.buckets().index(p.demand.max_delay_ms, p.demand.rate_qps) as u8;
         }
         match bound {
-            Err(_) => self.reject_stream(stream, p.rate_qps),
+            Err(_) => self.reject_stream(stream, p.demand.rate_qps),
             Ok(None) => self.wait_for_pull(stream, *p, class),
             Ok(Some(c)) => {
-                self.bind_stream(stream, &c, p.rate_qps, p.min_accuracy, class);
+                self.bind_stream(stream, &c, p.demand.rate_qps, p.demand.min_accuracy, class);
             }
         }
     }

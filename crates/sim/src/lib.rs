@@ -366,7 +366,9 @@ impl Simulation {
     fn class_of(&self, p: &continuum_core::workload::StreamParams) -> usize {
         match self.class_of_app[usize::from(p.app)] {
             Some(c) => usize::from(c),
-            None => self.classes.class_of_bucket(p.max_delay_ms, p.rate_qps),
+            None => self
+                .classes
+                .class_of_bucket(p.demand.max_delay_ms, p.demand.rate_qps),
         }
     }
 

@@ -2,6 +2,7 @@
 //! where the right outcome follows by reasoning.
 
 use super::*;
+use continuum_core::feasibility::Demand;
 use continuum_core::fixtures;
 use continuum_core::observe::DemandBuckets;
 use continuum_core::policy::StreamClasses;
@@ -79,13 +80,16 @@ pub(super) fn stream_params(
 ) -> StreamParams {
     StreamParams {
         app,
-        task: 0,
-        rate_qps,
-        size_kb: 10.0,
-        tx_ms: 0.0,
-        access_ms: 2.0,
-        max_delay_ms,
-        min_accuracy: 0.0,
+        demand: Demand {
+            task: 0,
+            rate_qps,
+            size_kb: 10.0,
+            tx_ms: 0.0,
+            access_ms: 2.0,
+            max_delay_ms,
+            min_accuracy: 0.0,
+            items: 1,
+        },
         duration_ms: seconds * 1000.0,
     }
 }

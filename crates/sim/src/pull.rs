@@ -139,7 +139,7 @@ impl Simulation {
             .waiting
             .iter()
             .map(|w| Pending {
-                demand: w.params.demand(),
+                demand: w.params.demand,
                 reach: &sc.topology.schedulers[usize::from(w.stream.sched)].reach,
                 sched: w.stream.sched,
                 waited: w.waited,
@@ -164,8 +164,8 @@ impl Simulation {
                     let serial = self.bind_stream(
                         w.stream,
                         &c,
-                        w.params.rate_qps,
-                        w.params.min_accuracy,
+                        w.params.demand.rate_qps,
+                        w.params.demand.min_accuracy,
                         w.class,
                     );
                     out.bound.push((j as u32, serial));
@@ -182,7 +182,7 @@ impl Simulation {
                     at.dedup();
                     out.refused.push(j as u32);
                     out.refused_at.push(at);
-                    self.reject_stream(w.stream, w.params.rate_qps);
+                    self.reject_stream(w.stream, w.params.demand.rate_qps);
                 }
                 None => {
                     w.waited += 1;

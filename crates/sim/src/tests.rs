@@ -130,13 +130,16 @@ clusters:
     );
     let p = StreamParams {
         app: 0,
-        task: 0,
-        rate_qps: rate,
-        size_kb: 1.0, // below ref_kb: η < 1, so the load check passes at 70 qps
-        tx_ms: 0.1,
-        access_ms: 1.0,
-        max_delay_ms: 1e9,
-        min_accuracy: 0.0,
+        demand: continuum_core::feasibility::Demand {
+            task: 0,
+            rate_qps: rate,
+            size_kb: 1.0, // below ref_kb: η < 1, so the load check passes at 70 qps
+            tx_ms: 0.1,
+            access_ms: 1.0,
+            max_delay_ms: 1e9,
+            min_accuracy: 0.0,
+            items: 1,
+        },
         duration_ms: duration_s * 1000.0,
     };
     sim.open_stream(0, 0, &p);

@@ -113,7 +113,7 @@ impl Client {
         Emission::new(
             stream_rng(seed, Purpose::Stream, sched, self.index),
             self.t_ms,
-            self.params.rate_qps,
+            self.params.demand.rate_qps,
             (self.t_ms + self.params.duration_ms).min(horizon_ms),
         )
     }

@@ -53,43 +53,17 @@ pub struct AppClass {
     pub access_delay_ms: Dist,
 }
 
-/// The characteristics of one stream, drawn from its application class.
+/// The characteristics of one stream, drawn from its application class: what it asks of a
+/// binding ([`Demand`](crate::feasibility::Demand), one item per query), its class and how long
+/// it lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StreamParams {
     /// Application class index.
     pub app: u16,
-    /// Task.
-    pub task: TaskId,
-    /// Frame rate ρ_i, qps.
-    pub rate_qps: f64,
-    /// Query size ζ_i, KB.
-    pub size_kb: f64,
-    /// Transmission time t_i, ms.
-    pub tx_ms: f64,
-    /// One-way access delay δ_i, ms.
-    pub access_ms: f64,
-    /// Max end-to-end delay D^i, ms.
-    pub max_delay_ms: f64,
-    /// Min accuracy A^i.
-    pub min_accuracy: f64,
+    /// What the stream asks of a binding (docs/model.md §5's inputs).
+    pub demand: crate::feasibility::Demand,
     /// Duration, ms.
     pub duration_ms: f64,
-}
-
-impl StreamParams {
-    /// What the stream asks of a binding (docs/model.md §5's inputs).
-    pub fn demand(&self) -> crate::feasibility::Demand {
-        crate::feasibility::Demand {
-            task: self.task,
-            rate_qps: self.rate_qps,
-            size_kb: self.size_kb,
-            tx_ms: self.tx_ms,
-            access_ms: self.access_ms,
-            max_delay_ms: self.max_delay_ms,
-            min_accuracy: self.min_accuracy,
-            items: 1,
-        }
-    }
 }
 
 /// A validated workload.
@@ -182,16 +156,24 @@ impl Workload {
         let rate_qps = a.rate_fps.sample(rng);
         let size_kb = a.frame_kb.sample(rng);
         let mbps = a.uplink_mbps.sample(rng);
+        // Drawn in this order (the seeded streams depend on it).
+        let access_ms = a.access_delay_ms.sample(rng);
+        let max_delay_ms = a.max_delay_ms.sample(rng);
+        let min_accuracy = a.min_accuracy.sample(rng);
+        let duration_ms = a.duration_s.sample(rng) * 1000.0;
         StreamParams {
             app: app as u16,
-            task: a.task,
-            rate_qps,
-            size_kb,
-            tx_ms: size_kb * 8.0 / mbps,
-            access_ms: a.access_delay_ms.sample(rng),
-            max_delay_ms: a.max_delay_ms.sample(rng),
-            min_accuracy: a.min_accuracy.sample(rng),
-            duration_ms: a.duration_s.sample(rng) * 1000.0,
+            demand: crate::feasibility::Demand {
+                task: a.task,
+                rate_qps,
+                size_kb,
+                tx_ms: size_kb * 8.0 / mbps,
+                access_ms,
+                max_delay_ms,
+                min_accuracy,
+                items: 1,
+            },
+            duration_ms,
         }
     }
 

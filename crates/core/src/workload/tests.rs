@@ -22,7 +22,12 @@ fn expected_load_follows_littles_law() {
     assert!((w.expected_qps(60.0) - 300.0).abs() < 1e-9);
     let p = w.sample_stream(&mut stream_rng(1, Purpose::Other, 0, 0), 0.0);
     assert_eq!(
-        (p.rate_qps, p.size_kb, p.tx_ms, p.duration_ms),
+        (
+            p.demand.rate_qps,
+            p.demand.size_kb,
+            p.demand.tx_ms,
+            p.duration_ms
+        ),
         (10.0, 10.0, 1.0, 30_000.0)
     );
 }
