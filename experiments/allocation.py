@@ -34,6 +34,7 @@ import statistics
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, sweep
+from experiments.cells import runner_options
 
 ALLOCATORS = ["static", "oga", "drf", "fairness", "fairness-present", "binpacking", "spreading"]
 GENERATE = ["topology", "generate", "--antennas", "24", "--antennas-per-co", "3",
@@ -53,11 +54,7 @@ p.add_argument("--generated", action="store_true")
 p.add_argument("--ablation", action="store_true")
 p.add_argument("--out", default="out/alloc")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--reuse", action="store_true",
-               help="keep the cells already under --out (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
+runner_options(p)
 a = p.parse_args()
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
                      drop_valued=("--out", "--bin", "--ray"))

@@ -110,3 +110,15 @@ def sweep(grid, sweep_dir, binary, ray=None, threads=None, reuse=True):
     index = json.loads((sweep_dir / "sweep.json").read_text())
     return [(dict(e["labels"]), json.loads((sweep_dir / e["results"]).read_text()))
             for e in index["reports"]]
+
+
+def runner_options(p):
+    """Adds the options every results module shares to the argparse parser `p`: `--reuse`
+    (keep the cells already written under `--out`), `--ray HOST:PORT` (run the compare cells on
+    that Ray head), `--publish` (write the page's tables) and `--from-json` (re-render them from
+    the recorded results)."""
+    p.add_argument("--reuse", action="store_true",
+                   help="keep the cells already under --out (else they are run again)")
+    p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
+    p.add_argument("--publish", action="store_true")
+    p.add_argument("--from-json", action="store_true")

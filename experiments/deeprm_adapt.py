@@ -27,6 +27,7 @@ import sys
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, sweep
+from experiments.cells import runner_options
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -40,11 +41,7 @@ p.add_argument("--meta-budget", default="2.5e8", help="simulated queries per inn
 p.add_argument("--train-seed", default="1")
 p.add_argument("--out", default="out/adapt")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--reuse", action="store_true",
-               help="keep the cells already under --out (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
+runner_options(p)
 a = p.parse_args()
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
                      drop_valued=("--out", "--bin", "--ray"))

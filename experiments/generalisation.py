@@ -31,6 +31,7 @@ import sys
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, sweep
+from experiments.cells import runner_options
 
 # The allowance of the targets: an agent within this many pp below the best ASET policy holds.
 ALLOWANCE_PP = 0.3
@@ -48,11 +49,7 @@ p.add_argument("--agents", default="shipped=models/{topology}.dqn",
                help="name=path pairs, {topology} replaced in each path")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--out", default="out/heldout", help="where the grid's cells and reports are kept")
-p.add_argument("--reuse", action="store_true",
-               help="keep the cells already under --out (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
+runner_options(p)
 p.add_argument("--add-references", action="store_true",
                help="with --from-json: run the references of the cells experiments/baselines.py's "
                     "table does not have, and record them")

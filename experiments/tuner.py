@@ -52,6 +52,7 @@ import sys
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import cell_key, load_args, load_flags, summary_rows, sweep
+from experiments.cells import runner_options
 
 # How far below the best success ratio (percentage points) a static configuration may be and
 # still count as "as successful" when looking for the shortest tail.
@@ -72,11 +73,7 @@ p.add_argument("--robust", default="robust=models/{topology}-tuner-robust.dqn,"
                help="label=path pairs of agents trained across capacities, {topology} replaced")
 p.add_argument("--out", default="out/tuner")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--reuse", action="store_true",
-               help="keep the cells already under --out (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
+runner_options(p)
 p.add_argument("--add-references", action="store_true",
                help="with --from-json: run the references of the cells experiments/baselines.py's "
                     "table does not have (capacity scales other than 1), and record them")

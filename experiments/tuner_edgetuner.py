@@ -28,6 +28,7 @@ import sys
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import sweep
+from experiments.cells import runner_options
 
 ALLOWANCE_PP = 0.3
 
@@ -42,11 +43,7 @@ p.add_argument("--agent", default=None)
 p.add_argument("--parts", default="families,agent")
 p.add_argument("--out", default="out/edgetuner")
 p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--reuse", action="store_true",
-               help="keep the cells already under --out (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
+runner_options(p)
 a = p.parse_args()
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
                      drop_valued=("--out", "--bin", "--ray"))

@@ -39,8 +39,10 @@ impl CommandLine for Binary {
         }
     }
 
+    /// A job is a `train` or `table` run (the grid refuses any other command), which
+    /// [`crate::cli::execute`] carries out.
     fn run(&self, argv: &[String]) -> Result<()> {
         let cli = parse(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-        crate::app::execute(&cli)
+        crate::cli::execute(&cli)
     }
 }

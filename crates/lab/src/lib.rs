@@ -17,6 +17,15 @@ pub mod sweep;
 pub mod table;
 pub mod train;
 
+/// A pool of `threads` worker threads (`None`: one per core), for `--threads`.
+pub(crate) fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    use anyhow::Context;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")
+}
+
 /// Writes `text` and a newline to standard output. A reader that went away (`… | head`) comes
 /// back as an `io::ErrorKind::BrokenPipe` error, which the binary's entry point turns into a
 /// quiet exit instead of `println!`'s panic.

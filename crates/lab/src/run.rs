@@ -154,12 +154,7 @@ pub fn build_report_with(
     // other on its stack, which overflows over thousands of cells.
     let pool = match rayon::current_thread_index() {
         Some(_) => None,
-        None => Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(run.threads.unwrap_or(0))
-                .build()
-                .context("cannot start worker threads")?,
-        ),
+        None => Some(crate::thread_pool(run.threads)?),
     };
     let steps = (run.duration / run.window).ceil() as u64;
     let bar = ProgressBar::with_draw_target(Some(steps * runners.len() as u64), progress);

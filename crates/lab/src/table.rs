@@ -56,10 +56,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         .iter()
         .map(|&seed| EpisodeSpec::new(lambda.clone(), seed))
         .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = crate::thread_pool(args.threads)?;
     let search = TableSearch {
         scenario: &sc,
         episodes: &episodes,

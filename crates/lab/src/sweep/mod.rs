@@ -158,10 +158,7 @@ fn run_local(grid: &Path, dir: &Path, threads: Option<usize>, cl: &dyn CommandLi
         .iter()
         .filter(|c| !cell_path(dir, &c.id).exists())
         .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = crate::thread_pool(threads)?;
     let bar = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} cells ({eta} left)")

@@ -44,10 +44,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         Some(p) => Some(train::init_weights_from(&sc, &cfg, p)?),
         None => None,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = crate::thread_pool(args.threads)?;
     let progress = crate::progress::Progress::new(args.progress);
     let on_event = |event: TrainEvent| match event {
         TrainEvent::Episode(log, total) => progress.step(

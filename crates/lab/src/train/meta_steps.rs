@@ -24,10 +24,7 @@ struct InnerSummary {
 /// Runs `continuum meta-train`: the whole run, or one of its units of work.
 pub(super) fn execute(a: &MetaTrainArgs) -> Result<()> {
     let l = Loaded::from(a)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = crate::thread_pool(a.threads)?;
     if a.plan || a.inner.is_some() || a.outer.is_some() {
         pool.install(|| split(a, &l))
     } else {

@@ -34,10 +34,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         ),
         None => None,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = crate::thread_pool(args.threads)?;
     let progress = crate::progress::Progress::new(args.progress);
     let on_event = |e: TapEvent| match e {
         TapEvent::Episode(l, total) => progress.step(
