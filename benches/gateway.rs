@@ -127,7 +127,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
                 app: None,
                 max_delay_ms: d,
                 min_accuracy: a,
-                rate_fps: r,
+                rate_qps: r,
                 frame_kb: kb,
                 access_ms: None,
                 tx_ms: None,

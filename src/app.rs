@@ -18,6 +18,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
 /// Entry point of the binary: parses arguments, runs, prints errors as `error: …`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    print_warnings(&cli.command);
     match execute(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of standard output went away (`continuum compare … | head`): stop quietly.
@@ -27,6 +28,27 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Prints the libraries' warnings (a deprecated key in an input file, with its `file:line:col`)
+/// on standard error, for the commands that set up no logging of their own: the gateway, the
+/// worker and the profiler do (`RUST_LOG` chooses more).
+fn print_warnings(command: &Command) {
+    if matches!(
+        command,
+        Command::Worker { .. } | Command::Gateway { .. } | Command::Profile { .. }
+    ) {
+        return;
+    }
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
 }
 
 /// Whether `e` comes from writing to a pipe whose reader has closed it.

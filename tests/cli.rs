@@ -171,6 +171,36 @@ fn simulate_prints_csv() {
 }
 
 #[test]
+fn a_workload_with_the_old_rate_key_runs_the_same_with_a_warning_that_points_at_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("tiny-workload.yaml")).unwrap();
+    assert!(text.contains("rate_qps: 10"));
+    let old = dir.path().join("old.yaml");
+    std::fs::write(&old, text.replace("rate_qps: 10", "rate_fps: 10")).unwrap();
+    let new = tiny("simulate", &["--policy", "closest", "--format", "json"]);
+    let o = continuum(&refs(&new));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("deprecated"), "{}", stderr(&o));
+    let mut with_old = new.clone();
+    let at = with_old.iter().position(|a| a == "--workload").unwrap() + 1;
+    with_old[at] = old.display().to_string();
+    let p = continuum(&refs(&with_old));
+    assert!(p.status.success(), "{}", stderr(&p));
+    let warning = format!("{}:5:", old.display());
+    let err = stderr(&p);
+    assert!(
+        err.contains(&warning)
+            && err.contains("apps[0].rate_fps: deprecated name")
+            && err.contains("`apps[0].rate_qps`"),
+        "{err}"
+    );
+    let report = |o: &std::process::Output| -> Value {
+        serde_json::from_str::<Value>(&stdout(o)).unwrap()["results"].clone()
+    };
+    assert_eq!(report(&p), report(&o));
+}
+
+#[test]
 fn simulate_writes_the_output_files() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("nested").join("out");

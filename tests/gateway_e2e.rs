@@ -162,10 +162,40 @@ async fn bad_input_gets_clear_errors_and_nothing_breaks() {
     );
     // A field out of range: 400 naming it.
     let mut r = stream_req(60.0, 0.2);
-    r["rate_fps"] = json!(-1);
+    r["rate_qps"] = json!(-1);
     let (st, _, body) = http(a, post_json(a, "/v1/streams", &r)).await;
     assert_eq!(st, 400);
-    assert!(error_of(&body).starts_with("rate_fps"));
+    assert!(error_of(&body).starts_with("rate_qps"));
+    // The rate's deprecated name is accepted, and the answer says what to send instead.
+    let mut r = stream_req(2000.0, 0.2);
+    let rate = r.as_object_mut().unwrap().remove("rate_qps").unwrap();
+    r["rate_fps"] = rate;
+    let (st, _, body) = http(a, post_json(a, "/v1/streams", &r)).await;
+    assert_eq!(st, 201, "{}", String::from_utf8_lossy(&body));
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("send `rate_qps`"),
+        "{v}"
+    );
+    let id = v["stream_id"].as_str().unwrap();
+    let (st, _, _) = http(
+        a,
+        request(a, "DELETE", &format!("/v1/streams/{id}"), None, None),
+    )
+    .await;
+    assert_eq!(st, 204);
+    // Both names at once: 400.
+    r["rate_qps"] = json!(15);
+    let (st, _, body) = http(a, post_json(a, "/v1/streams", &r)).await;
+    assert_eq!(st, 400);
+    assert!(
+        error_of(&body).contains("deprecated name"),
+        "{}",
+        error_of(&body)
+    );
     // Unknown task: 404.
     let mut r = stream_req(60.0, 0.2);
     r["task"] = json!("pose-estimation");

@@ -21,7 +21,7 @@ lambda_per_min: 60
 jitter: {uniform_ms: 5}
 access_delay_ms: {uniform: [2, 10]}
 apps:
-  - {name: ar-lite, share: 1.0, task: object-detection, rate_fps: 10, frame_kb: 20,
+  - {name: ar-lite, share: 1.0, task: object-detection, rate_qps: 10, frame_kb: 20,
      uplink_mbps: 50, max_delay_ms: 1000, min_accuracy: 0.2, duration_s: 60}
 "#;
 

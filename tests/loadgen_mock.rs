@@ -67,7 +67,7 @@ async fn handle(m: Arc<Mock>, req: Request<Incoming>) -> Response<Full<Bytes>> {
             for k in [
                 "max_delay_ms",
                 "min_accuracy",
-                "rate_fps",
+                "rate_qps",
                 "frame_kb",
                 "access_ms",
                 "tx_ms",

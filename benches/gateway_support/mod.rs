@@ -418,7 +418,7 @@ pub async fn wait_ok(c: &HttpClient, uri: &str, ok: impl Fn(&[u8]) -> bool) {
 /// A stream open request the null worker can serve.
 pub fn stream_open() -> Value {
     json!({"task": "object-detection", "app": "bench", "max_delay_ms": 1000.0,
-           "min_accuracy": 0.0, "rate_fps": 1.0, "frame_kb": 48, "access_ms": 0.0})
+           "min_accuracy": 0.0, "rate_qps": 1.0, "frame_kb": 48, "access_ms": 0.0})
 }
 
 /// Opens `n` streams on `concurrency` connections; their ids.

@@ -200,11 +200,12 @@ def main():
     share_sum = sum(a["share"] for a in apps)
     lam = wl["lambda_per_min"] if isinstance(wl["lambda_per_min"], (int, float)) else None
     print("\n== workload: expected offered load per antenna ==")
-    print(f"{'app':22} {'share':>6} {'E[dur] s':>8} {'E[fps]':>6} {'E[KB]':>6} {'qps@60':>7} {'units@60':>8} {'qps@100':>8}")
+    print(f"{'app':22} {'share':>6} {'E[dur] s':>8} {'E[qps]':>6} {'E[KB]':>6} {'qps@60':>7} {'units@60':>8} {'qps@100':>8}")
     tot_q = tot_u = 0.0
     demand = {}  # app -> (qps, load units vs ref 50 KB) at λ=60 per antenna
     for a in apps:
-        sdr = a["share"] / share_sum * dist_mean(a["duration_s"]) * dist_mean(a["rate_fps"])
+        rate = dist_mean(a.get("rate_qps", a.get("rate_fps")))  # rate_fps: the deprecated name
+        sdr = a["share"] / share_sum * dist_mean(a["duration_s"]) * rate
         q60 = 60 / 60 * sdr
         kb = dist_mean(a["frame_kb"])
         u60 = q60 * kb / 50.0
@@ -212,7 +213,7 @@ def main():
         tot_q += q60
         tot_u += u60
         print(f"{a['name']:22} {a['share'] / share_sum:6.3f} {dist_mean(a['duration_s']):8.1f} "
-              f"{dist_mean(a['rate_fps']):6.1f} {kb:6.1f} {q60:7.1f} {u60:8.1f} {q60 * 100 / 60:8.1f}")
+              f"{rate:6.1f} {kb:6.1f} {q60:7.1f} {u60:8.1f} {q60 * 100 / 60:8.1f}")
     print(f"{'TOTAL per antenna':22} {'':6} {'':8} {'':6} {'':6} {tot_q:7.1f} {tot_u:8.1f} {tot_q * 100 / 60:8.1f}")
     if lam is not None:
         print(f"(file's lambda_per_min = {lam}: {lam / 60 * tot_q:.1f} qps per antenna)")

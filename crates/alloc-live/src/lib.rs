@@ -221,7 +221,7 @@ impl LiveAllocator {
                         (n - o.get(&app.name).copied().unwrap_or(0.0)).max(0.0)
                     };
                 let queries = delta(&new.queries, &old.queries);
-                let refused = delta(&new.refused_fps, &old.refused_fps);
+                let refused = delta(&new.refused_qps, &old.refused_qps);
                 d[s * apps.len() + a] +=
                     (queries + refused * app.duration_s.mean()) / dt_s.max(1e-3);
             }

@@ -1,5 +1,5 @@
 //! Reading a gateway's demand from its Prometheus text: queries per app (every outcome) and
-//! the declared frame rates of the streams it refused per app.
+//! the declared query rates of the streams it refused per app.
 
 use continuum_wire::prom::parse_prometheus;
 use std::collections::BTreeMap;
@@ -9,17 +9,29 @@ use std::collections::BTreeMap;
 pub struct AppCounters {
     /// `continuum_gateway_queries_total`, summed over outcomes, variants and clusters.
     pub queries: BTreeMap<String, f64>,
-    /// `continuum_gateway_refused_fps_total`.
-    pub refused_fps: BTreeMap<String, f64>,
+    /// `continuum_gateway_refused_qps_total` (or, from a gateway before the rename, its old
+    /// name `continuum_gateway_refused_fps_total`).
+    pub refused_qps: BTreeMap<String, f64>,
 }
 
 /// Parses the counters an allocator reads; other samples are skipped.
 pub(crate) fn parse(text: &str) -> AppCounters {
     let mut out = AppCounters::default();
-    for sample in parse_prometheus(text) {
+    let samples = parse_prometheus(text);
+    // A gateway exports the refused rate under both names while the old one is deprecated:
+    // read the new one, and the old only from a gateway that has no new one.
+    let refused = if samples
+        .iter()
+        .any(|s| s.name == "continuum_gateway_refused_qps_total")
+    {
+        "continuum_gateway_refused_qps_total"
+    } else {
+        "continuum_gateway_refused_fps_total"
+    };
+    for sample in samples {
         let map = match sample.name.as_str() {
             "continuum_gateway_queries_total" => &mut out.queries,
-            "continuum_gateway_refused_fps_total" => &mut out.refused_fps,
+            n if n == refused => &mut out.refused_qps,
             _ => continue,
         };
         if let Some(app) = sample.label("app") {
@@ -46,8 +58,11 @@ continuum_gateway_stream_opens_total{result="bound"} 3
         let c = parse(text);
         assert_eq!(c.queries["ar"], 12.0);
         assert_eq!(c.queries["cams"], 4.0);
-        assert_eq!(c.refused_fps["cams"], 22.5);
-        assert_eq!(c.refused_fps.len(), 1);
+        assert_eq!(c.refused_qps["cams"], 22.5);
+        assert_eq!(c.refused_qps.len(), 1);
+        // A gateway that exports both names is read once, from the new one.
+        let both = format!("{text}continuum_gateway_refused_qps_total{{app=\"cams\"}} 22.5\n");
+        assert_eq!(parse(&both).refused_qps["cams"], 22.5);
     }
 
     /// Label values with escapes, labels in any order, a value with a timestamp: what a naive

@@ -46,7 +46,7 @@ lambda_per_min: {lambda}
 jitter: {jitter}
 access_delay_ms: 2
 apps:
-  - {{name: app, share: 1, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: {max_delay}, min_accuracy: {min_acc}, duration_s: 30}}
+  - {{name: app, share: 1, task: detect, rate_qps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: {max_delay}, min_accuracy: {min_acc}, duration_s: 30}}
 "#
     )
 }

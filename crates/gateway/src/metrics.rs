@@ -82,9 +82,11 @@ pub struct GatewayMetrics {
     pub queries: Family<QueryLabels, Counter>,
     /// Stream opens by result (`bound`, `infeasible`, `limited`, `bad_request`).
     pub stream_opens: Family<ResultLabel, Counter>,
-    /// Declared frame rates of the streams refused as infeasible, per app, fps: demand the
-    /// deployment does not serve (an allocator reads it beside the queries).
-    pub refused_fps: Family<AppLabel, Counter<f64, AtomicU64>>,
+    /// Declared query rates of the streams refused as infeasible, per app, queries per
+    /// second: demand the deployment does not serve (an allocator reads it beside the
+    /// queries). Exported as `continuum_gateway_refused_qps` and, while deprecated, under its
+    /// old name `continuum_gateway_refused_fps`.
+    pub refused_qps: Family<AppLabel, Counter<f64, AtomicU64>>,
     /// Requests refused before becoming queries (malformed, unknown stream/task, too large).
     pub bad_requests: Family<ResultLabel, Counter>,
     /// Streams open now.
@@ -165,7 +167,7 @@ impl GatewayMetrics {
             registry: Registry::default(),
             queries: Family::default(),
             stream_opens: Family::default(),
-            refused_fps: Family::default(),
+            refused_qps: Family::default(),
             bad_requests: Family::default(),
             streams_open: Gauge::default(),
             rebinds: Counter::default(),
@@ -194,9 +196,14 @@ impl GatewayMetrics {
             m.stream_opens.clone(),
         );
         r.register(
+            "continuum_gateway_refused_qps",
+            "Declared query rates of streams refused as infeasible, by app (demand not served)",
+            m.refused_qps.clone(),
+        );
+        r.register(
             "continuum_gateway_refused_fps",
-            "Declared frame rates of streams refused as infeasible, by app (demand not served)",
-            m.refused_fps.clone(),
+            "Deprecated name of continuum_gateway_refused_qps (the same counter)",
+            m.refused_qps.clone(),
         );
         r.register(
             "continuum_gateway_bad_requests",

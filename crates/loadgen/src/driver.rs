@@ -357,7 +357,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         "app": ctx.opts.workload.apps[usize::from(p.app)].name,
         "max_delay_ms": p.demand.max_delay_ms,
         "min_accuracy": p.demand.min_accuracy,
-        "rate_fps": p.demand.rate_qps,
+        "rate_qps": p.demand.rate_qps,
         "frame_kb": p.demand.size_kb,
         "access_ms": p.demand.access_ms,
         "tx_ms": p.demand.tx_ms,

@@ -206,8 +206,8 @@ lambda_per_min: 90
 jitter: {uniform_ms: 3}
 access_delay_ms: {uniform: [2, 10]}
 apps:
-  - {name: fast, share: 0.6, task: detect, rate_fps: {choice: [10, 30]}, frame_kb: {uniform: [5, 15]}, uplink_mbps: 80, max_delay_ms: 60, min_accuracy: 0, duration_s: {exponential: {mean: 20}}}
-  - {name: slow, share: 0.4, task: detect, rate_fps: {choice: [2, 5]}, frame_kb: 10, uplink_mbps: 40, max_delay_ms: 500, min_accuracy: 0.5, duration_s: {exponential: {mean: 40}}}
+  - {name: fast, share: 0.6, task: detect, rate_qps: {choice: [10, 30]}, frame_kb: {uniform: [5, 15]}, uplink_mbps: 80, max_delay_ms: 60, min_accuracy: 0, duration_s: {exponential: {mean: 20}}}
+  - {name: slow, share: 0.4, task: detect, rate_qps: {choice: [2, 5]}, frame_kb: 10, uplink_mbps: 40, max_delay_ms: 500, min_accuracy: 0.5, duration_s: {exponential: {mean: 40}}}
 "#;
 
 /// Per window, scheduler and app: queries the load generator's clients would offer.

@@ -304,8 +304,8 @@ lambda_per_min: 0
 jitter: periodic
 access_delay_ms: 2
 apps:
-  - {name: tight, share: 1, task: detect, rate_fps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 150, min_accuracy: 0, duration_s: 20}
-  - {name: loose, share: 1, task: detect, rate_fps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 600, min_accuracy: 0, duration_s: 20}
+  - {name: tight, share: 1, task: detect, rate_qps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 150, min_accuracy: 0, duration_s: 20}
+  - {name: loose, share: 1, task: detect, rate_qps: 2, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 600, min_accuracy: 0, duration_s: 20}
 "#;
     let sc = Arc::new(fixtures::scenario(TWO_LEVELS, text));
     let cfg = SimConfig {

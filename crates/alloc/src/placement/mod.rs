@@ -118,7 +118,7 @@ fn representative(sc: &Scenario, app: usize) -> Demand {
     let size_kb = a.frame_kb.mean();
     Demand {
         task: a.task,
-        rate_qps: a.rate_fps.mean(),
+        rate_qps: a.rate_qps.mean(),
         size_kb,
         tx_ms: size_kb * 8.0 / a.uplink_mbps.mean(),
         access_ms: a.access_delay_ms.mean(),

@@ -81,6 +81,18 @@ impl Source {
         }
     }
 
+    /// Reports a deprecated key at `spanned` (`old`, still accepted) and the key that replaces
+    /// it (`new`), as a `tracing` warning that points at `file:line:col`: the core does no I/O
+    /// itself, the binary's subscriber prints it (standard error by default).
+    pub fn warn_deprecated<T>(&self, spanned: &Spanned<T>, old: &str, new: &str) {
+        let at = self.error_at(
+            spanned,
+            old,
+            format!("deprecated name, accepted for now: write `{new}` (the same quantity)"),
+        );
+        tracing::warn!("{at}");
+    }
+
     /// An error about the file as a whole (no single place to point at).
     pub fn error_file(&self, field: impl Into<String>, message: impl Into<String>) -> ConfigError {
         ConfigError {

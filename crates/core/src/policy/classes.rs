@@ -47,7 +47,7 @@ impl StreamClasses {
         for (c, app) in workload.apps.iter().enumerate() {
             let mut rng = stream_rng(0, Purpose::Other, 0x636c_6173, c as u64);
             for _ in 0..BUCKET_SAMPLES {
-                let rate = app.rate_fps.sample(&mut rng);
+                let rate = app.rate_qps.sample(&mut rng);
                 let delay = app.max_delay_ms.sample(&mut rng);
                 let duration = app.duration_s.mean();
                 let b = buckets.index(delay, rate);
@@ -209,8 +209,8 @@ mod tests {
 lambda_per_min: 10
 access_delay_ms: 2
 apps:
-  - {name: fast, share: 1, task: detect, rate_fps: 30, frame_kb: 10, uplink_mbps: 80, max_delay_ms: {uniform: [50, 90]}, min_accuracy: 0, duration_s: 30}
-  - {name: slow, share: 1, task: detect, rate_fps: 5, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 800, min_accuracy: 0, duration_s: 30}
+  - {name: fast, share: 1, task: detect, rate_qps: 30, frame_kb: 10, uplink_mbps: 80, max_delay_ms: {uniform: [50, 90]}, min_accuracy: 0, duration_s: 30}
+  - {name: slow, share: 1, task: detect, rate_qps: 5, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 800, min_accuracy: 0, duration_s: 30}
 "#,
         );
         Workload::from_source(&src, &crate::fixtures::profiles()).unwrap()

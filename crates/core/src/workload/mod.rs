@@ -37,8 +37,8 @@ pub struct AppClass {
     pub share_over_time: Lambda,
     /// The task its queries ask for.
     pub task: TaskId,
-    /// Frame rate ρ_i, qps.
-    pub rate_fps: Dist,
+    /// Query rate ρ_i, queries per second (`rate_qps`; one query per frame for video).
+    pub rate_qps: Dist,
     /// Query size ζ_i, KB.
     pub frame_kb: Dist,
     /// Uplink bandwidth, Mbit/s (t_i = ζ_i · 8 / bandwidth ms).
@@ -153,7 +153,7 @@ impl Workload {
         let u: f64 = rng.random();
         let app = self.class_at(u, t_ms);
         let a = &self.apps[app];
-        let rate_qps = a.rate_fps.sample(rng);
+        let rate_qps = a.rate_qps.sample(rng);
         let size_kb = a.frame_kb.sample(rng);
         let mbps = a.uplink_mbps.sample(rng);
         // Drawn in this order (the seeded streams depend on it).
@@ -183,7 +183,7 @@ impl Workload {
         let total: f64 = self.apps.iter().map(|a| a.share).sum();
         self.apps
             .iter()
-            .map(|a| a.share / total * a.duration_s.mean() * a.rate_fps.mean())
+            .map(|a| a.share / total * a.duration_s.mean() * a.rate_qps.mean())
             .sum::<f64>()
             * per_min
             / 60.0

@@ -56,7 +56,11 @@ struct AppSpec {
     name: Spanned<String>,
     share: Spanned<LambdaSpec>,
     task: Spanned<String>,
-    rate_fps: Spanned<DistSpec>,
+    #[serde(default)]
+    rate_qps: Option<Spanned<DistSpec>>,
+    /// The deprecated name of `rate_qps` (accepted with a warning).
+    #[serde(default)]
+    rate_fps: Option<Spanned<DistSpec>>,
     frame_kb: Spanned<DistSpec>,
     uplink_mbps: Spanned<DistSpec>,
     max_delay_ms: Spanned<DistSpec>,
@@ -117,12 +121,33 @@ pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Workload, Confi
             )
         })?;
         let min_accuracy = dist(src, &a.min_accuracy, &f("min_accuracy"), 0.0)?;
+        let rate_qps = match (&a.rate_qps, &a.rate_fps) {
+            (Some(r), None) => positive_dist(src, r, &f("rate_qps"))?,
+            (None, Some(r)) => {
+                src.warn_deprecated(r, &f("rate_fps"), &f("rate_qps"));
+                positive_dist(src, r, &f("rate_fps"))?
+            }
+            (Some(_), Some(old)) => {
+                return Err(src.error_at(
+                    old,
+                    f("rate_fps"),
+                    "give the rate once: `rate_fps` is the deprecated name of `rate_qps`",
+                ));
+            }
+            (None, None) => {
+                return Err(src.error_at(
+                    &a.name,
+                    f("rate_qps"),
+                    "missing: the stream's query rate, queries per second",
+                ));
+            }
+        };
         apps.push(AppClass {
             name: a.name.value.clone(),
             share: share.level(),
             share_over_time: share,
             task,
-            rate_fps: positive_dist(src, &a.rate_fps, &f("rate_fps"))?,
+            rate_qps,
             frame_kb: positive_dist(src, &a.frame_kb, &f("frame_kb"))?,
             uplink_mbps: positive_dist(src, &a.uplink_mbps, &f("uplink_mbps"))?,
             max_delay_ms: positive_dist(src, &a.max_delay_ms, &f("max_delay_ms"))?,

@@ -6,7 +6,7 @@ fn load(text: &str) -> Result<Workload, ConfigError> {
     Workload::from_source(&Source::inline("w.yaml", text), &fixtures::profiles())
 }
 
-const APP: &str = "{name: a, share: 1, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 100, min_accuracy: 0.1, duration_s: 30}";
+const APP: &str = "{name: a, share: 1, task: detect, rate_qps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 100, min_accuracy: 0.1, duration_s: 30}";
 
 fn with(replace: (&str, &str)) -> String {
     format!(
@@ -45,12 +45,12 @@ fn negative_durations_and_unknown_tasks_are_refused() {
 
 #[test]
 fn bad_distributions_say_what_is_wrong() {
-    let e = load(&with(("rate_fps: 10", "rate_fps: {uniform: [30, 15]}"))).unwrap_err();
+    let e = load(&with(("rate_qps: 10", "rate_qps: {uniform: [30, 15]}"))).unwrap_err();
     assert!(
         e.message.contains("lower bound above its upper bound"),
         "{e}"
     );
-    let e = load(&with(("rate_fps: 10", "rate_fps: {normal: {mean: 10}}"))).unwrap_err();
+    let e = load(&with(("rate_qps: 10", "rate_qps: {normal: {mean: 10}}"))).unwrap_err();
     assert_eq!(e.line, 4, "{e}");
     let e = load("lambda_per_min: -3\naccess_delay_ms: 2\napps: []\n").unwrap_err();
     assert_eq!(
@@ -121,4 +121,19 @@ fn shares_that_leave_no_class_or_go_negative_are_refused() {
     assert!(e.message.contains(">= 0"), "{e}");
     let e = load(&with(("share: 1", "share: 0"))).unwrap_err();
     assert!(e.message.contains("> 0"), "{e}");
+}
+
+#[test]
+fn the_old_rate_key_is_read_as_rate_qps_and_conflicts_are_refused() {
+    let new = load(&with(("", ""))).unwrap();
+    let old = load(&with(("rate_qps: 10", "rate_fps: 10"))).unwrap();
+    let rate = |w: &Workload| (w.apps[0].rate_qps.mean(), w.apps[0].rate_qps.min_value());
+    assert_eq!(rate(&old), rate(&new));
+    let e = load(&with(("rate_qps: 10", "rate_qps: 10, rate_fps: 10"))).unwrap_err();
+    assert_eq!(e.field, "apps[0].rate_fps", "{e}");
+    let e = load(&with(("rate_qps: 10, ", ""))).unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (4, "apps[0].rate_qps"), "{e}");
+    assert!(e.message.contains("missing"), "{e}");
+    let e = load(&with(("rate_qps: 10", "rate_fps: -1"))).unwrap_err();
+    assert_eq!(e.field, "apps[0].rate_fps", "{e}");
 }

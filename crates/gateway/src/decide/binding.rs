@@ -112,7 +112,7 @@ impl GatewayState {
             }
         };
         let id = nonce as u64;
-        let bucket = self.meta.bucket_of(req.max_delay_ms, req.rate_fps);
+        let bucket = self.meta.bucket_of(req.max_delay_ms, req.rate_qps);
         let stream = Arc::new(Stream {
             id,
             nonce,
@@ -156,9 +156,9 @@ impl GatewayState {
             app: stream.app.to_string(),
         };
         self.metrics
-            .refused_fps
+            .refused_qps
             .get_or_create(&app)
-            .inc_by(stream.req.rate_fps);
+            .inc_by(stream.req.rate_qps);
     }
 
     /// Holds `stream`, bound by `b`, among the open streams.
@@ -223,7 +223,7 @@ impl GatewayState {
     pub fn policy_for(&self, stream: &Stream) -> StreamPolicy {
         let r = &stream.req;
         self.policies
-            .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_fps)
+            .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_qps)
     }
 
     /// What `stream` asks of a binding (docs/model.md §5); 503 when its task is no longer served.
@@ -237,7 +237,7 @@ impl GatewayState {
         })?;
         Ok(Demand {
             task: task.id,
-            rate_qps: r.rate_fps,
+            rate_qps: r.rate_qps,
             size_kb: r.frame_kb,
             tx_ms: r.tx_ms.unwrap_or(0.0),
             access_ms: stream.access_ms,

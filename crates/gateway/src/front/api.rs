@@ -2,7 +2,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/streams` | open a stream: 201 `{stream_id, variant, cluster, worker, expected_delay_ms, class, policy}` (its stream class and the policy that bound it); 503 naming the constraint no candidate met; 429 when opens are rate-limited |
+//! | `POST /v1/streams` | open a stream: 201 `{stream_id, variant, cluster, worker, expected_delay_ms, class, policy}` (its stream class and the policy that bound it), with `warnings` when the request used a deprecated key (`rate_fps` for `rate_qps`); 503 naming the constraint no candidate met; 429 when opens are rate-limited |
 //! | `POST /v1/streams/{id}/infer` | an OIP v2 inference request, forwarded to the bound worker |
 //! | `GET /v1/streams/{id}`, `DELETE /v1/streams/{id}` | the binding, with its class and policy; close (204) |
 //! | `POST /v2/models/{task}/infer` | one-shot: binds with `max_delay_ms` / `min_accuracy` from the request `parameters` and its batch items, forwards, unbinds; classed as app `oneshot` at 1 qps |
@@ -28,7 +28,7 @@ use crate::forward::relay::Relayed;
 use crate::forward::relay::Wire;
 use crate::front::admin;
 use crate::front::respond::{empty, err, not_allowed, read_body};
-use crate::state::streams::{OpenRequest, Stream};
+use crate::state::streams::{OLD_RATE_KEY, OpenRequest, Stream};
 use crate::state::task_list;
 use continuum_wire::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
@@ -148,6 +148,7 @@ async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
             ));
         }
     };
+    let warnings = deprecated_keys(&body);
     let opened = match &ctx.pull {
         Some(desk) => ctx.state.open_pulled(desk, open).await,
         None => ctx.state.open(open),
@@ -155,21 +156,39 @@ async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     match opened {
         Ok((s, b)) => {
             let _span = tracing::debug_span!("stream", id = s.id).entered();
-            json_resp(
-                StatusCode::CREATED,
-                &json!({
-                    "stream_id": &*s.token,
-                    "variant": &*b.variant,
-                    "cluster": &*b.cluster,
-                    "worker": b.upstream.cfg.name,
-                    "expected_delay_ms": b.expected_ms,
-                    "class": &*b.class,
-                    "policy": b.policy,
-                }),
-            )
+            let mut v = json!({
+                "stream_id": &*s.token,
+                "variant": &*b.variant,
+                "cluster": &*b.cluster,
+                "worker": b.upstream.cfg.name,
+                "expected_delay_ms": b.expected_ms,
+                "class": &*b.class,
+                "policy": b.policy,
+            });
+            if !warnings.is_empty() {
+                v["warnings"] = json!(warnings);
+            }
+            json_resp(StatusCode::CREATED, &v)
         }
         Err(e) => err(e),
     }
+}
+
+/// The deprecated keys an open request's body (already parsed) used, each with what replaces
+/// it: the answer lists them under `warnings`, and the log says so once per process.
+fn deprecated_keys(body: &[u8]) -> Vec<String> {
+    static LOGGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let quoted = format!("\"{OLD_RATE_KEY}\"");
+    // In a valid JSON object a quoted name is a key or a whole string value; an `app` named
+    // after the old key would only add a spurious warning.
+    if !body.windows(quoted.len()).any(|w| w == quoted.as_bytes()) {
+        return Vec::new();
+    }
+    let w = format!("`{OLD_RATE_KEY}` is deprecated: send `rate_qps` (the same quantity)");
+    if !LOGGED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!("a stream open request used a deprecated key: {w}");
+    }
+    vec![w]
 }
 
 fn relayed(r: Relayed) -> Resp {
@@ -258,7 +277,7 @@ fn stream_json(s: &Stream) -> Value {
         "app": s.req.app,
         "max_delay_ms": s.req.max_delay_ms,
         "min_accuracy": s.req.min_accuracy,
-        "rate_fps": s.req.rate_fps,
+        "rate_qps": s.req.rate_qps,
         "frame_kb": s.req.frame_kb,
         "variant": b.as_ref().map(|b| b.variant.to_string()),
         "cluster": b.as_ref().map(|b| b.cluster.to_string()),

@@ -146,7 +146,7 @@ impl ControlPlane {
             max_delay_ms: max_delay,
             min_accuracy: min_acc,
             // One query: its rate is one per its deadline at most. assumption: 1 qps.
-            rate_fps: 1.0,
+            rate_qps: 1.0,
             frame_kb: (body.len() as f64 / 1024.0).max(1e-3),
             access_ms: Some(0.0),
             tx_ms: Some(0.0),

@@ -45,11 +45,11 @@ impl MetaObserver {
     }
 
     /// The demand bucket of a stream with this deadline and frame rate (0 without an agent).
-    pub fn bucket_of(&self, max_delay_ms: f64, rate_fps: f64) -> usize {
+    pub fn bucket_of(&self, max_delay_ms: f64, rate_qps: f64) -> usize {
         self.counts
             .load()
             .as_ref()
-            .map_or(0, |c| c.buckets.index(max_delay_ms, rate_fps))
+            .map_or(0, |c| c.buckets.index(max_delay_ms, rate_qps))
     }
 
     /// One query arrived from a stream in `bucket`: an atomic add, no lock.

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A stream open request (`POST /v1/streams`).
+/// A stream open request (`POST /v1/streams`). Reads `rate_fps`, the deprecated name of
+/// `rate_qps`, as `rate_qps` (the front warns about it, [`OLD_RATE_KEY`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "OpenFields")]
 pub struct OpenRequest {
     /// Task name.
     pub task: String,
@@ -27,8 +28,8 @@ pub struct OpenRequest {
     pub max_delay_ms: f64,
     /// Min accuracy A^i.
     pub min_accuracy: f64,
-    /// Frame rate ρ_i, qps.
-    pub rate_fps: f64,
+    /// Query rate ρ_i, queries per second.
+    pub rate_qps: f64,
     /// Query size ζ_i, KB.
     pub frame_kb: f64,
     /// One-way access delay δ_i, ms (default: the gateway's `default_access_ms`).
@@ -43,12 +44,64 @@ pub struct OpenRequest {
     pub items: Option<u32>,
 }
 
+/// The deprecated key of [`OpenRequest::rate_qps`], still accepted.
+pub const OLD_RATE_KEY: &str = "rate_fps";
+
+/// The fields of an open request as sent, the rate under either of its names.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenFields {
+    task: String,
+    #[serde(default)]
+    app: Option<String>,
+    max_delay_ms: f64,
+    min_accuracy: f64,
+    #[serde(default)]
+    rate_qps: Option<f64>,
+    #[serde(default)]
+    rate_fps: Option<f64>,
+    frame_kb: f64,
+    #[serde(default)]
+    access_ms: Option<f64>,
+    #[serde(default)]
+    tx_ms: Option<f64>,
+    #[serde(default)]
+    items: Option<u32>,
+}
+
+impl TryFrom<OpenFields> for OpenRequest {
+    type Error = String;
+
+    fn try_from(f: OpenFields) -> Result<Self, String> {
+        let rate_qps = match (f.rate_qps, f.rate_fps) {
+            (Some(r), None) | (None, Some(r)) => r,
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "give the rate once: `{OLD_RATE_KEY}` is the deprecated name of `rate_qps`"
+                ));
+            }
+            (None, None) => return Err("missing field `rate_qps` (queries per second)".into()),
+        };
+        Ok(Self {
+            task: f.task,
+            app: f.app,
+            max_delay_ms: f.max_delay_ms,
+            min_accuracy: f.min_accuracy,
+            rate_qps,
+            frame_kb: f.frame_kb,
+            access_ms: f.access_ms,
+            tx_ms: f.tx_ms,
+            items: f.items,
+        })
+    }
+}
+
 impl OpenRequest {
     /// Checks the numbers: the error names the field and what was expected.
     pub fn validate(&self) -> Result<(), String> {
         let checks = [
             ("max_delay_ms", self.max_delay_ms, false),
-            ("rate_fps", self.rate_fps, false),
+            ("rate_qps", self.rate_qps, false),
             ("frame_kb", self.frame_kb, false),
             ("min_accuracy", self.min_accuracy, true),
             ("access_ms", self.access_ms.unwrap_or(0.0), true),
@@ -245,7 +298,7 @@ mod tests {
             app: None,
             max_delay_ms: 100.0,
             min_accuracy: 0.3,
-            rate_fps: 15.0,
+            rate_qps: 15.0,
             frame_kb: 48.0,
             access_ms: None,
             tx_ms: None,
@@ -257,8 +310,8 @@ mod tests {
     fn open_requests_are_checked_field_by_field() {
         assert!(req().validate().is_ok());
         let mut r = req();
-        r.rate_fps = 0.0;
-        assert!(r.validate().unwrap_err().starts_with("rate_fps"));
+        r.rate_qps = 0.0;
+        assert!(r.validate().unwrap_err().starts_with("rate_qps"));
         let mut r = req();
         r.min_accuracy = 1.5;
         assert!(r.validate().unwrap_err().starts_with("min_accuracy"));
@@ -271,6 +324,36 @@ mod tests {
         let mut r = req();
         r.items = Some(0);
         assert!(r.validate().unwrap_err().starts_with("items"));
+    }
+
+    #[test]
+    fn the_old_rate_key_reads_as_rate_qps_and_both_or_neither_is_refused() {
+        let body = |rate: &str| {
+            format!(
+                r#"{{"task": "t", "max_delay_ms": 100, "min_accuracy": 0.3, {rate} "frame_kb": 48}}"#
+            )
+        };
+        let parse = |rate: &str| serde_json::from_str::<OpenRequest>(&body(rate));
+        assert_eq!(parse(r#""rate_qps": 15,"#).unwrap().rate_qps, 15.0);
+        assert_eq!(parse(r#""rate_fps": 12,"#).unwrap().rate_qps, 12.0);
+        let both = parse(r#""rate_qps": 15, "rate_fps": 12,"#).unwrap_err();
+        assert!(both.to_string().contains("deprecated name"), "{both}");
+        let neither = parse("").unwrap_err();
+        assert!(
+            neither.to_string().contains("missing field `rate_qps`"),
+            "{neither}"
+        );
+        let unknown = parse(r#""rate_qps": 15, "rate": 1,"#).unwrap_err();
+        assert!(
+            unknown.to_string().contains("unknown field `rate`"),
+            "{unknown}"
+        );
+        // What is written (a stream token's claims) uses the new name only.
+        let out = serde_json::to_value(parse(r#""rate_fps": 12,"#).unwrap()).unwrap();
+        assert_eq!(
+            (out["rate_qps"].as_f64(), out.get(OLD_RATE_KEY)),
+            (Some(12.0), None)
+        );
     }
 
     #[test]

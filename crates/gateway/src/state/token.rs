@@ -176,7 +176,7 @@ mod tests {
 
     fn req() -> OpenRequest {
         serde_json::from_value(serde_json::json!({
-            "task": "t", "max_delay_ms": 100.0, "min_accuracy": 0.3, "rate_fps": 15.0,
+            "task": "t", "max_delay_ms": 100.0, "min_accuracy": 0.3, "rate_qps": 15.0,
             "frame_kb": 48.0
         }))
         .unwrap()
@@ -195,6 +195,21 @@ mod tests {
         assert_eq!(other.verify(&t).unwrap_err(), TokenError::BadSignature);
         // Two streams with the same requirements get different tokens.
         assert_ne!(k.issue(&req()).unwrap().0, t);
+    }
+
+    #[test]
+    fn tokens_of_gateways_before_the_rate_rename_still_verify() {
+        let k = StreamKey::from_secret(&[7; 32]).unwrap();
+        // A token as an earlier gateway issued it: its claims name the rate `rate_fps`.
+        let payload = br#"{"n":"0000000000000000000000000000002a","req":{"task":"t","max_delay_ms":100.0,"min_accuracy":0.3,"rate_fps":15.0,"frame_kb":48.0}}"#;
+        let tag = hmac::sign(&k.key, payload);
+        let old = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(payload),
+            URL_SAFE_NO_PAD.encode(tag.as_ref())
+        );
+        let c = k.verify(&old).unwrap();
+        assert_eq!((c.nonce(), c.req.rate_qps), (Some(42), 15.0));
     }
 
     #[test]

@@ -253,8 +253,8 @@ lambda_per_min: 40
 jitter: {uniform_ms: 3}
 access_delay_ms: 2
 apps:
-  - {name: tight, share: 1, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 40, min_accuracy: 0, duration_s: 30}
-  - {name: loose, share: 3, task: detect, rate_fps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 400, min_accuracy: 0, duration_s: 30}
+  - {name: tight, share: 1, task: detect, rate_qps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 40, min_accuracy: 0, duration_s: 30}
+  - {name: loose, share: 3, task: detect, rate_qps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 400, min_accuracy: 0, duration_s: 30}
 "#;
         let sc = fixtures::scenario(fixtures::TOPOLOGY, text);
         let classes = StreamClasses::from_workload(

@@ -423,7 +423,7 @@ fn stream_body() -> impl Strategy<Value = Value> {
     )
         .prop_map(|(d, acc, r, kb, app, items)| {
             json!({"task": "object-detection", "max_delay_ms": d, "min_accuracy": acc,
-                   "rate_fps": r, "frame_kb": kb, "app": app, "items": items})
+                   "rate_qps": r, "frame_kb": kb, "app": app, "items": items})
         })
 }
 

@@ -1,4 +1,4 @@
-//! Conformance with Triton's own clients: runs `tests/conformance/tritonclient_check.py` (the
+//! Conformance with Triton's own clients: runs `crates/gateway/tests/conformance/tritonclient_check.py` (the
 //! pip-installed `tritonclient`, HTTP and gRPC) against a live worker and a live gateway.
 //! `.ci/run` installs tritonclient; elsewhere the test says it skipped when the package is
 //! missing, and fails when `CI` is set.
@@ -35,7 +35,7 @@ async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &
         serde_json::to_vec(&json!({"input": input, "outputs": outs})).unwrap(),
     )
     .unwrap();
-    let script = repo("tests/conformance/tritonclient_check.py");
+    let script = repo("crates/gateway/tests/conformance/tritonclient_check.py");
     let args: Vec<String> = vec![
         script.display().to_string(),
         "--http".into(),

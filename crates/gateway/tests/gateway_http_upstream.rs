@@ -3,7 +3,7 @@
 //! (Triton-style metrics on their own port, arbitrary error answers, a server that never
 //! answers) and against a dead address.
 
-#[path = "../crates/worker/tests/worker_support/mod.rs"]
+#[path = "../../worker/tests/worker_support/mod.rs"]
 mod worker_support;
 
 use bytes::Bytes;

@@ -24,13 +24,13 @@ const STEP_MS: u64 = 1500;
 /// Frames per second of the fixture's streams: fast enough that co-0's `cnn-s-b1` cannot take
 /// them all by the agents' reckoning, so that TapFinger's bindings differ from greedy pull's
 /// (and push's nearest-first, which binds them all to `cnn-s-b1` as greedy pull does).
-const RATE_FPS: f64 = 1000.0;
+const RATE_QPS: f64 = 1000.0;
 
 /// What the core's step decides for `n` identical streams (as [`stream_req`] with a 2 s
 /// deadline, at `rate_qps`) waiting at ant-00 of topologies/live.yaml on an idle view under the
 /// shipped TapFinger checkpoint: `cluster/variant` of each binding, sorted.
 fn expected(n: usize, min_accuracy: f64, rate_qps: f64) -> Vec<String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo("");
     let path = root.join(CHECKPOINT);
     let ck = TapCheckpoint::load(&path).unwrap();
     let net = ck.network(&path).unwrap();
@@ -48,7 +48,7 @@ fn expected(n: usize, min_accuracy: f64, rate_qps: f64) -> Vec<String> {
 
 /// topologies/live.yaml and profiles/local.yaml, as the gateway under test loads them.
 fn fixture() -> (Topology, Profiles) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo("");
     let p = Profiles::load(&root.join("profiles/local.yaml")).unwrap();
     let text = std::fs::read_to_string(root.join("topologies/live.yaml")).unwrap();
     let t = Topology::from_source(&Source::inline("live.yaml", &text), &p).unwrap();
@@ -99,11 +99,11 @@ fn bindings(n: usize, min_accuracy: f64, rate_qps: f64, puller: &mut dyn Puller)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tapfinger_binds_at_the_gateway_as_the_core_step_does() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let want = expected(3, 0.2, RATE_FPS);
+    let root = repo("");
+    let want = expected(3, 0.2, RATE_QPS);
     // The fixture tells the pullers apart: a gateway that ran greedy pull (or bound each open
     // as push does) would bind differently.
-    let greedy = bindings(3, 0.2, RATE_FPS, &mut GreedyPull);
+    let greedy = bindings(3, 0.2, RATE_QPS, &mut GreedyPull);
     assert_ne!(
         want, greedy,
         "the fixture does not tell TapFinger from greedy pull"
@@ -126,7 +126,7 @@ async fn tapfinger_binds_at_the_gateway_as_the_core_step_does() {
         // Every variant in the view, as in the idle view of `expected`.
         wait_reachable(a, 4, std::time::Duration::from_secs(20)).await;
         let mut req = stream_req(2000.0, 0.2);
-        req["rate_fps"] = json!(RATE_FPS);
+        req["rate_qps"] = json!(RATE_QPS);
         let opens = (0..3).map(|_| {
             let r = req.clone();
             async move {
