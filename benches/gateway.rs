@@ -1,4 +1,4 @@
-//! Gateway benchmarks: (a) decision time of one binding (`GatewayState::bind`: feasibility and
+//! Gateway benchmarks: (a) decision time of one binding (`Decider::bind`: feasibility and
 //! policy over a published snapshot of topologies/full-edge.yaml); (b) latency the gateway adds
 //! to a query of the null model (models/null.onnx) at fixed open-loop rates on loopback, against
 //! a client talking to the worker directly (HTTP clients, and QUIC clients of the gateway's
@@ -18,6 +18,7 @@ mod support;
 
 use continuum_core::load::WorkerLoad;
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_gateway::Decider;
 use continuum_gateway::GatewayConfig;
 use continuum_gateway::plan::Plan;
 use continuum_gateway::state::GatewayState;
@@ -149,7 +150,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         for i in 0..2 * DECISIONS {
             let s = &streams[i % streams.len()];
             let t = Instant::now();
-            let r = black_box(state.bind(&snap, s));
+            let r = black_box(Decider::new(&state).bind(&snap, s));
             let ns = t.elapsed().as_nanos() as u64;
             if i >= DECISIONS {
                 h.saturating_record(ns);
@@ -159,7 +160,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         out.push((p.name(), h, infeasible));
     }
     println!(
-        "(a) decision time: GatewayState::bind, full-edge ant-00, {reach} reachable workers, \
+        "(a) decision time: Decider::bind, full-edge ant-00, {reach} reachable workers, \
         {DECISIONS} timed calls per policy (each timed alone with Instant), app classes of \
         workloads/default.yaml round-robin"
     );

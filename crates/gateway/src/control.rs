@@ -199,7 +199,7 @@ impl ControlPlane {
             .and_then(|row| self.state.apply_decision(agent.actions(), row));
         match applied {
             Ok(changed) if !changed.is_empty() => {
-                let classes = self.state.policies.list();
+                let classes = self.state.class_policies();
                 for c in changed.iter().filter_map(|c| classes.get(*c)) {
                     tracing::debug!(class = %c.class, policy = c.policy, "meta-policy choice");
                 }

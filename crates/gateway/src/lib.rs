@@ -4,13 +4,16 @@
 //! or HTTP, and (with a checkpoint) lets the DQN meta-policy pick the policy of each stream
 //! class every window.
 //!
-//! Layers, each calling only the ones below it (docs/architecture.md):
+//! Layers, each calling only the ones below it and each with one owner type
+//! (docs/architecture.md):
 //!
 //! - `front`: the client HTTP, gRPC and QUIC APIs and the operator's routes; they translate;
-//! - `decide`: binding streams, pull dispatch, the active policies, the meta-policy's window;
-//! - `forward`: one query to its worker and back — relay, hedge, retry and its budget;
-//! - [`state`]: the published load view, open streams and tokens, owned by
-//!   [`state::GatewayState`];
+//! - `decide`: binding streams, pull dispatch — owned by [`Decider`];
+//! - `forward`: one query to its worker and back — relay, hedge, retry — owned by `Forwarder`,
+//!   which asks the [`Decider`] where to re-bind, hedge or retry;
+//! - [`state`]: the published load view, open streams and tokens, the active policies, the
+//!   meta-policy's window counts, the retry budget — owned by [`state::GatewayState`], whose
+//!   internals are private: the layers above read and change it through its methods;
 //! - [`upstream`]: the workers, over QUIC or HTTP.
 //!
 //! Beside them: [`config`] (settings) and [`plan`] (settings resolved against topology and
@@ -35,4 +38,5 @@ pub mod upstream;
 
 pub use config::GatewayConfig;
 pub use control::ControlPlane;
+pub use decide::Decider;
 pub use server::{Gateway, run_from_file};

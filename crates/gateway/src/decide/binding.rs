@@ -2,11 +2,12 @@
 //! active policy of the stream's class over the published load view (docs/model.md §5–6, the
 //! simulator's code); re-binding a stream whose worker went away.
 
+use crate::decide::Decider;
 use crate::error::ApiError;
 use crate::state::live::Snapshot;
 use crate::state::policies::StreamPolicy;
 use crate::state::streams::{Binding, OpenRequest, Stream};
-use crate::state::{GatewayState, res, task_list};
+use crate::state::{res, task_list};
 use continuum_core::dispatch::bind;
 use continuum_core::feasibility::{Candidate, Demand, Shortfall, feasible, latency_bound_ms};
 use continuum_core::mitigation::{reissue_demand, reissue_target};
@@ -22,7 +23,7 @@ thread_local! {
     static SCRATCH: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
 }
 
-impl GatewayState {
+impl Decider<'_> {
     /// Opens a stream: validates, rate-limits, issues its token, binds.
     pub fn open(&self, req: OpenRequest) -> Result<(Arc<Stream>, Binding), ApiError> {
         self.admit(req, None)
@@ -40,13 +41,13 @@ impl GatewayState {
             .nonce()
             .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "stream token without a nonce"))?;
         // Two first queries of one stream may race here: the first to insert wins.
-        if let Some(s) = self.streams.get(nonce) {
-            let b = self.current_binding(&self.snapshot(), &s)?;
+        if let Some(s) = self.state.streams.get(nonce) {
+            let b = self.current_binding(&self.state.snapshot(), &s)?;
             return Ok((s, b));
         }
         let r = self.admit(claims.req, Some((Arc::from(token), nonce)));
         if r.is_ok() {
-            self.metrics.stream_resumes.inc();
+            self.state.metrics.stream_resumes.inc();
         }
         r
     }
@@ -59,17 +60,19 @@ impl GatewayState {
         known: Option<(Arc<str>, u128)>,
     ) -> Result<(Arc<Snapshot>, Arc<Stream>), ApiError> {
         let bad = |m: String| {
-            self.metrics
+            self.state
+                .metrics
                 .stream_opens
                 .get_or_create(&res("bad_request"))
                 .inc();
             ApiError::new(StatusCode::BAD_REQUEST, m)
         };
         req.validate().map_err(bad)?;
-        let snap = self.snapshot();
+        let snap = self.state.snapshot();
         let plan = &snap.plan;
         if plan.task(&req.task).is_none() {
-            self.metrics
+            self.state
+                .metrics
                 .stream_opens
                 .get_or_create(&res("unknown_task"))
                 .inc();
@@ -82,10 +85,10 @@ impl GatewayState {
                 ),
             ));
         }
-        let now_s = self.started.elapsed().as_secs_f64();
-        let limited = known.is_none() && !self.opens.lock().expect("bucket lock").take(now_s);
-        if limited || self.streams.len() >= plan.cfg.max_streams {
-            self.metrics
+        let limited = known.is_none() && !self.state.take_open();
+        if limited || self.state.streams.len() >= plan.cfg.max_streams {
+            self.state
+                .metrics
                 .stream_opens
                 .get_or_create(&res("limited"))
                 .inc();
@@ -105,23 +108,23 @@ impl GatewayState {
         let (token, nonce) = match known {
             Some(k) => k,
             None => {
-                let (t, n) = self.stream_key().issue(&req).map_err(|e| {
+                let (t, n) = self.state.stream_key().issue(&req).map_err(|e| {
                     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
                 })?;
                 (Arc::from(t), n)
             }
         };
         let id = nonce as u64;
-        let bucket = self.meta.bucket_of(req.max_delay_ms, req.rate_qps);
+        let bucket = self.state.meta.bucket_of(req.max_delay_ms, req.rate_qps);
         let stream = Arc::new(Stream {
             id,
             nonce,
             token,
-            app: self.app_label(req.app.as_deref()),
+            app: self.state.app_label(req.app.as_deref()),
             access_ms: req.access_ms.unwrap_or(plan.cfg.default_access_ms),
             bucket,
             binding: Mutex::new(None),
-            last_ms: AtomicU64::new(self.now_ms()),
+            last_ms: AtomicU64::new(self.state.now_ms()),
             rng: Mutex::new(stream_rng(
                 plan.cfg.seed,
                 Purpose::Uplink,
@@ -148,14 +151,16 @@ impl GatewayState {
 
     /// Counts an open refused for want of a feasible binding.
     pub(crate) fn count_infeasible(&self, stream: &Stream) {
-        self.metrics
+        self.state
+            .metrics
             .stream_opens
             .get_or_create(&res("infeasible"))
             .inc();
         let app = crate::metrics::AppLabel {
             app: stream.app.to_string(),
         };
-        self.metrics
+        self.state
+            .metrics
             .refused_qps
             .get_or_create(&app)
             .inc_by(stream.req.rate_qps);
@@ -164,9 +169,16 @@ impl GatewayState {
     /// Holds `stream`, bound by `b`, among the open streams.
     pub(crate) fn register(&self, stream: &Arc<Stream>, b: &Binding) {
         stream.set_binding(Some(b.clone()));
-        self.streams.insert(stream.clone());
-        self.metrics.stream_opens.get_or_create(&res("bound")).inc();
-        self.metrics.streams_open.set(self.streams.len() as i64);
+        self.state.streams.insert(stream.clone());
+        self.state
+            .metrics
+            .stream_opens
+            .get_or_create(&res("bound"))
+            .inc();
+        self.state
+            .metrics
+            .streams_open
+            .set(self.state.streams.len() as i64);
         tracing::debug!(stream = stream.id, variant = %b.variant, cluster = %b.cluster,
             class = %b.class, policy = b.policy, "stream bound");
     }
@@ -211,8 +223,11 @@ impl GatewayState {
     /// Closes a stream; whether it was open. Its token cannot re-bind afterwards (on this
     /// gateway, for `closed_stream_memory_ms`).
     pub fn close(&self, nonce: u128) -> bool {
-        let r = self.streams.remove(nonce, self.now_ms());
-        self.metrics.streams_open.set(self.streams.len() as i64);
+        let r = self.state.streams.remove(nonce, self.state.now_ms());
+        self.state
+            .metrics
+            .streams_open
+            .set(self.state.streams.len() as i64);
         r
     }
 
@@ -222,8 +237,8 @@ impl GatewayState {
     /// class's active policy.
     pub fn policy_for(&self, stream: &Stream) -> StreamPolicy {
         let r = &stream.req;
-        self.policies
-            .for_stream(r.app.as_deref(), r.max_delay_ms, r.rate_qps)
+        self.state
+            .class_policy(r.app.as_deref(), r.max_delay_ms, r.rate_qps)
     }
 
     /// What `stream` asks of a binding (docs/model.md §5); 503 when its task is no longer served.
@@ -254,22 +269,24 @@ impl GatewayState {
         let class = self.policy_for(stream);
         let policy = class.policy;
         let t = Instant::now();
+        let now_ms = self.state.clock_ms();
         let chosen = SCRATCH.with(|sc| {
-            let mut rng = self.rng.lock().expect("rng lock");
-            let mut own = self.own.lock().expect("own-bindings lock");
-            bind(
-                &demand,
-                &snap.reach,
-                &snap.plan.fleet,
-                &snap.view,
-                &mut own,
-                self.clock_ms(),
-                policy,
-                &mut rng,
-                &mut sc.borrow_mut(),
-            )
+            self.state.with_dispatch(|rng, own| {
+                bind(
+                    &demand,
+                    &snap.reach,
+                    &snap.plan.fleet,
+                    &snap.view,
+                    own,
+                    now_ms,
+                    policy,
+                    rng,
+                    &mut sc.borrow_mut(),
+                )
+            })
         });
-        self.metrics
+        self.state
+            .metrics
             .decision_seconds
             .observe(t.elapsed().as_secs_f64());
         let c = chosen.map_err(|short| self.no_binding(snap, stream, short))?;
@@ -345,7 +362,11 @@ impl GatewayState {
             .expect("candidate comes from the live reach");
         let proc_ms = plan.fleet.workers[w].delay_ms(stream.req.frame_kb);
         let (variant, cluster) = (plan.variant_name(w), plan.cluster_id(w));
-        let counters = Arc::new(self.metrics.query_counters(&stream.app, variant, cluster));
+        let counters = Arc::new(
+            self.state
+                .metrics
+                .query_counters(&stream.app, variant, cluster),
+        );
         Binding {
             counters,
             worker: c.worker,
@@ -387,7 +408,7 @@ impl GatewayState {
                     return Ok(b);
                 }
             }
-            self.metrics.rebinds.inc();
+            self.state.metrics.rebinds.inc();
             tracing::info!(stream = stream.id, from = %b.upstream.cfg.name, "re-binding stream");
         }
         let b = self.bind(snap, stream)?;

@@ -5,3 +5,19 @@
 
 pub(crate) mod binding;
 pub(crate) mod pull;
+
+use crate::state::GatewayState;
+
+/// The decide layer's owner: binds, re-binds and closes streams over the state it borrows.
+/// Its methods (in [`binding`]) read and change the state only through the state's own API.
+#[derive(Clone, Copy)]
+pub struct Decider<'a> {
+    state: &'a GatewayState,
+}
+
+impl<'a> Decider<'a> {
+    /// The decide layer over `state`.
+    pub fn new(state: &'a GatewayState) -> Self {
+        Self { state }
+    }
+}

@@ -1,11 +1,11 @@
 //! The worker call of one query, and its hedge under `reissue@r` ([`continuum_core::mitigation`]): when
 //! the bound worker has not answered by emission + r × the query's deadline
 //! ([`crate::forward::relay::query_times`]), a copy goes to the binding the core picks
-//! ([`GatewayState::hedge_binding`]); the first answer wins and the other call is dropped — its
+//! ([`crate::decide::Decider::hedge_binding`]); the first answer wins and the other call is dropped — its
 //! QUIC stream is stopped, its HTTP request abandoned.
 
+use crate::forward::Forwarder;
 use crate::forward::relay::{Outgoing, QueryTimes, Wire, sleep_ms};
-use crate::state::GatewayState;
 use crate::state::live::Snapshot;
 use crate::state::streams::Binding;
 use crate::upstream::{Link, UpstreamError};
@@ -24,7 +24,7 @@ fn ok_frame(a: Answer) -> Vec<u8> {
 /// `Inference-Header-Content-Length`.
 pub(crate) type Answered = (Bytes, Option<usize>);
 
-impl GatewayState {
+impl Forwarder<'_> {
     /// Sends `q` to the worker of `b`, which must answer within `deadline_us` (its admission
     /// drops the query otherwise).
     pub(crate) async fn call(
@@ -126,16 +126,16 @@ impl GatewayState {
             _ = tokio::time::sleep_until(at.into()) => {}
         }
         let remaining_ms = times.due_ms - t0.elapsed().as_secs_f64() * 1e3;
-        let Some(b2) = self.hedge_binding(snap, q.stream, b, remaining_ms) else {
-            self.metrics.mitigation("reissue_no_target");
+        let Some(b2) = self.decide().hedge_binding(snap, q.stream, b, remaining_ms) else {
+            self.state.metrics.mitigation("reissue_no_target");
             return (primary.await, None);
         };
         let upstream = b2.upstream.clone();
         let Ok(_permit) = upstream.permits.try_acquire() else {
-            self.metrics.mitigation("reissue_no_target");
+            self.state.metrics.mitigation("reissue_no_target");
             return (primary.await, None);
         };
-        self.metrics.mitigation("reissued");
+        self.state.metrics.mitigation("reissued");
         let inject = snap.plan.cfg.inject_delays;
         let copy_deadline_us =
             ((remaining_ms - down_ms) * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
@@ -152,15 +152,15 @@ impl GatewayState {
         tokio::select! {
             r = &mut primary => match r {
                 Ok(a) => {
-                    self.metrics.mitigation("cancelled");
+                    self.state.metrics.mitigation("cancelled");
                     (Ok(a), None)
                 }
                 Err(_) => (copy.await, Some(b2.clone())),
             },
             r = &mut copy => match r {
                 Ok(a) => {
-                    self.metrics.mitigation("reissue_won");
-                    self.metrics.mitigation("cancelled");
+                    self.state.metrics.mitigation("reissue_won");
+                    self.state.metrics.mitigation("cancelled");
                     (Ok(a), Some(b2.clone()))
                 }
                 Err(_) => (primary.await, None),

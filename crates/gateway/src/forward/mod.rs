@@ -9,6 +9,7 @@ pub(crate) mod hedge;
 pub(crate) mod relay;
 pub(crate) mod retry;
 
+use crate::decide::Decider;
 use crate::error::ApiError;
 use crate::forward::hedge::Answered;
 use crate::forward::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
@@ -20,12 +21,30 @@ use bytes::Bytes;
 use continuum_wire::oip::{self, ParsedInfer};
 use hyper::StatusCode;
 use rand_distr::{Distribution, Normal};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-impl GatewayState {
+/// The forward layer's owner: carries one query of a bound stream to its worker and back over
+/// the state it borrows, asking the decide layer ([`Decider`]) where to re-bind, hedge or retry.
+#[derive(Clone, Copy)]
+pub(crate) struct Forwarder<'a> {
+    state: &'a GatewayState,
+}
+
+impl<'a> Forwarder<'a> {
+    /// The forward layer over `state`.
+    pub(crate) fn new(state: &'a GatewayState) -> Self {
+        Self { state }
+    }
+
+    /// The decide layer over the same state.
+    fn decide(&self) -> Decider<'a> {
+        Decider::new(self.state)
+    }
+}
+
+impl Forwarder<'_> {
     /// Parses a query body for the stream's task (400 on malformed input).
-    pub fn parse(
+    pub(crate) fn parse(
         &self,
         task: &TaskSpec,
         body: &[u8],
@@ -40,7 +59,8 @@ impl GatewayState {
         r: Result<ParsedInfer, continuum_wire::query::QueryError>,
     ) -> Result<ParsedInfer, ApiError> {
         r.map_err(|e| {
-            self.metrics
+            self.state
+                .metrics
                 .bad_requests
                 .get_or_create(&res("malformed"))
                 .inc();
@@ -51,7 +71,7 @@ impl GatewayState {
     /// Forwards one query of `stream` (received at `t0`) and judges its outcome: every query
     /// that reaches here is counted exactly once as success, failure or rejected (and in the
     /// task's statistics).
-    pub async fn forward(
+    pub(crate) async fn forward(
         &self,
         stream: &Stream,
         parsed: Option<ParsedInfer>,
@@ -64,7 +84,7 @@ impl GatewayState {
             .and_then(|p| p.shape.first().copied())
             .unwrap_or(stream.req.items.unwrap_or(1) as usize);
         let r = self.forward_once(stream, parsed, body, wire, t0).await;
-        let stats = self.task_stats(&stream.req.task);
+        let stats = self.state.task_stats(&stream.req.task);
         match &r {
             Ok(x) => stats.answered(items, t0.elapsed(), x.upstream),
             Err(_) => stats.failed(t0.elapsed()),
@@ -80,21 +100,20 @@ impl GatewayState {
         wire: Wire,
         t0: Instant,
     ) -> Result<Relayed, ApiError> {
-        stream.touch(self.now_ms());
-        self.queries.fetch_add(1, Ordering::Relaxed);
-        self.budget_query();
-        let snap = self.snapshot();
-        self.meta.count_query(stream.bucket);
+        stream.touch(self.state.now_ms());
+        self.state.count_query();
+        let snap = self.state.snapshot();
+        self.state.meta.count_query(stream.bucket);
         let reject = |e: ApiError, b: Option<&Binding>| {
             match b {
                 Some(b) => {
                     b.counters.rejected.inc();
                 }
-                None => self.metrics.query("rejected", &stream.app, "-", "-"),
+                None => self.state.metrics.query("rejected", &stream.app, "-", "-"),
             }
             e
         };
-        let b = match self.current_binding(&snap, stream) {
+        let b = match self.decide().current_binding(&snap, stream) {
             Ok(b) => b,
             Err(e) => return Err(reject(e, None)),
         };
@@ -125,7 +144,7 @@ impl GatewayState {
         // under `discard@r` the worker's admission gets emission + r × the deadline, so it
         // drops what cannot answer by then (counted as rejected, and as discarded); under
         // `reissue@r` the hedge fires at emission + r × the deadline.
-        let mitigation = self.mitigation_for(&b.class);
+        let mitigation = self.state.mitigation_for(&b.class);
         let age_ms = age_at_receipt_ms(inject, stream.access_ms, stream.req.tx_ms.unwrap_or(0.0));
         let times = query_times(&mitigation, stream.req.max_delay_ms, age_ms);
         let worker_deadline_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
@@ -171,7 +190,7 @@ impl GatewayState {
             if let Some(b2) = self.retry_target(stream, &b, e, remaining_ms) {
                 result = self.resend(&out, &b2, remaining_ms, inject).await;
                 if result.is_ok() {
-                    self.metrics.retry("answered");
+                    self.state.metrics.retry("answered");
                 }
                 if inject {
                     down_ms = stream.access_ms + self.net_sample(stream, &b2);
@@ -184,7 +203,8 @@ impl GatewayState {
             Ok(x) => x,
             Err(UpstreamError::BadRequest(m)) => {
                 // An invalid request, not a query: counted apart, as the gateway's own 400s.
-                self.metrics
+                self.state
+                    .metrics
                     .bad_requests
                     .get_or_create(&res("malformed"))
                     .inc();
@@ -195,7 +215,7 @@ impl GatewayState {
             }
             Err(e) => {
                 if mitigation.discards() && matches!(e, UpstreamError::Rejected(_)) {
-                    self.metrics.mitigation("discarded");
+                    self.state.metrics.mitigation("discarded");
                 }
                 return Err(reject(self.upstream_failed(&b, e), Some(&b)));
             }
@@ -211,8 +231,11 @@ impl GatewayState {
             b.counters.failure.inc();
             "failure"
         };
-        self.metrics.answer_seconds.observe(total.as_secs_f64());
-        self.metrics.added_latency_seconds.observe(
+        self.state
+            .metrics
+            .answer_seconds
+            .observe(total.as_secs_f64());
+        self.state.metrics.added_latency_seconds.observe(
             total
                 .saturating_sub(upstream_time)
                 .saturating_sub(injected)

@@ -27,7 +27,7 @@ pub(crate) struct Outgoing<'a> {
 
 /// The wire form of a query's body, which is also the form of its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
+pub(crate) enum Wire {
     /// An OIP v2 body (HTTP and gRPC clients), with its `Inference-Header-Content-Length`
     /// when its tensor follows as binary data.
     Oip(Option<usize>),

@@ -5,7 +5,7 @@
 //! cluster cannot multiply the load on the rest: over a sliding window, retries may be at most
 //! `min_per_s` × window + `budget_ratio` × the queries received (Finagle's `RetryBudget`).
 
-use crate::state::GatewayState;
+use crate::forward::Forwarder;
 use crate::state::live::Snapshot;
 use crate::state::streams::{Binding, Stream};
 use crate::upstream::UpstreamError;
@@ -13,12 +13,7 @@ use continuum_core::dispatch::bind;
 use continuum_core::mitigation::reissue_demand;
 use std::sync::Arc;
 
-impl GatewayState {
-    /// Counts a query in the retry budget.
-    pub(crate) fn budget_query(&self) {
-        self.retry_budget.deposit(self.started.elapsed().as_secs());
-    }
-
+impl Forwarder<'_> {
     /// Where a query of `stream` whose worker (of `failed`) died or reset under it with `e` is
     /// re-sent, `remaining_ms` before the latest answer it may take: `None` (counted by reason)
     /// when retries are off, `e` is not a reset, the time is gone, the budget is spent, or no
@@ -31,7 +26,7 @@ impl GatewayState {
         e: &UpstreamError,
         remaining_ms: f64,
     ) -> Option<Binding> {
-        let snap = self.snapshot();
+        let snap = self.state.snapshot();
         let settings = &snap.plan.cfg.retry;
         if !settings.enabled || !e.worker_down() {
             return None;
@@ -39,22 +34,19 @@ impl GatewayState {
         // Its streams (this one included) re-bind while it is down.
         failed.upstream.mark_failed(&e.to_string());
         if remaining_ms <= 0.0 {
-            self.metrics.retry("too_late");
+            self.state.metrics.retry("too_late");
             return None;
         }
-        if !self
-            .retry_budget
-            .try_withdraw(self.started.elapsed().as_secs(), settings)
-        {
-            self.metrics.retry("budget_refused");
+        if !self.state.withdraw_retry(settings) {
+            self.state.metrics.retry("budget_refused");
             return None;
         }
         let Some(b) = self.next_binding(&snap, stream, failed, remaining_ms) else {
-            self.metrics.retry("no_target");
+            self.state.metrics.retry("no_target");
             return None;
         };
-        self.metrics.retry("retried");
-        self.metrics.rebinds.inc();
+        self.state.metrics.retry("retried");
+        self.state.metrics.rebinds.inc();
         stream.set_binding(Some(b.clone()));
         tracing::info!(stream = stream.id, from = %failed.upstream.cfg.name,
             to = %b.upstream.cfg.name, remaining_ms, "query retried after a worker reset");
@@ -71,7 +63,7 @@ impl GatewayState {
         failed: &Binding,
         remaining_ms: f64,
     ) -> Option<Binding> {
-        let demand = self.demand_of(snap, stream).ok()?;
+        let demand = self.decide().demand_of(snap, stream).ok()?;
         let copy = reissue_demand(&demand, remaining_ms);
         let plan = &snap.plan;
         let reach: Vec<_> = snap
@@ -85,26 +77,31 @@ impl GatewayState {
             })
             .copied()
             .collect();
-        let class = self.policy_for(stream);
+        let class = self.decide().policy_for(stream);
         let mut scratch = Vec::new();
-        let c = {
-            let mut rng = self.rng.lock().expect("rng lock");
-            // One query, not a stream: nothing to count among the gateway's own bindings.
-            let mut own =
-                continuum_core::load::OwnLoad::new(continuum_core::load::OwnBindings::Off, 0.0);
-            bind(
-                &copy,
-                &reach,
-                &plan.fleet,
-                &snap.view,
-                &mut own,
-                self.clock_ms(),
-                class.policy,
-                &mut rng,
-                &mut scratch,
-            )
-            .ok()?
-        };
-        Some(self.binding_for(snap, stream, &demand, &c, class.name, class.policy.name()))
+        let now_ms = self.state.clock_ms();
+        let c = self
+            .state
+            .with_rng(|rng| {
+                // One query, not a stream: nothing to count among the gateway's own bindings.
+                let mut own =
+                    continuum_core::load::OwnLoad::new(continuum_core::load::OwnBindings::Off, 0.0);
+                bind(
+                    &copy,
+                    &reach,
+                    &plan.fleet,
+                    &snap.view,
+                    &mut own,
+                    now_ms,
+                    class.policy,
+                    rng,
+                    &mut scratch,
+                )
+            })
+            .ok()?;
+        Some(
+            self.decide()
+                .binding_for(snap, stream, &demand, &c, class.name, class.policy.name()),
+        )
     }
 }

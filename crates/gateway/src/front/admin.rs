@@ -186,14 +186,14 @@ async fn put_policy(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     };
     let class = match put.class.as_deref() {
         None => None,
-        Some(name) => match ctx.state.policies.class_index(name) {
+        Some(name) => match ctx.state.class_index(name) {
             Some(c) => Some(c),
             None => {
                 return err(ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!(
                         "unknown class `{name}`; known classes: {}",
-                        ctx.state.policies.class_names().join(", ")
+                        ctx.state.class_names().join(", ")
                     ),
                 ));
             }

@@ -23,7 +23,9 @@
 //! failed/timed out, 503 no feasible worker (`"constraint"`).
 
 use crate::control::ControlPlane;
+use crate::decide::Decider;
 use crate::error::ApiError;
+use crate::forward::Forwarder;
 use crate::forward::relay::Relayed;
 use crate::forward::relay::Wire;
 use crate::front::admin;
@@ -150,8 +152,8 @@ async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     };
     let warnings = deprecated_keys(&body);
     let opened = match &ctx.pull {
-        Some(desk) => ctx.state.open_pulled(desk, open).await,
-        None => ctx.state.open(open),
+        Some(desk) => Decider::new(&ctx.state).open_pulled(desk, open).await,
+        None => Decider::new(&ctx.state).open(open),
     };
     match opened {
         Ok((s, b)) => {
@@ -237,8 +239,7 @@ async fn stream_query(
         Err(e) => return err(e),
     };
     // Parsed where needed (QUIC upstreams); HTTP upstreams validate the body themselves.
-    match ctx
-        .state
+    match Forwarder::new(&ctx.state)
         .forward(&s, None, body, Wire::Oip(header_len), t0)
         .await
     {
@@ -259,7 +260,7 @@ async fn one_shot(
         Ok(b) => b,
         Err(e) => return err(e),
     };
-    let parsed = match ctx.state.parse(spec, &body, header_len) {
+    let parsed = match Forwarder::new(&ctx.state).parse(spec, &body, header_len) {
         Ok(p) => p,
         Err(e) => return err(e),
     };

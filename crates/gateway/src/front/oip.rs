@@ -5,7 +5,9 @@
 //! ([`continuum_wire::grpc`]) both answer from here.
 
 use crate::control::ControlPlane;
+use crate::decide::Decider;
 use crate::error::ApiError;
+use crate::forward::Forwarder;
 use crate::forward::relay::Relayed;
 use crate::forward::relay::Wire;
 use crate::plan::{Plan, TaskSpec};
@@ -75,7 +77,7 @@ impl ControlPlane {
         if st.streams.is_closed(nonce) {
             return Err(self.unknown_stream(token, None));
         }
-        st.resume(token, claims).map(|(s, _)| s)
+        Decider::new(st).resume(token, claims).map(|(s, _)| s)
     }
 
     /// Closes the stream a client names by its token; whether it was open (a verified token
@@ -90,7 +92,7 @@ impl ControlPlane {
         if self.state.streams.is_closed(nonce) {
             return Err(self.unknown_stream(token, None));
         }
-        self.state.close(nonce);
+        Decider::new(&self.state).close(nonce);
         Ok(())
     }
 
@@ -172,7 +174,7 @@ impl ControlPlane {
             )),
             req: open,
         };
-        self.state
+        Forwarder::new(&self.state)
             .forward(&stream, Some(parsed), body, Wire::Oip(header_len), t0)
             .await
     }
@@ -261,7 +263,7 @@ impl OipCore for ControlPlane {
                         format!("stream is for task `{}`, not `{}`", s.req.task, spec.name),
                     ));
                 }
-                self.state
+                Forwarder::new(&self.state)
                     .forward(&s, Some(parsed), Bytes::from(body), Wire::Oip(Some(n)), t0)
                     .await?
             }

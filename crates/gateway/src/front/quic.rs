@@ -17,6 +17,7 @@
 
 use crate::control::ControlPlane;
 use crate::error::ApiError;
+use crate::forward::Forwarder;
 use crate::forward::relay::Wire;
 use crate::state::res;
 use bytes::Bytes;
@@ -113,8 +114,7 @@ async fn answer(ctx: &ControlPlane, buf: Bytes, t0: Instant) -> Result<Bytes, Ap
         parameters: serde_json::Map::new(),
     };
     let span = tracing::debug_span!("query", stream = stream.id);
-    let r = ctx
-        .state
+    let r = Forwarder::new(&ctx.state)
         .forward(&stream, Some(parsed), buf, Wire::Frame, t0)
         .instrument(span)
         .await?;

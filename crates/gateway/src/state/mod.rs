@@ -35,30 +35,30 @@ use std::time::Instant;
 /// Everything the request handlers and background tasks share.
 pub struct GatewayState {
     /// The published snapshot, read by every query without a lock.
-    pub(super) snapshot: ArcSwap<Snapshot>,
+    snapshot: ArcSwap<Snapshot>,
     /// Open streams.
     pub streams: StreamTable,
     /// Metrics.
     pub metrics: GatewayMetrics,
     /// The active dispatch policy of every stream class; changed only through the methods
     /// below, which keep the metrics in step.
-    pub(super) policies: ActivePolicies,
+    policies: ActivePolicies,
     policy_gauge: Mutex<Vec<String>>,
-    pub(super) rng: Mutex<SimRng>,
+    rng: Mutex<SimRng>,
     /// The streams this gateway bound since the view was published (docs/model.md §8).
-    pub(super) own: Mutex<continuum_core::load::OwnLoad>,
-    pub(super) opens: Mutex<TokenBucket>,
+    own: Mutex<continuum_core::load::OwnLoad>,
+    opens: Mutex<TokenBucket>,
     /// The meta-policy's window observer (active when an agent is configured).
     pub meta: MetaObserver,
-    pub(super) started: Instant,
-    pub(super) queries: AtomicU64,
+    started: Instant,
+    queries: AtomicU64,
     key: RwLock<Arc<StreamKey>>,
     stats: dashmap::DashMap<String, Arc<TaskStats>>,
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
     /// The active tail-latency mitigation and whether an operator pinned it.
     mitigation: ArcSwap<(Mitigation, bool)>,
     /// Queries and retries counted for the retry budget ([`crate::forward::retry`]).
-    pub(super) retry_budget: crate::state::retry_budget::RetryBudget,
+    retry_budget: crate::state::retry_budget::RetryBudget,
 }
 
 impl GatewayState {
@@ -115,6 +115,64 @@ impl GatewayState {
             .load_view_age_seconds
             .set(s.max_age.as_secs_f64());
         self.snapshot.store(Arc::new(s));
+    }
+
+    /// Takes one stream open from the open-rate limiter: whether it was allowed.
+    pub(crate) fn take_open(&self) -> bool {
+        let now_s = self.started.elapsed().as_secs_f64();
+        self.opens.lock().expect("bucket lock").take(now_s)
+    }
+
+    /// Counts a received query (the query count and the retry budget's deposits).
+    pub(crate) fn count_query(&self) {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        self.retry_budget.deposit(self.started.elapsed().as_secs());
+    }
+
+    /// Takes one retry from the retry budget under `settings`: whether it was allowed.
+    pub(crate) fn withdraw_retry(
+        &self,
+        settings: &crate::state::retry_budget::RetrySettings,
+    ) -> bool {
+        self.retry_budget
+            .try_withdraw(self.started.elapsed().as_secs(), settings)
+    }
+
+    /// Runs `f` with the dispatch random stream and the demand of this gateway's own bindings
+    /// (a binding decision: [`continuum_core::dispatch::bind`]).
+    pub(crate) fn with_dispatch<R>(
+        &self,
+        f: impl FnOnce(&mut SimRng, &mut continuum_core::load::OwnLoad) -> R,
+    ) -> R {
+        let mut rng = self.rng.lock().expect("rng lock");
+        let mut own = self.own.lock().expect("own-bindings lock");
+        f(&mut rng, &mut own)
+    }
+
+    /// Runs `f` with the dispatch random stream alone (a retry's one-query decision).
+    pub(crate) fn with_rng<R>(&self, f: impl FnOnce(&mut SimRng) -> R) -> R {
+        f(&mut self.rng.lock().expect("rng lock"))
+    }
+
+    /// The class of a stream (its app if the classes name it, else its demand bucket) and that
+    /// class's active policy ([`ActivePolicies::for_stream`]).
+    pub(crate) fn class_policy(
+        &self,
+        app: Option<&str>,
+        max_delay_ms: f64,
+        rate_qps: f64,
+    ) -> crate::state::policies::StreamPolicy {
+        self.policies.for_stream(app, max_delay_ms, rate_qps)
+    }
+
+    /// The index of stream class `name`, if there is one.
+    pub(crate) fn class_index(&self, name: &str) -> Option<usize> {
+        self.policies.class_index(name)
+    }
+
+    /// The stream classes' names, in class order.
+    pub(crate) fn class_names(&self) -> Vec<String> {
+        self.policies.class_names()
     }
 
     /// Milliseconds since start (the gateway's clock for stream idleness and load views).
