@@ -5,7 +5,7 @@
 //! QUIC stream is stopped, its HTTP request abandoned.
 
 use crate::forward::Forwarder;
-use crate::forward::relay::{Outgoing, QueryTimes, Wire, sleep_ms};
+use crate::forward::relay::{Answered, Outgoing, QueryTimes, Wire, sleep_ms};
 use crate::state::live::Snapshot;
 use crate::state::streams::Binding;
 use crate::upstream::{Link, UpstreamError};
@@ -19,10 +19,6 @@ use std::time::{Duration, Instant};
 fn ok_frame(a: Answer) -> Vec<u8> {
     frame::encode_response(&frame::Response::from(a))
 }
-
-/// An answer body in the query's wire form and, for OIP, its
-/// `Inference-Header-Content-Length`.
-pub(crate) type Answered = (Bytes, Option<usize>);
 
 impl Forwarder<'_> {
     /// Sends `q` to the worker of `b`, which must answer within `deadline_us` (its admission

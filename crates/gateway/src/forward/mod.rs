@@ -11,8 +11,9 @@ pub(crate) mod retry;
 
 use crate::decide::Decider;
 use crate::error::ApiError;
-use crate::forward::hedge::Answered;
-use crate::forward::relay::{Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms};
+use crate::forward::relay::{
+    Answered, Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms,
+};
 use crate::plan::TaskSpec;
 use crate::state::streams::{Binding, Stream};
 use crate::state::{GatewayState, res};

@@ -11,6 +11,10 @@ use continuum_wire::oip::ParsedInfer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// An answer body in the query's wire form and, for OIP, its
+/// `Inference-Header-Content-Length`.
+pub(crate) type Answered = (Bytes, Option<usize>);
+
 /// One query as it leaves for a worker.
 pub(crate) struct Outgoing<'a> {
     /// Its stream.
