@@ -21,9 +21,16 @@ from experiments.cells import run
 
 BIN = "target/release/continuum"
 BASELINES = ["drf", "fairness", "fairness-present", "binpacking", "spreading"]
+# Earlier readings of three baselines, kept as ablations (docs/oga.md).
+ABLATIONS = ["drf-port-total", "binpacking-one-instance", "spreading-one-instance"]
 # The paper reports one FAIRNESS; both versions are held against it.
 PAPER = {"drf": 11.33, "fairness": 7.75, "fairness-present": 7.75, "binpacking": 13.89,
          "spreading": 13.44}
+# The paper's Table 3 at rho = 0.7, average reward of DRF, FAIRNESS, BINPACKING, SPREADING: its
+# four baselines within 5 % of each other.
+PAPER_T3 = {"drf": 2503, "fairness": 2628, "binpacking": 2519, "spreading": 2519}
+# The paper's Fig. 2 setting: T = 8000, beta in [0.4, 0.6], contention 11.
+FIG2 = ("--slots", 8000, "--beta", "0.4,0.6", "--contention", 11)
 
 
 # The figures of every run, by its arguments: filled by the runs, or read back (--from-json).
@@ -58,30 +65,30 @@ def pct(x):
 
 def utilities(seed):
     print(f"### Per utility (defaults, seed {seed})\n")
-    print("| utility | oga | oga-oblivious | " + " | ".join(BASELINES) + " | best fixed / T |")
+    print("| utility | oga | oga-lookahead | " + " | ".join(BASELINES) + " | best fixed / T |")
     print("|---|---|---|" + "---|" * len(BASELINES) + "---|")
     rows = []
     for u in ["linear", "log", "reciprocal", "poly", "mixed"]:
         r = bench("--utility", u, "--seed", seed)
         rows.append((u, r))
         last = r["regret"][-1]
-        cells = [f"{avg(r, n):.1f}" for n in ["oga", "oga-oblivious", *BASELINES]]
+        cells = [f"{avg(r, n):.1f}" for n in ["oga", "oga-lookahead", *BASELINES]]
         print(f"| {u} | {' | '.join(cells)} | {last['best_fixed'] / last['t']:.1f} |")
-    print("\nOGA's gain in average reward over each heuristic (oga / oga-oblivious), next to the paper's:\n")
+    print("\nOGA's gain in average reward over each heuristic (oga / oga-lookahead), next to the paper's:\n")
     print("| utility | " + " | ".join(f"vs {b} (paper {PAPER[b]} %)" for b in BASELINES) + " |")
     print("|---|" + "---|" * len(BASELINES))
     for u, r in rows:
         g = {x["baseline"]: x for x in r["gains"]}
-        cells = [f"{g[b]['gain_pct']:+.2f} / {g[b]['oblivious_gain_pct']:+.2f} %" for b in BASELINES]
+        cells = [f"{g[b]['gain_pct']:+.2f} / {g[b]['lookahead_gain_pct']:+.2f} %" for b in BASELINES]
         print(f"| {u} | {' | '.join(cells)} |")
-    print("\nRegret per slot against the best fixed allocation in hindsight (oga / oga-oblivious):\n")
+    print("\nRegret per slot against the best fixed allocation in hindsight (oga / oga-lookahead):\n")
     print("| utility | t = T/4 | t = T/2 | t = T |")
     print("|---|---|---|---|")
     for u, r in rows:
         cells = []
         for f in [0.25, 0.5, 1.0]:
             t, a = regret_per_t(r, "oga", f)
-            _, b = regret_per_t(r, "oga-oblivious", f)
+            _, b = regret_per_t(r, "oga-lookahead", f)
             cells.append(f"{a:.1f} / {b:.1f} (t = {t})")
         print(f"| {u} | {' | '.join(cells)} |")
     print()
@@ -90,21 +97,21 @@ def utilities(seed):
 
 def seeds():
     print("### Across seeds (defaults: linear utilities)\n")
-    print("| seed | " + " | ".join(f"oga vs {b}" for b in BASELINES) + " | oga regret/T | oga-oblivious regret/T (T/4 → T) |")
+    print("| seed | " + " | ".join(f"oga vs {b}" for b in BASELINES) + " | oga-lookahead regret/T | oga regret/T (T/4 → T) |")
     print("|---|" + "---|" * (len(BASELINES) + 2))
     for s in [1, 2, 3, 4, 5]:
         r = bench("--seed", s, "--regret-points", 4)
         g = {x["baseline"]: x["gain_pct"] for x in r["gains"]}
-        _, o = regret_per_t(r, "oga", 1.0)
-        _, b0 = regret_per_t(r, "oga-oblivious", 0.25)
-        _, b1 = regret_per_t(r, "oga-oblivious", 1.0)
+        _, o = regret_per_t(r, "oga-lookahead", 1.0)
+        _, b0 = regret_per_t(r, "oga", 0.25)
+        _, b1 = regret_per_t(r, "oga", 1.0)
         print(f"| {s} | {' | '.join(pct(g[b]) for b in BASELINES)} | {o:.1f} | {b0:.1f} → {b1:.1f} |")
     print()
 
 
 def eta0():
-    print("### Learning rate η0 (decay 0.9999, seed 1): average reward (oga / oga-oblivious) and regret/T at T\n")
-    print("| utility | η0 | oga | oga-oblivious | regret/T oga | regret/T oga-oblivious | best fixed / T |")
+    print("### Learning rate η0 (decay 0.9999, seed 1): average reward (oga / oga-lookahead) and regret/T at T\n")
+    print("| utility | η0 | oga | oga-lookahead | regret/T oga | regret/T oga-lookahead | best fixed / T |")
     print("|---|---|---|---|---|---|---|")
     for u in ["linear", "reciprocal", "mixed"]:
         for e in [1, 5, 25, 100]:
@@ -112,8 +119,8 @@ def eta0():
             last = r["regret"][-1]
             t = last["t"]
             print(
-                f"| {u} | {e} | {avg(r, 'oga'):.1f} | {avg(r, 'oga-oblivious'):.1f} | "
-                f"{last['regret']['oga'] / t:.1f} | {last['regret']['oga-oblivious'] / t:.1f} | "
+                f"| {u} | {e} | {avg(r, 'oga'):.1f} | {avg(r, 'oga-lookahead'):.1f} | "
+                f"{last['regret']['oga'] / t:.1f} | {last['regret']['oga-lookahead'] / t:.1f} | "
                 f"{last['best_fixed'] / t:.1f} |"
             )
     print()
@@ -123,8 +130,7 @@ def contention():
     print("### Contention level ℓ and links (seed 1): OGA's gain over each heuristic (oga)\n")
     print("| utility | ℓ | links | " + " | ".join(f"vs {b}" for b in BASELINES) + " |")
     print("|---|---|---|" + "---|" * len(BASELINES))
-    cases = [(u, c, "regular:2.5") for u in ["linear", "mixed"] for c in [0.4, 1, 10]]
-    # The earlier defaults of this reproduction: ℓ = 10, random channels.
+    cases = [(u, c, "regular:2.5") for u in ["linear", "mixed"] for c in [0.4, 1, 10, 11]]
     cases += [("linear", 1, "random"), ("linear", 10, "random")]
     for u, c, links in cases:
         r = bench("--utility", u, "--contention", c, "--links", links, "--regret-points", 2)
@@ -133,34 +139,70 @@ def contention():
     print()
 
 
-def arrival():
-    print("### Arrival probability ρ (the signature of the paper's Table 3; linear, seeds 1–5): OGA's gain over each FAIRNESS, mean ± sd\n")
-    print("| links | ρ | vs fairness (paper's formula) | vs fairness-present (prototype's) |")
-    print("|---|---|---|---|")
-    for links in ["regular:2.5", "random"]:
-        for rho in [0.3, 0.5, 0.7, 0.9]:
-            cells = []
-            for b in ["fairness", "fairness-present"]:
-                v = []
-                for s in range(1, 6):
-                    r = bench("--arrival-prob", rho, "--links", links, "--seed", s, "--regret-points", 1,
-                              "--hindsight-iterations", 200)
-                    v.append({x["baseline"]: x["gain_pct"] for x in r["gains"]}[b])
-                cells.append(f"{statistics.mean(v):+.2f} ± {statistics.stdev(v):.2f} %")
-            print(f"| {links} | {rho} | {' | '.join(cells)} |")
-    print("\nThe paper's Table 3: OGA's lead over FAIRNESS falls from +47 % at ρ = 0.3 to +2.2 % at ρ = 0.9.\n")
+def mean_sd(v):
+    return statistics.mean(v), (statistics.stdev(v) if len(v) > 1 else 0.0)
 
 
-def long_run():
-    print("### The Fig. 2 setting (T = 8000, β ∈ [0.4, 0.6], linear, seed 1): regret per slot\n")
-    r = bench("--slots", 8000, "--beta", "0.4,0.6", "--regret-points", 8)
-    print("| t | best fixed / t | oga | oga-oblivious |")
+def table3():
+    print("### The paper's Table 3: arrival probability ρ (linear, ℓ = 10, seeds 1–5): average reward per slot, mean ± sd\n")
+    names = ["oga", "oga-lookahead", *BASELINES, *ABLATIONS]
+    print("| ρ | " + " | ".join(names) + " | spread of drf, fairness, binpacking, spreading |")
+    print("|---|" + "---|" * (len(names) + 1))
+    gains = {}
+    for rho in [0.3, 0.5, 0.7, 0.9]:
+        runs = [bench("--arrival-prob", rho, "--seed", s, "--regret-points", 1,
+                      "--hindsight-iterations", 200) for s in range(1, 6)]
+        cells = []
+        for n in names:
+            m, sd = mean_sd([avg(r, n) for r in runs])
+            cells.append(f"{m:.1f} ± {sd:.1f}")
+        four = [statistics.mean(avg(r, n) for r in runs) for n in PAPER_T3]
+        spread = (max(four) / min(four) - 1) * 100
+        print(f"| {rho} | {' | '.join(cells)} | {spread:.1f} % |")
+        gains[rho] = {b: mean_sd([{x["baseline"]: x["gain_pct"] for x in r["gains"]}[b] for r in runs])
+                      for b in BASELINES}
+        gains[rho].update({b: mean_sd([(avg(r, "oga") - avg(r, b)) / abs(avg(r, b)) * 100 for r in runs])
+                           for b in ABLATIONS})
+    t3 = PAPER_T3
+    print(f"\nThe paper's Table 3 at ρ = 0.7 (DRF, FAIRNESS, BINPACKING, SPREADING): {t3['drf']}, "
+          f"{t3['fairness']}, {t3['binpacking']}, {t3['spreading']}: a spread of "
+          f"{(max(t3.values()) / min(t3.values()) - 1) * 100:.1f} %; OGA's lead over FAIRNESS falls from "
+          "+47 % at ρ = 0.3 to +2.2 % at ρ = 0.9.\n")
+    print("OGA's gain (`oga`, the paper's order) over each allocator, mean ± sd over seeds 1–5:\n")
+    print("| ρ | " + " | ".join(f"vs {b}" for b in [*BASELINES, *ABLATIONS]) + " |")
+    print("|---|" + "---|" * (len(BASELINES) + len(ABLATIONS)))
+    for rho, g in gains.items():
+        print(f"| {rho} | " + " | ".join(f"{g[b][0]:+.2f} ± {g[b][1]:.2f} %" for b in [*BASELINES, *ABLATIONS]) + " |")
+    print()
+
+
+def fig2():
+    print("### The Fig. 2 setting (T = 8000, β ∈ [0.4, 0.6], ℓ = 11, linear, seeds 1–5): OGA's gain over each heuristic, mean ± sd\n")
+    runs = [bench(*FIG2, "--seed", s, "--regret-points", 1, "--hindsight-iterations", 500)
+            for s in range(1, 6)]
+    print("| allocator | average reward | oga's gain over it | oga-lookahead's gain over it | paper |")
+    print("|---|---|---|---|---|")
+    for n in ["oga", "oga-lookahead", *BASELINES, *ABLATIONS]:
+        m, sd = mean_sd([avg(r, n) for r in runs])
+        if n in BASELINES:
+            g = mean_sd([{x["baseline"]: x["gain_pct"] for x in r["gains"]}[n] for r in runs])
+            gl = mean_sd([{x["baseline"]: x["lookahead_gain_pct"] for x in r["gains"]}[n] for r in runs])
+            print(f"| {n} | {m:.1f} ± {sd:.1f} | {g[0]:+.2f} ± {g[1]:.2f} % | {gl[0]:+.2f} ± {gl[1]:.2f} % | +{PAPER[n]} % |")
+        elif n in ABLATIONS:
+            g = mean_sd([(avg(r, "oga") - avg(r, n)) / abs(avg(r, n)) * 100 for r in runs])
+            gl = mean_sd([(avg(r, "oga-lookahead") - avg(r, n)) / abs(avg(r, n)) * 100 for r in runs])
+            print(f"| {n} (ablation) | {m:.1f} ± {sd:.1f} | {g[0]:+.2f} ± {g[1]:.2f} % | {gl[0]:+.2f} ± {gl[1]:.2f} % | – |")
+        else:
+            print(f"| {n} | {m:.1f} ± {sd:.1f} | – | – | – |")
+    print()
+    print("Regret per slot over time, seed 1:\n")
+    r = bench(*FIG2, "--regret-points", 8)
+    print("| t | best fixed / t | oga | oga-lookahead |")
     print("|---|---|---|---|")
     for p in r["regret"]:
         t = p["t"]
-        print(f"| {t} | {p['best_fixed'] / t:.1f} | {p['regret']['oga'] / t:.1f} | {p['regret']['oga-oblivious'] / t:.1f} |")
-    g = {x["baseline"]: x["gain_pct"] for x in r["gains"]}
-    print(f"\nGains of oga in the Fig. 2 setting (paper: drf +11.33 %, fairness +7.75 %, binpacking +13.89 %, spreading +13.44 %): {', '.join(f'{b} {pct(g[b])}' for b in BASELINES)}; wall {r['wall_s']:.1f} s.\n")
+        print(f"| {t} | {p['best_fixed'] / t:.1f} | {p['regret']['oga'] / t:.1f} | {p['regret']['oga-lookahead'] / t:.1f} |")
+    print(f"\nWall time of that run: {r['wall_s']:.1f} s.\n")
 
 
 def comparator():
@@ -178,25 +220,17 @@ def comparator():
 
 
 def headline():
-    """The README's row (experiments/headline.py): OGA's gain over both FAIRNESS versions on the
-    defaults over seeds 1–5 (mean ± sd, range) and in the paper's Fig. 2 setting (seed 1),
-    next to the paper's figure; and over DRF, BINPACKING and SPREADING there."""
-    gains = {b: [] for b in BASELINES}
-    for seed in [1, 2, 3, 4, 5]:
-        r = bench("--seed", seed, "--regret-points", 4)
-        for x in r["gains"]:
-            gains[x["baseline"]].append(x["gain_pct"])
-    fig2 = {x["baseline"]: x["gain_pct"] for x in
-            bench("--slots", 8000, "--beta", "0.4,0.6", "--regret-points", 8)["gains"]}
-    sd = lambda v: statistics.stdev(v) if len(v) > 1 else 0.0
-    seeds = "; ".join(f"`{b}` {statistics.mean(gains[b]):+.1f} ± {sd(gains[b]):.1f} % "
-                      f"({min(gains[b]):+.1f} … {max(gains[b]):+.1f})"
-                      for b in ("fairness", "fairness-present"))
-    return (f"OGASched, OGA's gain in reward, seeds 1–5 | over FAIRNESS as printed and as its "
-            f"prototype has it (paper +7.75 %): {seeds}; Fig. 2 setting: "
-            f"{fig2['fairness']:+.2f} % and {fig2['fairness-present']:+.2f} %; over DRF, BINPACKING, "
-            f"SPREADING {fig2['drf']:+.0f}, {fig2['binpacking']:+.0f}, {fig2['spreading']:+.0f} % "
-            f"(paper +11.33, +13.89, +13.44 %: not reproduced)\n")
+    """The README's row (experiments/headline.py): OGA's gain (the paper's order) over each
+    heuristic in the paper's Fig. 2 setting over seeds 1–5, next to the paper's figures."""
+    runs = [bench(*FIG2, "--seed", s, "--regret-points", 1, "--hindsight-iterations", 500)
+            for s in range(1, 6)]
+    def g(b):
+        m, sd = mean_sd([{x["baseline"]: x["gain_pct"] for x in r["gains"]}[b] for r in runs])
+        return f"{m:+.1f} ± {sd:.1f} %"
+    return (f"OGASched (Algorithm 1's order), OGA's gain in reward, Fig. 2 setting, seeds 1–5 | "
+            f"DRF {g('drf')} (paper +11.33), FAIRNESS {g('fairness')} (+7.75; the prototype's "
+            f"{g('fairness-present')}), BINPACKING {g('binpacking')} (+13.89), SPREADING "
+            f"{g('spreading')} (+13.44): a simple rule wins\n")
 
 
 def main():
@@ -221,9 +255,9 @@ def main():
         if not a.quick:
             seeds()
             eta0()
-            arrival()
+            table3()
+            fig2()
             contention()
-            long_run()
             comparator()
     print(text.getvalue(), end="")
     if a.publish:

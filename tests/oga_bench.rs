@@ -64,12 +64,15 @@ fn json_report_has_every_allocator_gains_and_regret() {
         names,
         [
             "oga",
-            "oga-oblivious",
+            "oga-lookahead",
             "drf",
             "fairness",
             "fairness-present",
             "binpacking",
-            "spreading"
+            "spreading",
+            "drf-port-total",
+            "binpacking-one-instance",
+            "spreading-one-instance"
         ]
     );
     for a in v["allocators"].as_array().unwrap() {
@@ -108,6 +111,8 @@ fn json_report_has_every_allocator_gains_and_regret() {
     assert_eq!(s["slots"], 120);
     assert_eq!(s["utility"], "log");
     assert_eq!(s["eta0"], 25.0);
+    // OGASched's Table 2.
+    assert_eq!(s["contention"], 10.0);
     assert!(
         s["trace"]
             .as_str()
@@ -128,7 +133,7 @@ fn table_and_svgs() {
     let out = dir.path().join("bench");
     let text = run_ok(&["--out", out.to_str().unwrap()]);
     for needle in [
-        "oga-oblivious",
+        "oga-lookahead",
         "binpacking",
         "paper",
         "11.33%",

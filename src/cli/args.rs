@@ -71,8 +71,10 @@ pub enum Command {
         /// actions and one class per application without an agent.
         #[arg(long)]
         oracle: bool,
-        /// Comma-separated allocators above dispatch (`static`, `oga`, `oga-oblivious`, `drf`,
-        /// `fairness`, `binpacking`, `spreading`): every configuration row runs under each,
+        /// Comma-separated allocators above dispatch (`static`, `oga`, `oga-lookahead`, `drf`,
+        /// `fairness`, `binpacking`, `spreading`, and the ablations `drf-port-total`,
+        /// `binpacking-one-instance`, `spreading-one-instance`): every configuration row runs
+        /// under each,
         /// named `<configuration>@<allocator>`. The topology's workers become every variant
         /// that fits each cluster; every slot the allocator turns the demand of the slot just
         /// ended into replicas per variant per cluster (`static`: the file's deployment).

@@ -41,6 +41,7 @@ pub(crate) fn mitigations() -> String {
 pub(crate) fn allocators() -> String {
     let mut all = vec!["static"];
     all.extend(continuum_alloc::alloc::NAMES);
+    all.extend(continuum_alloc::alloc::ABLATIONS);
     ticked(all)
 }
 

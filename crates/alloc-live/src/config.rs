@@ -120,7 +120,14 @@ impl AllocatorConfig {
     pub fn from_source(src: &Source) -> Result<Self, ConfigError> {
         let f: File = src.parse()?;
         let a = &f.allocator;
-        if !continuum_alloc::alloc::NAMES.contains(&a.value.as_str()) {
+        let old = continuum_alloc::alloc::OLD_OGA_NAME;
+        let name = if a.value == old {
+            src.warn_deprecated(a, &format!("allocator: {old}"), "allocator: oga");
+            "oga".to_string()
+        } else {
+            a.value.clone()
+        };
+        if !continuum_alloc::alloc::NAMES.contains(&name.as_str()) {
             return Err(src.error_at(
                 a,
                 "allocator",
@@ -192,7 +199,7 @@ impl AllocatorConfig {
             topology: f.topology,
             profiles: f.profiles,
             workload: f.workload,
-            allocator: a.value.clone(),
+            allocator: name,
             slot_s: f.slot_s.value,
             model: continuum_alloc::placement::ModelOptions {
                 units,
@@ -220,6 +227,9 @@ mod tests {
     fn reads_settings_with_defaults() {
         let c = parse(GOOD).unwrap();
         assert_eq!(c.allocator, "oga");
+        // The former name of `oga` is read as `oga`.
+        let old = parse(&GOOD.replace("allocator: oga", "allocator: oga-oblivious")).unwrap();
+        assert_eq!(old.allocator, "oga");
         assert_eq!(c.slot_s, 30.0);
         assert_eq!(c.workers[0].url, "http://127.0.0.1:8010");
         assert_eq!(c.model, continuum_alloc::placement::ModelOptions::default());
@@ -231,6 +241,13 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let c = AllocatorConfig::load(&root.join("config/allocator.yaml")).unwrap();
         assert_eq!((c.gateways.len(), c.workers.len()), (1, 2));
+        assert_eq!(c.allocator, "oga");
+        // The former name of `oga` is read as `oga`.
+        let c = AllocatorConfig::from_source(&Source::inline(
+            "a.yaml",
+            &GOOD.replace("allocator: oga", "allocator: oga-oblivious"),
+        ))
+        .unwrap();
         assert_eq!(c.allocator, "oga");
     }
 

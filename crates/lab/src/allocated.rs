@@ -8,15 +8,22 @@ use continuum_alloc::placement::Placement;
 use continuum_sim::Simulation;
 use indicatif::ProgressBar;
 
-/// The allocator names `compare --allocators` accepts: `static` and those of
-/// [`continuum_alloc::alloc::NAMES`].
+/// The allocator names `compare --allocators` accepts: `static`, those of
+/// [`continuum_alloc::alloc::NAMES`] and [`continuum_alloc::alloc::ABLATIONS`], and the
+/// deprecated [`continuum_alloc::alloc::OLD_OGA_NAME`] (read as `oga`, with a warning).
 pub fn check_allocator(name: &str) -> Result<()> {
-    if name == "static" || continuum_alloc::alloc::NAMES.contains(&name) {
+    use continuum_alloc::alloc::{ABLATIONS, NAMES, OLD_OGA_NAME};
+    if name == "static"
+        || name == OLD_OGA_NAME
+        || NAMES.contains(&name)
+        || ABLATIONS.contains(&name)
+    {
         Ok(())
     } else {
         Err(anyhow!(
-            "--allocators: unknown allocator `{name}`; known: static, {}",
-            continuum_alloc::alloc::NAMES.join(", ")
+            "--allocators: unknown allocator `{name}`; known: static, {} (ablations: {})",
+            NAMES.join(", "),
+            ABLATIONS.join(", ")
         ))
     }
 }

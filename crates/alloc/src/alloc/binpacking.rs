@@ -1,8 +1,19 @@
 //! BINPACKING (the Kubernetes / Volcano `binpack` idea, as OGASched's authors define it:
 //! "dispatch the request to the node that can hold it with the least idle resources", so that
 //! fragmentation is avoided). The ports that have a job this slot are served in index order;
-//! for every resource k, among the port's instances whose free capacity covers the whole
-//! request a_l^k, the one with the *least* free capacity gets it (best fit; ties: the lower
+//! for every resource k the port's instances are scored, fullest first (best fit), and each
+//! gives what the paper's polytope allows the port there: min(a_l^k, its free capacity) on
+//! every channel (port, instance) — [`BinPacking::per_channel`], `binpacking`.
+//!
+//! Under per-channel caps the channels of one port draw on different instances, so the order
+//! in which a port visits its instances cannot change what it gets: BINPACKING and SPREADING
+//! (the opposite order) allocate the same, as in the paper's Table 3, where they earn the same
+//! reward (2519 at ρ = 0.7). Only the ports' order (index order here, dominant share in DRF)
+//! decides who gets a shared instance first; [`place_per_channel`] is that rule.
+//!
+//! The ablation [`BinPacking::one_instance`] (`binpacking-one-instance`, this reproduction's
+//! earlier reading) gives each (port, resource) one instance: among those whose free capacity
+//! covers the whole request a_l^k, the one with the *least* free capacity (ties: the lower
 //! instance index); when none can hold it, the instance with the most free capacity gives all
 //! it has left (the authors' fallback).
 //!
@@ -13,18 +24,75 @@ use super::Allocator;
 use super::problem::{Allocation, Problem};
 
 /// Best fit: fuller instances first.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct BinPacking {
+    one_instance: bool,
     free: Vec<f64>,
+}
+
+impl BinPacking {
+    /// `binpacking`: every channel up to the port's request (the paper's polytope).
+    pub fn per_channel() -> Self {
+        Self {
+            one_instance: false,
+            free: Vec::new(),
+        }
+    }
+
+    /// `binpacking-one-instance`: one instance per (port, resource), best fit.
+    pub fn one_instance() -> Self {
+        Self {
+            one_instance: true,
+            free: Vec::new(),
+        }
+    }
 }
 
 impl Allocator for BinPacking {
     fn name(&self) -> &'static str {
-        "binpacking"
+        if self.one_instance {
+            "binpacking-one-instance"
+        } else {
+            "binpacking"
+        }
     }
 
     fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
-        place_whole_requests(p, demand, out, &mut self.free, Fit::Fullest);
+        if self.one_instance {
+            place_whole_requests(p, demand, out, &mut self.free, Fit::Fullest);
+        } else {
+            place_per_channel(p, demand, out, &mut self.free);
+        }
+    }
+}
+
+/// Serves the ports with demand in index order; each takes, on each of its channels and for
+/// each resource, min(its request, the instance's free capacity) (shared by BINPACKING and
+/// SPREADING over the paper's polytope).
+pub(crate) fn place_per_channel(
+    p: &Problem,
+    demand: &[f64],
+    out: &mut Allocation,
+    free: &mut Vec<f64>,
+) {
+    out.clear();
+    p.fill_capacities(free);
+    let (links, nk) = (p.links(), p.resources());
+    for l in (0..p.ports()).filter(|&l| demand[l] > 0.0) {
+        for k in 0..nk {
+            let a = p.request(l, k);
+            if a <= 0.0 {
+                continue;
+            }
+            for &e in p.port_links(l) {
+                let f = &mut free[links[e].instance * nk + k];
+                let take = a.min(*f);
+                if take > 0.0 {
+                    out.set(e, k, take);
+                    *f -= take;
+                }
+            }
+        }
     }
 }
 
@@ -90,13 +158,29 @@ mod tests {
     use crate::alloc::tests::two_by_two;
 
     #[test]
+    fn every_channel_takes_up_to_the_request_ports_in_index_order() {
+        // Port 0 (a = 2) first: 2 of instance 0 (c = 7). Port 1 (a = 5): 5 of the 5 left on
+        // instance 0 and 4 of instance 1 (all it has).
+        let p = two_by_two(&[2.0, 5.0], &[7.0, 4.0]);
+        let mut y = Allocation::zeros(&p);
+        BinPacking::per_channel().allocate(&p, &[1.0, 1.0], &mut y);
+        // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
+        assert_eq!(y.values(), &[2.0, 5.0, 4.0]);
+        p.check_feasible(&y, Some(&[1.0, 1.0]), 0.0).unwrap();
+        // SPREADING visits the instances in the opposite order and gets the same.
+        let mut z = Allocation::zeros(&p);
+        crate::alloc::Spreading::per_channel().allocate(&p, &[1.0, 1.0], &mut z);
+        assert_eq!(z.values(), y.values());
+    }
+
+    #[test]
     fn the_fullest_instance_that_fits_takes_the_request() {
         // Port 0 (a = 2) is served first and has only instance 0 (c = 7): 5 left there.
         // Port 1 (a = 3) fits on both instance 0 (5 free) and instance 1 (4 free): the fuller,
         // instance 1, takes it.
         let p = two_by_two(&[2.0, 3.0], &[7.0, 4.0]);
         let mut y = Allocation::zeros(&p);
-        let mut bp = BinPacking::default();
+        let mut bp = BinPacking::one_instance();
         bp.allocate(&p, &[1.0, 1.0], &mut y);
         // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
         assert_eq!(y.values(), &[2.0, 0.0, 3.0]);

@@ -26,10 +26,14 @@
 //! # Allocators ([`Allocator`])
 //!
 //! Every slot an allocator maps (problem, demand) to an allocation in Y:
-//! `oga` and `oga-oblivious` ([`Oga`] with its two [`Timing`]s: a projected gradient step per
-//! slot, [`project`]; learning rate [`StepSize`]),
-//! `drf`, `fairness` (the paper's formula), `fairness-present` (the authors' prototype's),
-//! `binpacking`, `spreading` (the heuristics, each in its file with its exact rule).
+//! `oga` (the paper's Algorithm 1: the allocation is played before the slot's arrivals are
+//! seen) and `oga-lookahead` (the authors' prototype's order: the step sees them first) —
+//! [`Oga`] with its two [`Timing`]s: a projected gradient step per slot, [`project`]; learning
+//! rate [`StepSize`] —, `drf`, `fairness` (the paper's formula), `fairness-present` (the
+//! authors' prototype's), `binpacking`, `spreading` (the heuristics, each in its file with its
+//! exact rule). The heuristics allocate over the same polytope Y as OGA: each channel (port,
+//! instance) up to the port's request. [`ABLATIONS`] keeps the earlier, tighter readings of
+//! three of them (a port's total capped at its request; one instance per port and resource).
 //! [`best_fixed`] computes the best fixed allocation in hindsight, the comparator
 //! of the regret.
 //!
@@ -76,7 +80,7 @@ pub trait Allocator: Send {
 /// The registered allocator names, in the order reports list them.
 pub const NAMES: [&str; 7] = [
     "oga",
-    "oga-oblivious",
+    "oga-lookahead",
     "drf",
     "fairness",
     "fairness-present",
@@ -84,21 +88,44 @@ pub const NAMES: [&str; 7] = [
     "spreading",
 ];
 
-/// A fresh allocator called `name`; OGA's learning rate is `step`. The error lists the known
-/// names.
+/// Earlier readings of three heuristics, kept as named ablations (not in [`NAMES`]): DRF with
+/// each port's *total* capped at its request, and BINPACKING / SPREADING giving each (port,
+/// resource) one instance only. Neither limit is in the paper's polytope.
+pub const ABLATIONS: [&str; 3] = [
+    "drf-port-total",
+    "binpacking-one-instance",
+    "spreading-one-instance",
+];
+
+/// The former name of `oga`, accepted with a warning: until the paper's order became `oga`,
+/// `oga` named today's `oga-lookahead`.
+pub const OLD_OGA_NAME: &str = "oga-oblivious";
+
+/// A fresh allocator called `name` (one of [`NAMES`] or [`ABLATIONS`]); OGA's learning rate is
+/// `step`. The error lists the known names.
 pub fn by_name(name: &str, step: StepSize) -> Result<Box<dyn Allocator>, String> {
     Ok(match name {
-        "oga" => Box::new(Oga::new(step, Timing::Observed)),
-        "oga-oblivious" => Box::new(Oga::new(step, Timing::Oblivious)),
-        "drf" => Box::new(Drf::default()),
+        "oga" => Box::new(Oga::new(step, Timing::Oblivious)),
+        OLD_OGA_NAME => {
+            tracing::warn!(
+                "allocator `{OLD_OGA_NAME}` is now called `oga` (the paper's order);                  the former `oga`, which sees a slot's arrivals first, is `oga-lookahead`"
+            );
+            Box::new(Oga::new(step, Timing::Oblivious))
+        }
+        "oga-lookahead" => Box::new(Oga::new(step, Timing::Observed)),
+        "drf" => Box::new(Drf::per_channel()),
+        "drf-port-total" => Box::new(Drf::port_total()),
         "fairness" => Box::new(Fairness::paper()),
         "fairness-present" => Box::new(Fairness::present()),
-        "binpacking" => Box::new(BinPacking::default()),
-        "spreading" => Box::new(Spreading::default()),
+        "binpacking" => Box::new(BinPacking::per_channel()),
+        "binpacking-one-instance" => Box::new(BinPacking::one_instance()),
+        "spreading" => Box::new(Spreading::per_channel()),
+        "spreading-one-instance" => Box::new(Spreading::one_instance()),
         _ => {
             return Err(format!(
-                "unknown allocator `{name}`; known allocators: {}",
-                NAMES.join(", ")
+                "unknown allocator `{name}`; known allocators: {} (ablations: {})",
+                NAMES.join(", "),
+                ABLATIONS.join(", ")
             ));
         }
     })
@@ -124,9 +151,13 @@ pub(crate) mod tests {
 
     #[test]
     fn registry_builds_every_name_and_refuses_others() {
-        for n in NAMES {
-            assert_eq!(by_name(n, StepSize::PAPER).unwrap().name(), n);
+        for n in NAMES.iter().chain(&ABLATIONS) {
+            assert_eq!(by_name(n, StepSize::PAPER).unwrap().name(), *n);
         }
+        assert_eq!(
+            by_name(OLD_OGA_NAME, StepSize::PAPER).unwrap().name(),
+            "oga"
+        );
         let e = by_name("greedy", StepSize::PAPER).err().unwrap();
         assert!(e.contains("greedy") && e.contains("binpacking"), "{e}");
     }
@@ -165,7 +196,7 @@ pub(crate) mod tests {
                 betas: (0..nk).map(|_| rng.random_range(0.3..0.5)).collect(),
             })
             .unwrap();
-            for name in NAMES {
+            for &name in NAMES.iter().chain(&ABLATIONS) {
                 let mut a = by_name(name, StepSize::PAPER).unwrap();
                 let mut y = Allocation::zeros(&p);
                 for _ in 0..20 {
@@ -173,7 +204,7 @@ pub(crate) mod tests {
                         .map(|_| if rng.random_bool(0.7) { 1.0 } else { 0.0 })
                         .collect();
                     a.allocate(&p, &x, &mut y);
-                    let mask = (name != "oga-oblivious").then_some(x.as_slice());
+                    let mask = (name != "oga").then_some(x.as_slice());
                     if let Err(e) = p.check_feasible(&y, mask, 1e-9) {
                         panic!("{name}, case {case}: {e}");
                     }

@@ -3,17 +3,18 @@
 //!
 //! The iterate s starts at 0 and steps with η_t ([`StepSize`]), t = 0, 1, … Two timings:
 //!
-//! - [`Timing::Observed`] (the default): jobs arrive at the start of slot t and the scheduler
+//! - [`Timing::Oblivious`] (`oga`): the paper's Algorithm 1 and the setting of its regret
+//!   bound (online convex optimisation): y(t) = s(t−1) is played before x(t) is revealed, then
+//!   s(t) = Π_Y( s(t−1) + η_t ∇_y q(x(t), s(t−1)) ).
+//! - [`Timing::Observed`] (`oga-lookahead`): jobs arrive at the start of slot t and the scheduler
 //!   sees x(t) before allocating, as the four heuristics do. The step uses that slot's reward,
 //!   s(t) = Π_Y( s(t−1) + η_t ∇_y q(x(t), s(t−1)) ), and the allocation played is s(t) with the
 //!   ports that have no job at 0. This is the order of the authors' public prototype, except
 //!   that the prototype also zeroes those ports in the iterate itself (marked "TODO: this may
 //!   not [be] right" there), so that a port returning after an idle slot restarts from 0; we
 //!   keep its iterate. Measured on the bench's setting, keeping it earns more at every η0 we
-//!   tried (docs/oga.md).
-//! - [`Timing::Oblivious`]: textbook online convex optimisation, the setting of the paper's
-//!   regret bound: y(t) = s(t−1) is fixed before x(t) is revealed, then
-//!   s(t) = Π_Y( s(t−1) + η_t ∇_y q(x(t), s(t−1)) ).
+//!   tried (docs/oga.md). Seeing x(t) first is a look-ahead the paper's online setting does
+//!   not have: it can earn more than the best fixed allocation (a negative regret).
 //!
 //! In both, ports without demand get a zero gradient and only lose what the projection takes.
 
@@ -87,8 +88,8 @@ impl Oga {
 impl Allocator for Oga {
     fn name(&self) -> &'static str {
         match self.timing {
-            Timing::Observed => "oga",
-            Timing::Oblivious => "oga-oblivious",
+            Timing::Oblivious => "oga",
+            Timing::Observed => "oga-lookahead",
         }
     }
 

@@ -1,25 +1,56 @@
 //! SPREADING (the inverse of BINPACKING, as OGASched's authors define it): the ports that have
-//! a job this slot are served in index order; for every resource k, the port's instance with
-//! the *most* free capacity gives min(a_l^k, free) (ties: the lower instance index). Only
-//! instances linked to the port are considered (see [`super::binpacking`]).
+//! a job this slot are served in index order; for every resource k the port's instances are
+//! scored emptiest first, and each gives min(a_l^k, free) on its channel — the paper's
+//! polytope ([`Spreading::per_channel`], `spreading`), which makes the visiting order moot
+//! and the allocation BINPACKING's (see [`super::binpacking`]). The ablation
+//! [`Spreading::one_instance`] (`spreading-one-instance`) gives each (port, resource) only the
+//! instance with the *most* free capacity: min(a_l^k, free) there (ties: the lower instance
+//! index). Only instances linked to the port are considered.
 
 use super::Allocator;
-use super::binpacking::{Fit, place_whole_requests};
+use super::binpacking::{Fit, place_per_channel, place_whole_requests};
 use super::problem::{Allocation, Problem};
 
 /// Worst fit: emptier instances first.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Spreading {
+    one_instance: bool,
     free: Vec<f64>,
+}
+
+impl Spreading {
+    /// `spreading`: every channel up to the port's request (the paper's polytope).
+    pub fn per_channel() -> Self {
+        Self {
+            one_instance: false,
+            free: Vec::new(),
+        }
+    }
+
+    /// `spreading-one-instance`: one instance per (port, resource), the emptiest.
+    pub fn one_instance() -> Self {
+        Self {
+            one_instance: true,
+            free: Vec::new(),
+        }
+    }
 }
 
 impl Allocator for Spreading {
     fn name(&self) -> &'static str {
-        "spreading"
+        if self.one_instance {
+            "spreading-one-instance"
+        } else {
+            "spreading"
+        }
     }
 
     fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
-        place_whole_requests(p, demand, out, &mut self.free, Fit::Emptiest);
+        if self.one_instance {
+            place_whole_requests(p, demand, out, &mut self.free, Fit::Emptiest);
+        } else {
+            place_per_channel(p, demand, out, &mut self.free);
+        }
     }
 }
 
@@ -34,7 +65,7 @@ mod tests {
         // Port 1 (a = 3) then sees 4 free on both: a tie, so the lower index, instance 0.
         let p = two_by_two(&[2.0, 3.0], &[6.0, 4.0]);
         let mut y = Allocation::zeros(&p);
-        let mut sp = Spreading::default();
+        let mut sp = Spreading::one_instance();
         sp.allocate(&p, &[1.0, 1.0], &mut y);
         // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
         assert_eq!(y.values(), &[2.0, 3.0, 0.0]);

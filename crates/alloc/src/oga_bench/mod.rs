@@ -43,8 +43,9 @@ pub struct OgaBenchArgs {
     #[arg(long, default_value_t = 0.7, allow_negative_numbers = true)]
     pub arrival_prob: f64,
     /// Contention level ℓ: a job type requests ℓ × a uniform draw from each resource's
-    /// instance-capacity range (about ℓ instances' worth; the paper's scale is ℓ ≤ 1).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    /// instance-capacity range (about ℓ instances' worth; OGASched's Table 2 has ℓ = 10, its
+    /// Fig. 2 ℓ = 11).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub contention: f64,
     /// How instances are linked to ports: `regular:D` (right-d-regular: every instance serves D
     /// ports, a fractional D mixing ⌊D⌋ and ⌈D⌉; the prototype's default mode, with the

@@ -69,10 +69,11 @@ pub struct AllocatorSummary {
 pub struct GainRow {
     /// The heuristic.
     pub baseline: &'static str,
-    /// (OGA − baseline) / |baseline| of the average reward, % (OGA with observed demand).
+    /// (OGA − baseline) / |baseline| of the average reward, % (`oga`: the paper's order, the
+    /// allocation played before the slot's arrivals are seen).
     pub gain_pct: f64,
-    /// The same for OGA in the oblivious timing, %.
-    pub oblivious_gain_pct: f64,
+    /// The same for `oga-lookahead` (the step sees the slot's arrivals first), %.
+    pub lookahead_gain_pct: f64,
     /// The paper's figure, %.
     pub paper_gain_pct: f64,
 }
@@ -176,7 +177,7 @@ pub fn build(
         .map(|&(b, paper)| GainRow {
             baseline: b,
             gain_pct: gain(avg("oga"), avg(b)),
-            oblivious_gain_pct: gain(avg("oga-oblivious"), avg(b)),
+            lookahead_gain_pct: gain(avg("oga-lookahead"), avg(b)),
             paper_gain_pct: paper,
         })
         .collect();
@@ -237,13 +238,13 @@ pub fn to_table(r: &BenchReport) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "{:<16} {:>14} {:>14}",
+        "{:<24} {:>14} {:>14}",
         "allocator", "avg reward", "regret(T)/T"
     );
     for a in &r.allocators {
         let _ = writeln!(
             o,
-            "{:<16} {:>14.3} {:>14.3}",
+            "{:<24} {:>14.3} {:>14.3}",
             a.name, a.average_reward, a.regret_per_slot
         );
     }
@@ -251,13 +252,13 @@ pub fn to_table(r: &BenchReport) -> String {
     let _ = writeln!(
         o,
         "{:<16} {:>14} {:>22} {:>10}",
-        "OGA gain over", "oga", "oga-oblivious", "paper"
+        "OGA gain over", "oga", "oga-lookahead", "paper"
     );
     for g in &r.gains {
         let _ = writeln!(
             o,
             "{:<16} {:>13.2}% {:>21.2}% {:>9.2}%",
-            g.baseline, g.gain_pct, g.oblivious_gain_pct, g.paper_gain_pct
+            g.baseline, g.gain_pct, g.lookahead_gain_pct, g.paper_gain_pct
         );
     }
     let _ = writeln!(o);
@@ -271,7 +272,7 @@ pub fn to_table(r: &BenchReport) -> String {
     let _ = writeln!(
         o,
         "{:>7} {:>16} {:>14} {:>16}",
-        "t", "best fixed / t", "oga", "oga-oblivious"
+        "t", "best fixed / t", "oga", "oga-lookahead"
     );
     for p in &r.regret {
         let t = p.t as f64;
@@ -281,7 +282,7 @@ pub fn to_table(r: &BenchReport) -> String {
             p.t,
             p.best_fixed / t,
             p.regret.get("oga").map_or(f64::NAN, |v| v / t),
-            p.regret.get("oga-oblivious").map_or(f64::NAN, |v| v / t)
+            p.regret.get("oga-lookahead").map_or(f64::NAN, |v| v / t)
         );
     }
     let negative = r.allocators.iter().any(|a| a.regret_per_slot < 0.0)

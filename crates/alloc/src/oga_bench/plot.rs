@@ -6,15 +6,17 @@ use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::Path;
 
 /// Each run's index in `res` in legend order with its emphasis and legend name: OGASched's
-/// two allocators (`oga`, `oga-oblivious`) and the best heuristic (highest average reward;
-/// the first on a tie) bold, the other heuristics faint.
+/// two allocators (`oga`, `oga-lookahead`) and the best heuristic (highest average reward
+/// among the registered ones, ablations aside; the first on a tie) bold, the other heuristics
+/// faint.
 fn rows(res: &BenchResult) -> Vec<(usize, Emphasis, String)> {
-    let is_oga = |name: &str| name == "oga" || name == "oga-oblivious";
+    let is_oga = |name: &str| name == "oga" || name == "oga-lookahead";
+    let is_ablation = |name: &str| crate::alloc::ABLATIONS.contains(&name);
     let best = res
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| !is_oga(r.name))
+        .filter(|(_, r)| !is_oga(r.name) && !is_ablation(r.name))
         .fold(None::<(usize, f64)>, |best, (i, r)| match best {
             Some((_, b)) if b >= r.average() => best,
             _ => Some((i, r.average())),

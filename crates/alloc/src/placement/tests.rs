@@ -56,7 +56,7 @@ fn links_serve_each_port_with_a_variant_of_its_task() {
 #[test]
 fn every_allocator_deploys_within_capacity_and_only_where_it_allocates() {
     let sc = scenario();
-    for name in crate::alloc::NAMES {
+    for &name in crate::alloc::NAMES.iter().chain(&crate::alloc::ABLATIONS) {
         let mut p = placement(&sc, name);
         for demand in [[0.0, 0.0], [300.0, 0.0], [300.0, 500.0], [50.0, 50.0]] {
             let r = p.step(&sc, &demand);
@@ -66,7 +66,7 @@ fn every_allocator_deploys_within_capacity_and_only_where_it_allocates() {
                 0,
                 "{name}: wrong task"
             );
-            if demand == [0.0, 0.0] && name != "oga-oblivious" {
+            if demand == [0.0, 0.0] && name != "oga" {
                 assert!(r.iter().all(|x| *x == 0), "{name}: no demand, {r:?}");
             }
             assert!(p.rewards.last().unwrap().is_finite());

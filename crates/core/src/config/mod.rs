@@ -88,7 +88,7 @@ impl Source {
         let at = self.error_at(
             spanned,
             old,
-            format!("deprecated name, accepted for now: write `{new}` (the same quantity)"),
+            format!("deprecated name, accepted for now: write `{new}` instead"),
         );
         tracing::warn!("{at}");
     }
