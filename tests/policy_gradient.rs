@@ -278,6 +278,52 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
             assert_ne!(f, agent, "the agent's figures are {h}'s at seed {seed}");
         }
     }
+    // M = 10 visible slots (the authors' experiments): the heuristics run there, an agent
+    // trained with M = 5 is refused, and M = 0 is an error naming the option.
+    let ten = dir.path().join("ten.json");
+    let heuristics = |extra: &[&str]| {
+        let mut v = vec![
+            "deeprm",
+            "eval",
+            "--loads",
+            "1.5",
+            "--seeds",
+            "101",
+            "--jobsets",
+            "2",
+        ];
+        v.extend_from_slice(extra);
+        continuum(&v)
+    };
+    succeeded(&heuristics(&[
+        "--slots",
+        "10",
+        "--json",
+        ten.to_str().unwrap(),
+    ]));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ten).unwrap()).unwrap();
+    assert_eq!(r["slots"], 10);
+    let five = dir.path().join("five.json");
+    succeeded(&heuristics(&["--json", five.to_str().unwrap()]));
+    let f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&five).unwrap()).unwrap();
+    assert_eq!(f["slots"], 5);
+    let sjf = |v: &serde_json::Value| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["scheduler"] == "sjf")
+            .unwrap()["figures"]
+            .clone()
+    };
+    assert_ne!(sjf(&r), sjf(&f), "M changed nothing");
+    let agent = format!("agent={}", ck.display());
+    let e = failed(&heuristics(&["--slots", "10", "--agent", &agent]));
+    assert!(e.contains("another environment size"), "{e}");
+    let e = failed(&heuristics(&["--slots", "0"]));
+    assert!(e.contains("--slots") && e.contains("num_nw"), "{e}");
     let e = failed(&args(
         &dir.path().join("f.deeprm"),
         &["--objective", "speed"],

@@ -18,8 +18,9 @@ pub struct DeepRmEvalArgs {
     /// load only, so checkpoints trained one per load form one row.
     #[arg(long)]
     pub agent: Vec<String>,
-    /// Comma-separated offered loads.
-    #[arg(long, default_value = "0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.9")]
+    /// Comma-separated offered loads (at most one job per timestep: just under 1.85 with the
+    /// default environment).
+    #[arg(long, default_value = "0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7")]
     pub loads: String,
     /// Comma-separated held-out seeds (never used in training).
     #[arg(long, default_value = "101,102,103,104,105")]
@@ -30,6 +31,10 @@ pub struct DeepRmEvalArgs {
     /// Share of short jobs (default: the environment's).
     #[arg(long)]
     pub small_job_chance: Option<f64>,
+    /// Visible job slots M (`num_nw`; default: the first agent's, else the environment's 5).
+    /// The authors' experiment mains use 10. An agent trained with another M is refused.
+    #[arg(long)]
+    pub slots: Option<usize>,
     /// Agents take their most likely action (default: they sample, as the public code).
     #[arg(long)]
     pub greedy: bool,
@@ -122,6 +127,8 @@ pub(crate) fn measure(
 /// The JSON an evaluation writes.
 #[derive(Debug, Serialize)]
 struct EvalReport {
+    /// Visible job slots M.
+    slots: usize,
     loads: Vec<f64>,
     seeds: Vec<u64>,
     jobsets_per_seed: usize,
@@ -157,6 +164,11 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
         .unwrap_or_default();
     if let Some(s) = a.small_job_chance {
         base.small_job_chance = s;
+    }
+    if let Some(m) = a.slots {
+        base.num_nw = m;
+        base.validate()
+            .map_err(|e| anyhow::anyhow!("--slots: {m} is not a valid M ({e})"))?;
     }
     let mut rows = Vec::new();
     let mut cdf = BTreeMap::new();
@@ -202,6 +214,7 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
     }
     if let Some(path) = &a.json {
         let report = EvalReport {
+            slots: base.num_nw,
             loads,
             seeds,
             jobsets_per_seed: a.jobsets,
