@@ -9,7 +9,7 @@
 //! in which a port visits its instances cannot change what it gets: BINPACKING and SPREADING
 //! (the opposite order) allocate the same, as in the paper's Table 3, where they earn the same
 //! reward (2519 at ρ = 0.7). Only the ports' order (index order here, dominant share in DRF)
-//! decides who gets a shared instance first; [`place_per_channel`] is that rule.
+//! decides who gets a shared instance first; [`Placer`] is that rule.
 //!
 //! The ablation [`BinPacking::one_instance`] (`binpacking-one-instance`, this reproduction's
 //! earlier reading) gives each (port, resource) one instance: among those whose free capacity
@@ -25,78 +25,34 @@ use super::problem::{Allocation, Problem};
 
 /// Best fit: fuller instances first.
 #[derive(Debug, Clone)]
-pub struct BinPacking {
-    one_instance: bool,
-    free: Vec<f64>,
-}
+pub struct BinPacking(Placer);
 
 impl BinPacking {
     /// `binpacking`: every channel up to the port's request (the paper's polytope).
     pub fn per_channel() -> Self {
-        Self {
-            one_instance: false,
-            free: Vec::new(),
-        }
+        Self(Placer::new(Reach::PerChannel))
     }
 
     /// `binpacking-one-instance`: one instance per (port, resource), best fit.
     pub fn one_instance() -> Self {
-        Self {
-            one_instance: true,
-            free: Vec::new(),
-        }
+        Self(Placer::new(Reach::OneInstance(Fit::Fullest)))
     }
 }
 
 impl Allocator for BinPacking {
     fn name(&self) -> &'static str {
-        if self.one_instance {
-            "binpacking-one-instance"
-        } else {
-            "binpacking"
+        match self.0.reach {
+            Reach::PerChannel => "binpacking",
+            Reach::OneInstance(_) => "binpacking-one-instance",
         }
     }
 
     fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
-        if self.one_instance {
-            place_whole_requests(p, demand, out, &mut self.free, Fit::Fullest);
-        } else {
-            place_per_channel(p, demand, out, &mut self.free);
-        }
+        self.0.place(p, demand, out);
     }
 }
 
-/// Serves the ports with demand in index order; each takes, on each of its channels and for
-/// each resource, min(its request, the instance's free capacity) (shared by BINPACKING and
-/// SPREADING over the paper's polytope).
-pub(crate) fn place_per_channel(
-    p: &Problem,
-    demand: &[f64],
-    out: &mut Allocation,
-    free: &mut Vec<f64>,
-) {
-    out.clear();
-    p.fill_capacities(free);
-    let (links, nk) = (p.links(), p.resources());
-    for l in (0..p.ports()).filter(|&l| demand[l] > 0.0) {
-        for k in 0..nk {
-            let a = p.request(l, k);
-            if a <= 0.0 {
-                continue;
-            }
-            for &e in p.port_links(l) {
-                let f = &mut free[links[e].instance * nk + k];
-                let take = a.min(*f);
-                if take > 0.0 {
-                    out.set(e, k, take);
-                    *f -= take;
-                }
-            }
-        }
-    }
-}
-
-/// Which instance takes a whole request (shared by BINPACKING and SPREADING).
+/// Which instance takes a whole request under [`Reach::OneInstance`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fit {
     /// The one with the least free capacity among those that can hold the request; if none
@@ -106,46 +62,84 @@ pub(crate) enum Fit {
     Emptiest,
 }
 
-/// Serves the ports with demand in index order, one instance per (port, resource) chosen by
-/// `fit` among the port's instances.
-pub(crate) fn place_whole_requests(
-    p: &Problem,
-    demand: &[f64],
-    out: &mut Allocation,
-    free: &mut Vec<f64>,
-    fit: Fit,
-) {
-    out.clear();
-    p.fill_capacities(free);
-    let (links, nk) = (p.links(), p.resources());
-    for l in (0..p.ports()).filter(|&l| demand[l] > 0.0) {
-        for k in 0..nk {
-            let a = p.request(l, k);
-            if a <= 0.0 {
-                continue;
-            }
-            let free_of = |e: usize| free[links[e].instance * nk + k];
-            // (free, link) of the emptiest and of the fullest that fits; ties: lower instance.
-            let mut emptiest: Option<(f64, usize)> = None;
-            let mut fullest_fit: Option<(f64, usize)> = None;
-            for &e in p.port_links(l) {
-                let f = free_of(e);
-                if emptiest.is_none_or(|(b, _)| f > b) {
-                    emptiest = Some((f, e));
+/// Where a port's request of one resource may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Every channel (port, instance) up to the request: the paper's polytope.
+    PerChannel,
+    /// One instance, chosen by the fit (the ablations).
+    OneInstance(Fit),
+}
+
+/// The placement rule BINPACKING and SPREADING share, and its scratch of free capacities.
+#[derive(Debug, Clone)]
+pub(crate) struct Placer {
+    reach: Reach,
+    free: Vec<f64>,
+}
+
+impl Placer {
+    pub(crate) fn new(reach: Reach) -> Self {
+        Self {
+            reach,
+            free: Vec::new(),
+        }
+    }
+
+    pub(crate) fn reach(&self) -> Reach {
+        self.reach
+    }
+
+    /// Serves the ports with demand in index order; for each resource a port takes
+    /// min(request, free) on each of its channels ([`Reach::PerChannel`]) or on the one
+    /// instance its fit chooses among the port's instances ([`Reach::OneInstance`]).
+    pub(crate) fn place(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
+        out.clear();
+        p.fill_capacities(&mut self.free);
+        let free = &mut self.free;
+        let (links, nk) = (p.links(), p.resources());
+        for l in (0..p.ports()).filter(|&l| demand[l] > 0.0) {
+            for k in 0..nk {
+                let a = p.request(l, k);
+                if a <= 0.0 {
+                    continue;
                 }
-                if f >= a && fullest_fit.is_none_or(|(b, _)| f < b) {
-                    fullest_fit = Some((f, e));
+                let mut give = |e: usize, free: &mut Vec<f64>| {
+                    let f = &mut free[links[e].instance * nk + k];
+                    let take = a.min(*f);
+                    if take > 0.0 {
+                        out.set(e, k, take);
+                        *f -= take;
+                    }
+                };
+                let fit = match self.reach {
+                    Reach::PerChannel => {
+                        for &e in p.port_links(l) {
+                            give(e, free);
+                        }
+                        continue;
+                    }
+                    Reach::OneInstance(fit) => fit,
+                };
+                // (free, link) of the emptiest and of the fullest that fits; ties: lower
+                // instance.
+                let mut emptiest: Option<(f64, usize)> = None;
+                let mut fullest_fit: Option<(f64, usize)> = None;
+                for &e in p.port_links(l) {
+                    let f = free[links[e].instance * nk + k];
+                    if emptiest.is_none_or(|(b, _)| f > b) {
+                        emptiest = Some((f, e));
+                    }
+                    if f >= a && fullest_fit.is_none_or(|(b, _)| f < b) {
+                        fullest_fit = Some((f, e));
+                    }
                 }
-            }
-            let chosen = match fit {
-                Fit::Fullest => fullest_fit.or(emptiest),
-                Fit::Emptiest => emptiest,
-            };
-            if let Some((f, e)) = chosen {
-                let take = a.min(f);
-                if take > 0.0 {
-                    out.set(e, k, take);
-                    free[links[e].instance * nk + k] -= take;
+                let chosen = match fit {
+                    Fit::Fullest => fullest_fit.or(emptiest),
+                    Fit::Emptiest => emptiest,
+                };
+                if let Some((_, e)) = chosen {
+                    give(e, free);
                 }
             }
         }

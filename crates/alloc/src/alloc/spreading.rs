@@ -8,49 +8,35 @@
 //! index). Only instances linked to the port are considered.
 
 use super::Allocator;
-use super::binpacking::{Fit, place_per_channel, place_whole_requests};
+use super::binpacking::{Fit, Placer, Reach};
 use super::problem::{Allocation, Problem};
 
 /// Worst fit: emptier instances first.
 #[derive(Debug, Clone)]
-pub struct Spreading {
-    one_instance: bool,
-    free: Vec<f64>,
-}
+pub struct Spreading(Placer);
 
 impl Spreading {
     /// `spreading`: every channel up to the port's request (the paper's polytope).
     pub fn per_channel() -> Self {
-        Self {
-            one_instance: false,
-            free: Vec::new(),
-        }
+        Self(Placer::new(Reach::PerChannel))
     }
 
     /// `spreading-one-instance`: one instance per (port, resource), the emptiest.
     pub fn one_instance() -> Self {
-        Self {
-            one_instance: true,
-            free: Vec::new(),
-        }
+        Self(Placer::new(Reach::OneInstance(Fit::Emptiest)))
     }
 }
 
 impl Allocator for Spreading {
     fn name(&self) -> &'static str {
-        if self.one_instance {
-            "spreading-one-instance"
-        } else {
-            "spreading"
+        match self.0.reach() {
+            Reach::PerChannel => "spreading",
+            Reach::OneInstance(_) => "spreading-one-instance",
         }
     }
 
     fn allocate(&mut self, p: &Problem, demand: &[f64], out: &mut Allocation) {
-        if self.one_instance {
-            place_whole_requests(p, demand, out, &mut self.free, Fit::Emptiest);
-        } else {
-            place_per_channel(p, demand, out, &mut self.free);
-        }
+        self.0.place(p, demand, out);
     }
 }
 
