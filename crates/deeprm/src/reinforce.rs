@@ -8,6 +8,7 @@ use super::env::{End, Env, EnvParams, EpisodeSummary, JobSet};
 use super::net::{PgNet, Snapshot};
 use super::objective::Objective;
 use super::rmsprop::RmsProp;
+use candle_core::backprop::GradStore;
 use candle_core::{D, Device, Result, Tensor};
 use candle_nn::{Optimizer, VarMap};
 use continuum_core::rng::SimRng;
@@ -70,11 +71,52 @@ impl PgVariant {
     }
 }
 
+/// Rows of equal length stored by their nonzero cells: most of DeepRM's image is empty, and a
+/// rollout at high load sees thousands of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseRows {
+    ends: Vec<u32>,
+    idx: Vec<u32>,
+    val: Vec<f32>,
+}
+
+impl SparseRows {
+    /// Appends a row.
+    pub fn push(&mut self, row: &[f32]) {
+        for (i, &x) in row.iter().enumerate() {
+            if x != 0.0 {
+                self.idx.push(i as u32);
+                self.val.push(x);
+            }
+        }
+        self.ends.push(self.idx.len() as u32);
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Writes row `r`'s nonzero cells into `out` (a zeroed row of the full length).
+    pub fn scatter(&self, r: usize, out: &mut [f32]) {
+        let from = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        let to = self.ends[r] as usize;
+        for (&i, &x) in self.idx[from..to].iter().zip(&self.val[from..to]) {
+            out[i as usize] = x;
+        }
+    }
+}
+
 /// One rollout: what the policy saw and did, and what it earned.
 #[derive(Debug, Clone, Default)]
 pub struct Trajectory {
-    /// Observations, one after the other.
-    pub obs: Vec<f32>,
+    /// Observations, one per decision.
+    pub obs: SparseRows,
     /// Share of the episode's arrival window left at each decision (the critic's extra input).
     pub left: Vec<f32>,
     /// Actions taken.
@@ -120,7 +162,7 @@ pub fn rollout(
         } else {
             sample(&probs, rng)
         };
-        t.obs.extend_from_slice(&ob);
+        t.obs.push(&ob);
         t.left
             .push(1.0 - (env.time() as f32 / p.simu_len as f32).min(1.0));
         t.allowed.extend_from_slice(&allowed);
@@ -190,6 +232,15 @@ pub struct UpdateStats {
     pub decisions: usize,
 }
 
+/// Rows (decisions) per forward and backward pass of [`update`]. The loss is a sum over rows,
+/// so the batch is cut into chunks whose gradients add up to the whole batch's. A batch at high
+/// load holds tens of thousands of decisions of a few thousand inputs each; in one pass, its
+/// copy and the gradient candle's matmul also computes for the (constant) observations each
+/// take about a gigabyte of fresh memory per update, and zeroing those pages cost more than
+/// the arithmetic. A chunk of 512 rows is a few MB, reused. (Assumption: any size from a few
+/// hundred rows up gives the same speed; the result does not depend on it beyond rounding.)
+const CHUNK_ROWS: usize = 512;
+
 /// One policy-gradient step of `net` on `batches` (the rollouts of each jobset).
 pub fn update(
     net: &PgNet,
@@ -199,9 +250,19 @@ pub fn update(
     gamma: f64,
     return_scale: f32,
 ) -> Result<UpdateStats> {
-    let input = net.shape().input;
-    let actions = net.shape().actions;
-    let (mut obs, mut left, mut acts, mut bias) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    update_in_chunks(net, opt, batches, variant, gamma, return_scale, CHUNK_ROWS)
+}
+
+/// [`update`] with `chunk` rows per pass.
+pub(crate) fn update_in_chunks(
+    net: &PgNet,
+    opt: &mut RmsProp,
+    batches: &[Vec<Trajectory>],
+    variant: &PgVariant,
+    gamma: f64,
+    return_scale: f32,
+    chunk: usize,
+) -> Result<UpdateStats> {
     let (mut rets, mut weights, mut adv) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_returns = 0.0f64;
     let mut episodes = 0usize;
@@ -209,13 +270,9 @@ pub fn update(
         let rs: Vec<Vec<f32>> = batch.iter().map(|t| returns(&t.rewards, gamma)).collect();
         let base = time_baseline(&rs);
         let n: usize = batch.iter().map(|t| t.actions.len()).sum();
-        for (t, r) in batch.iter().zip(&rs) {
+        for r in &rs {
             first_returns += f64::from(r.first().copied().unwrap_or(0.0));
             episodes += 1;
-            obs.extend_from_slice(&t.obs);
-            left.extend_from_slice(&t.left);
-            acts.extend_from_slice(&t.actions);
-            bias.extend(t.allowed.iter().map(|&ok| if ok { 0.0f32 } else { -1e9 }));
             for (i, v) in r.iter().enumerate() {
                 rets.push(*v / return_scale);
                 adv.push((*v - base[i]) / return_scale);
@@ -223,27 +280,22 @@ pub fn update(
             }
         }
     }
-    let m = acts.len();
+    let m = rets.len();
     if m == 0 {
         return Ok(UpdateStats::default());
     }
-    let dev = Device::Cpu;
-    let x = Tensor::from_vec(obs, (m, input), &dev)?;
-    let logits = (net.logits(&x)? + Tensor::from_vec(bias, (m, actions), &dev)?)?;
-    let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-    let chosen = logp
-        .gather(&Tensor::from_vec(acts, (m, 1), &dev)?, 1)?
-        .squeeze(1)?;
-    let mut critic_loss = None;
+    let trajs: Vec<&Trajectory> = batches.iter().flatten().collect();
+    let plan = chunk_plan(&trajs, chunk.max(1));
     if variant.critic {
-        let xl = Tensor::cat(&[&x, &Tensor::from_vec(left, (m, 1), &dev)?], 1)?;
-        let v = net.value(&xl)?.expect("a critic network");
-        let target = Tensor::from_slice(&rets, m, &dev)?;
-        let vals: Vec<f32> = v.to_vec1()?;
-        for ((a, r), v) in adv.iter_mut().zip(&rets).zip(&vals) {
-            *a = r - v;
+        let mut at = 0;
+        for chunk in &plan {
+            let c = Chunk::build(&trajs, chunk, net)?;
+            let v = net.value(&c.with_left()?)?.expect("a critic network");
+            for (k, v) in v.to_vec1::<f32>()?.into_iter().enumerate() {
+                adv[at + k] = rets[at + k] - v;
+            }
+            at += c.rows;
         }
-        critic_loss = Some((v - target)?.sqr()?.mean_all()?);
     }
     if variant.normalise {
         let mean = adv.iter().sum::<f32>() / m as f32;
@@ -253,24 +305,127 @@ pub fn update(
         }
     }
     let coef: Vec<f32> = adv.iter().zip(&weights).map(|(a, w)| a * w).collect();
-    let mut loss = (chosen * Tensor::from_vec(coef, m, &dev)?)?
-        .sum_all()?
-        .neg()?;
-    let probs = logp.exp()?;
-    let entropy = (probs * &logp)?.sum(D::Minus1)?.neg()?.mean_all()?;
     let jobsets = batches.len().max(1) as f64;
-    if variant.entropy > 0.0 {
-        loss = (loss - (&entropy * (variant.entropy * jobsets))?)?;
+    let (mut grads, mut entropy_sum, mut at) = (None::<GradStore>, 0.0f64, 0usize);
+    for chunk in &plan {
+        let c = Chunk::build(&trajs, chunk, net)?;
+        let dev = Device::Cpu;
+        let rows = c.rows;
+        let logits = (net.logits(&c.x)? + Tensor::from_slice(&c.bias, (rows, c.actions), &dev)?)?;
+        let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+        let chosen = logp
+            .gather(&Tensor::from_slice(&c.acts, (rows, 1), &dev)?, 1)?
+            .squeeze(1)?;
+        let mut loss = (chosen * Tensor::from_slice(&coef[at..at + rows], rows, &dev)?)?
+            .sum_all()?
+            .neg()?;
+        // Σ over the chunk's rows of the policy's entropy; the batch's mean is Σ / m.
+        let entropy = (logp.exp()? * &logp)?.sum_all()?.neg()?;
+        entropy_sum += f64::from(entropy.to_scalar::<f32>()?);
+        if variant.entropy > 0.0 {
+            loss = (loss - (&entropy * (variant.entropy * jobsets / m as f64))?)?;
+        }
+        if variant.critic {
+            let v = net.value(&c.with_left()?)?.expect("a critic network");
+            let target = Tensor::from_slice(&rets[at..at + rows], rows, &dev)?;
+            loss = (loss + ((v - target)?.sqr()?.sum_all()? * (jobsets / m as f64))?)?;
+        }
+        let g = loss.backward()?;
+        grads = Some(match grads {
+            None => g,
+            Some(mut total) => {
+                for var in opt.vars() {
+                    if let Some(x) = g.get(var.as_tensor()) {
+                        let sum = match total.get(var.as_tensor()) {
+                            Some(y) => (y + x)?,
+                            None => x.clone(),
+                        };
+                        total.insert(var.as_tensor(), sum);
+                    }
+                }
+                total
+            }
+        });
+        at += rows;
     }
-    if let Some(c) = critic_loss {
-        loss = (loss + (c * jobsets)?)?;
+    if let Some(g) = &grads {
+        opt.step(g)?;
     }
-    opt.backward_step(&loss)?;
     Ok(UpdateStats {
         mean_return: first_returns / episodes.max(1) as f64,
-        entropy: f64::from(entropy.to_scalar::<f32>()?),
+        entropy: entropy_sum / m as f64,
         decisions: m,
     })
+}
+
+/// The rows of each chunk, as (trajectory, first step, end step) pieces in row order: every
+/// chunk but the last holds exactly `rows` decisions.
+fn chunk_plan(trajs: &[&Trajectory], rows: usize) -> Vec<Vec<(usize, usize, usize)>> {
+    let mut plan = vec![Vec::new()];
+    let mut room = rows;
+    for (i, t) in trajs.iter().enumerate() {
+        let mut from = 0;
+        let len = t.actions.len();
+        while from < len {
+            if room == 0 {
+                plan.push(Vec::new());
+                room = rows;
+            }
+            let to = len.min(from + room);
+            plan.last_mut().expect("a chunk").push((i, from, to));
+            room -= to - from;
+            from = to;
+        }
+    }
+    plan
+}
+
+/// One chunk's inputs, copied out of its trajectories.
+struct Chunk {
+    rows: usize,
+    actions: usize,
+    x: Tensor,
+    left: Vec<f32>,
+    acts: Vec<u32>,
+    bias: Vec<f32>,
+}
+
+impl Chunk {
+    fn build(trajs: &[&Trajectory], pieces: &[(usize, usize, usize)], net: &PgNet) -> Result<Self> {
+        let (input, actions) = (net.shape().input, net.shape().actions);
+        let rows: usize = pieces.iter().map(|(_, a, b)| b - a).sum();
+        let (mut obs, mut left) = (vec![0.0f32; rows * input], Vec::with_capacity(rows));
+        let mut row = 0;
+        let (mut acts, mut bias) = (Vec::with_capacity(rows), Vec::with_capacity(rows * actions));
+        for &(i, from, to) in pieces {
+            let t = trajs[i];
+            for r in from..to {
+                t.obs.scatter(r, &mut obs[row * input..(row + 1) * input]);
+                row += 1;
+            }
+            left.extend_from_slice(&t.left[from..to]);
+            acts.extend_from_slice(&t.actions[from..to]);
+            bias.extend(
+                t.allowed[from * actions..to * actions]
+                    .iter()
+                    .map(|&ok| if ok { 0.0f32 } else { -1e9 }),
+            );
+        }
+        Ok(Self {
+            rows,
+            actions,
+            x: Tensor::from_vec(obs, (rows, input), &Device::Cpu)?,
+            left,
+            acts,
+            bias,
+        })
+    }
+
+    /// The observations with the share of the episode left appended (the critic's input).
+    fn with_left(&self) -> Result<Tensor> {
+        let l = Tensor::from_slice(&self.left, (self.rows, 1), &Device::Cpu)?;
+        Tensor::cat(&[&self.x, &l], 1)
+    }
 }
 
 /// The optimiser over `vars` at learning rate `lr`.

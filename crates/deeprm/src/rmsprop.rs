@@ -33,6 +33,13 @@ pub struct RmsProp {
     params: RmsPropParams,
 }
 
+impl RmsProp {
+    /// The variables it steps, in a fixed order.
+    pub fn vars(&self) -> impl Iterator<Item = &Var> {
+        self.vars.iter().map(|(v, _)| v)
+    }
+}
+
 impl Optimizer for RmsProp {
     type Config = RmsPropParams;
 

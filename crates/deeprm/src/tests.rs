@@ -6,7 +6,9 @@ use super::eval::{Scheduler, episode};
 use super::heuristics::{Heuristic, alignment};
 use super::net::{PgShape, build};
 use super::objective::Objective;
-use super::reinforce::{PgVariant, Trajectory, optimiser, returns, time_baseline, update};
+use super::reinforce::{
+    PgVariant, SparseRows, Trajectory, optimiser, returns, time_baseline, update, update_in_chunks,
+};
 use super::train::{PgConfig, rollouts, train};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_learn::agent::flat;
@@ -142,7 +144,11 @@ fn reinforce_learns_a_two_armed_bandit() {
                 snap.probs(&[1.0, 0.5, -0.5], None, &mut probs);
                 let a = usize::from(rand::Rng::random::<f32>(&mut rng) >= probs[0]);
                 Trajectory {
-                    obs: vec![1.0, 0.5, -0.5],
+                    obs: {
+                        let mut o = SparseRows::default();
+                        o.push(&[1.0, 0.5, -0.5]);
+                        o
+                    },
                     left: vec![1.0],
                     actions: vec![a as u32],
                     rewards: vec![if a == 1 { 1.0 } else { 0.0 }],
@@ -199,6 +205,42 @@ fn reinforce_finds_the_known_best_order() {
         0,
     );
     assert!((h.slowdowns.iter().sum::<f64>() / 2.0 - 2.5).abs() < 1e-9);
+}
+
+#[test]
+fn a_batch_cut_into_chunks_takes_the_whole_batch_step() {
+    // The critic variant has every term of the loss: entropy, normalised advantages, the mask
+    // and the critic's own loss.
+    let cfg = PgConfig {
+        env: tiny(),
+        jobsets: 2,
+        rollouts: 4,
+        hidden: 8,
+        variant: PgVariant::preset("critic").unwrap(),
+        ..PgConfig::default()
+    };
+    let jobsets = vec![wait_for_short(), wait_for_short()];
+    let step = |rows: usize| {
+        let (vars, net) = build(cfg.shape(), 3).unwrap();
+        let mut opt = optimiser(&vars, 0.01).unwrap();
+        let batches = rollouts(&cfg, &net, &jobsets, 3, 0).unwrap();
+        let decisions: usize = batches.iter().flatten().map(|t| t.actions.len()).sum();
+        assert!(
+            decisions > 3 * rows.min(3),
+            "too few decisions to cut: {decisions}"
+        );
+        let s = update_in_chunks(&net, &mut opt, &batches, &cfg.variant, 1.0, 1.0, rows).unwrap();
+        (flat(&vars).unwrap(), s.entropy)
+    };
+    let (whole, e1) = step(100_000);
+    let (cut, e2) = step(3);
+    assert!((e1 - e2).abs() < 1e-5, "entropy {e1} vs {e2}");
+    let start = flat(&build(cfg.shape(), 3).unwrap().0).unwrap();
+    let moved = whole.iter().zip(&start).any(|(a, b)| (a - b).abs() > 1e-4);
+    assert!(moved, "the step moved nothing");
+    for (a, b) in whole.iter().zip(&cut) {
+        assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+    }
 }
 
 #[test]

@@ -92,6 +92,7 @@ pub struct TrainCommon {
 
 /// Runs a `deeprm` subcommand.
 pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
+    keep_freed_memory();
     let threads = match cmd {
         DeepRmCommand::Train(a) => a.common.threads,
         DeepRmCommand::MetaTrain(a) => a.common.threads,
@@ -106,6 +107,22 @@ pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
         DeepRmCommand::MetaTrain(a) => meta_cmd(a),
         DeepRmCommand::Eval(a) => eval::eval_cmd(a),
     })
+}
+
+/// Asks glibc's allocator to keep freed memory for reuse instead of handing it back to the
+/// system. A training update allocates and frees tensors of a few MB per chunk of decisions
+/// (reinforce.rs), and by default each is a fresh mapping whose pages the kernel zeroes again:
+/// measured, 5 iterations at load 150 % with M = 10 took 23.8 s (16.6 s of it in the kernel)
+/// by default and 12.6 s (1.4 s) with these settings. With another C library, nothing changes.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes the allocator's thresholds; it is called before any
+    // worker thread starts, and an unaccepted value is refused (return 0) and ignored.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20); // glibc's largest on 64-bit
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
 }
 
 fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
