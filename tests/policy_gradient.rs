@@ -249,13 +249,13 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
         "--json",
         json.to_str().unwrap(),
     ]));
-    for row in ["tetris", "sjf", "random", "agent"] {
+    for row in ["tetris", "sjf", "random", "random-fit", "agent"] {
         assert!(table.contains(row), "{table}");
     }
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4 * 2);
+    assert_eq!(rows.len(), 5 * 2);
     // Every scheduler ran the same held-out jobs, and the agent's row is its own run (its
     // network's choices), not a copy of a heuristic's.
     for seed in [101, 102] {
@@ -269,7 +269,11 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
         let agent = of("agent");
         assert!(agent["jobs"].as_u64().unwrap() > 0, "{agent}");
         assert!(agent["mean_slowdown"].as_f64().unwrap() >= 1.0, "{agent}");
-        for h in ["tetris", "sjf", "random"] {
+        // Not the authors' random: an agent trained for two iterations is still close to uniform
+        // over every action, which is what that random is, and both draw from the jobset's
+        // evaluation stream; they may well take the same actions on these 5 jobs.
+        assert_eq!(of("random")["jobs"], agent["jobs"]);
+        for h in ["tetris", "sjf", "random-fit"] {
             let f = of(h);
             assert_eq!(
                 f["jobs"], agent["jobs"],
@@ -298,12 +302,27 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
     succeeded(&heuristics(&[
         "--slots",
         "10",
+        "--tetris-sjf-knob",
+        "auto",
         "--json",
         ten.to_str().unwrap(),
     ]));
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&ten).unwrap()).unwrap();
     assert_eq!(r["slots"], 10);
+    // Tetris★'s knob is tuned on the tuning seed's jobsets, once per load, and runs as a row.
+    let knobs = r["tetris_sjf_knobs"].as_array().unwrap();
+    assert_eq!(knobs.len(), 1, "{r}");
+    assert_eq!(r["tune_seed"], 1);
+    assert!(
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["scheduler"] == "tetris-sjf")
+    );
+    let e = failed(&heuristics(&["--tetris-sjf-knob", "2"]));
+    assert!(e.contains("--tetris-sjf-knob"), "{e}");
     let five = dir.path().join("five.json");
     succeeded(&heuristics(&["--json", five.to_str().unwrap()]));
     let f: serde_json::Value =

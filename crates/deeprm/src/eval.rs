@@ -31,6 +31,8 @@ pub struct EvalFigures {
     pub mean_slowdown: f64,
     /// Share of the jobs with slowdown ≤ 2.
     pub share_slowdown_le2: f64,
+    /// Share of the jobs with slowdown ≤ 1.5.
+    pub share_slowdown_le1_5: f64,
     /// Mean completion time over the jobs, timesteps.
     pub mean_completion: f64,
     /// Mean utilisation over the episodes.
@@ -132,13 +134,17 @@ pub fn figures(runs: &[EpisodeSummary]) -> (EvalFigures, Vec<f64>) {
         }
     };
     let n = runs.len().max(1) as f64;
-    let f = EvalFigures {
-        mean_slowdown: mean(&slow),
-        share_slowdown_le2: if slow.is_empty() {
+    let share = |limit: f64| {
+        if slow.is_empty() {
             0.0
         } else {
-            slow.iter().filter(|s| **s <= 2.0).count() as f64 / slow.len() as f64
-        },
+            slow.iter().filter(|s| **s <= limit).count() as f64 / slow.len() as f64
+        }
+    };
+    let f = EvalFigures {
+        mean_slowdown: mean(&slow),
+        share_slowdown_le2: share(2.0),
+        share_slowdown_le1_5: share(1.5),
         mean_completion: mean(&comp),
         utilisation: runs.iter().map(|r| r.utilisation).sum::<f64>() / n,
         makespan: runs.iter().map(|r| f64::from(r.makespan)).sum::<f64>() / n,

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod env;
 pub mod eval;
 pub mod heuristics;
+pub mod imitate;
 pub mod meta;
 pub mod net;
 pub mod objective;

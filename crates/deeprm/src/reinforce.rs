@@ -239,7 +239,7 @@ pub struct UpdateStats {
 /// take about a gigabyte of fresh memory per update, and zeroing those pages cost more than
 /// the arithmetic. A chunk of 512 rows is a few MB, reused. (Assumption: any size from a few
 /// hundred rows up gives the same speed; the result does not depend on it beyond rounding.)
-const CHUNK_ROWS: usize = 512;
+pub(crate) const CHUNK_ROWS: usize = 512;
 
 /// One policy-gradient step of `net` on `batches` (the rollouts of each jobset).
 pub fn update(
@@ -306,9 +306,42 @@ pub(crate) fn update_in_chunks(
     }
     let coef: Vec<f32> = adv.iter().zip(&weights).map(|(a, w)| a * w).collect();
     let jobsets = batches.len().max(1) as f64;
+    let critic = variant.critic.then_some(&rets[..]);
+    let entropy_sum = descend(
+        net,
+        opt,
+        &trajs,
+        &plan,
+        &coef,
+        critic,
+        variant.entropy,
+        jobsets,
+    )?;
+    Ok(UpdateStats {
+        mean_return: first_returns / episodes.max(1) as f64,
+        entropy: entropy_sum / m as f64,
+        decisions: m,
+    })
+}
+
+/// One optimiser step on the loss −Σ_rows coef · log π(a|s), minus `entropy` × `jobsets` ×
+/// the rows' mean entropy, plus (with `critic`'s targets) `jobsets` × the critic's mean squared
+/// error, its gradient summed over `plan`'s chunks. Returns the rows' summed entropy.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn descend(
+    net: &PgNet,
+    opt: &mut RmsProp,
+    trajs: &[&Trajectory],
+    plan: &[Vec<(usize, usize, usize)>],
+    coef: &[f32],
+    critic: Option<&[f32]>,
+    entropy_bonus: f64,
+    jobsets: f64,
+) -> Result<f64> {
+    let m = coef.len();
     let (mut grads, mut entropy_sum, mut at) = (None::<GradStore>, 0.0f64, 0usize);
-    for chunk in &plan {
-        let c = Chunk::build(&trajs, chunk, net)?;
+    for chunk in plan {
+        let c = Chunk::build(trajs, chunk, net)?;
         let dev = Device::Cpu;
         let rows = c.rows;
         let logits = (net.logits(&c.x)? + Tensor::from_slice(&c.bias, (rows, c.actions), &dev)?)?;
@@ -322,10 +355,10 @@ pub(crate) fn update_in_chunks(
         // Σ over the chunk's rows of the policy's entropy; the batch's mean is Σ / m.
         let entropy = (logp.exp()? * &logp)?.sum_all()?.neg()?;
         entropy_sum += f64::from(entropy.to_scalar::<f32>()?);
-        if variant.entropy > 0.0 {
-            loss = (loss - (&entropy * (variant.entropy * jobsets / m as f64))?)?;
+        if entropy_bonus > 0.0 {
+            loss = (loss - (&entropy * (entropy_bonus * jobsets / m as f64))?)?;
         }
-        if variant.critic {
+        if let Some(rets) = critic {
             let v = net.value(&c.with_left()?)?.expect("a critic network");
             let target = Tensor::from_slice(&rets[at..at + rows], rows, &dev)?;
             loss = (loss + ((v - target)?.sqr()?.sum_all()? * (jobsets / m as f64))?)?;
@@ -351,16 +384,12 @@ pub(crate) fn update_in_chunks(
     if let Some(g) = &grads {
         opt.step(g)?;
     }
-    Ok(UpdateStats {
-        mean_return: first_returns / episodes.max(1) as f64,
-        entropy: entropy_sum / m as f64,
-        decisions: m,
-    })
+    Ok(entropy_sum)
 }
 
 /// The rows of each chunk, as (trajectory, first step, end step) pieces in row order: every
 /// chunk but the last holds exactly `rows` decisions.
-fn chunk_plan(trajs: &[&Trajectory], rows: usize) -> Vec<Vec<(usize, usize, usize)>> {
+pub(crate) fn chunk_plan(trajs: &[&Trajectory], rows: usize) -> Vec<Vec<(usize, usize, usize)>> {
     let mut plan = vec![Vec::new()];
     let mut room = rows;
     for (i, t) in trajs.iter().enumerate() {

@@ -4,12 +4,13 @@
 use super::env::{End, Env, EnvParams, JobSet};
 use super::eval::{Scheduler, episode};
 use super::heuristics::{Heuristic, alignment};
+use super::imitate::imitate_sjf;
 use super::net::{PgShape, build};
 use super::objective::Objective;
 use super::reinforce::{
     PgVariant, SparseRows, Trajectory, optimiser, returns, time_baseline, update, update_in_chunks,
 };
-use super::train::{PgConfig, rollouts, train};
+use super::train::{PgConfig, rollouts, train, train_jobsets};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_learn::agent::flat;
 use continuum_learn::reptile::meta_step;
@@ -115,6 +116,67 @@ fn tetris_picks_the_best_aligned_job_that_fits() {
     e.step(2);
     // Free [0, 0]: nothing fits, the void action.
     assert_eq!(Heuristic::Tetris.act(&e, &mut rng), p.num_nw);
+}
+
+#[test]
+fn tetris_sjf_spans_tetris_to_sjf_and_the_authors_random_takes_any_action() {
+    let p = EnvParams {
+        num_res: 2,
+        num_nw: 3,
+        simu_len: 3,
+        ..EnvParams::default()
+    };
+    // Free [10, 10]: job 0 (3 steps, [9, 1]) aligns best (100), job 1 (1 step, [2, 2]) is the
+    // shortest (alignment 40).
+    let jobs = vec![Some((3, vec![9, 1])), Some((1, vec![2, 2])), None];
+    let mut e = Env::new(p, jobs, End::AllDone, Objective::Slowdown);
+    e.step(p.num_nw); // the second job arrives
+    let mut rng = stream_rng(1, Purpose::Other, 0, 0);
+    let knob = |k: f64| Heuristic::TetrisSjf { knob: k };
+    assert_eq!(knob(1.0).act(&e, &mut rng), 0, "knob 1: Tetris");
+    assert_eq!(knob(0.0).act(&e, &mut rng), 1, "knob 0: SJF");
+    // 100k + (1 − k)/3 against 40k + (1 − k): SJF's pick wins while k < 1/91.
+    assert_eq!(knob(0.01).act(&e, &mut rng), 1);
+    assert_eq!(knob(0.02).act(&e, &mut rng), 0);
+    assert!("tetris-sjf:1.5".parse::<Heuristic>().is_err());
+    assert_eq!("tetris-sjf:0.25".parse::<Heuristic>(), Ok(knob(0.25)));
+    // The authors' random draws among all M + 1 actions, empty slot 2 and void included; the
+    // fitting-only one only among jobs 0 and 1.
+    let draws = |h: Heuristic, rng: &mut _| {
+        let mut seen = [0usize; 4];
+        for _ in 0..400 {
+            seen[h.act(&e, rng)] += 1;
+        }
+        seen
+    };
+    let all = draws(Heuristic::Random, &mut rng);
+    assert!(all.iter().all(|&n| n > 60), "{all:?}");
+    let fit = draws(Heuristic::RandomFit, &mut rng);
+    assert!(
+        fit[0] > 150 && fit[1] > 150 && fit[2] + fit[3] == 0,
+        "{fit:?}"
+    );
+}
+
+#[test]
+fn imitating_sjf_makes_the_policy_pick_sjfs_actions() {
+    let cfg = PgConfig {
+        env: tiny(),
+        jobsets: 4,
+        hidden: 16,
+        learning_rate: 0.01,
+        end: End::AllDone,
+        ..PgConfig::default()
+    };
+    let (vars, net) = build(cfg.shape(), 2).unwrap();
+    let jobsets = train_jobsets(&cfg, 2, 0);
+    let before = imitate_sjf(&vars, &net, &cfg, &jobsets, 0, 2).unwrap();
+    let after = imitate_sjf(&vars, &net, &cfg, &jobsets, 60, 2).unwrap();
+    assert!(after.decisions > 8, "{after:?}");
+    assert!(
+        after.agreement > 0.95 && after.agreement > before.agreement,
+        "{before:?} -> {after:?}"
+    );
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub struct PgConfig {
     pub eval_every: usize,
     /// Validation jobsets.
     pub eval_jobsets: usize,
+    /// Epochs of pre-training by imitating SJF on the first iteration's training jobsets
+    /// before REINFORCE (the public code's supervised step; 0: none).
+    pub imitate_sjf: usize,
 }
 
 impl Default for PgConfig {
@@ -65,6 +68,7 @@ impl Default for PgConfig {
             end: End::NoNewJob,
             eval_every: 10,
             eval_jobsets: 20,
+            imitate_sjf: 0,
         }
     }
 }
@@ -164,6 +168,16 @@ pub fn train(
             );
         }
         set_flat(&vars, w)?;
+    }
+    if cfg.imitate_sjf > 0 {
+        let jobsets = train_jobsets(cfg, seed, 0);
+        let im = super::imitate::imitate_sjf(&vars, &net, cfg, &jobsets, cfg.imitate_sjf, seed)?;
+        eprintln!(
+            "imitated SJF for {} epochs on {} decisions: the policy's most likely action is SJF's in {:.1} % of them",
+            cfg.imitate_sjf,
+            im.decisions,
+            100.0 * im.agreement
+        );
     }
     let mut opt = optimiser(&vars, cfg.learning_rate)?;
     let val = super::eval::eval_jobsets(&cfg.env, seed ^ 0x7661_6c69, cfg.eval_jobsets);

@@ -1,5 +1,6 @@
 //! `continuum deeprm eval`: every scheduler at every load on the held-out seeds, as a table,
-//! JSON, and the paper's two figures (slowdown vs load, slowdown CDF at one load).
+//! JSON, and figures: the paper's two (slowdown vs load, slowdown CDF at one load), the share of
+//! jobs with a small slowdown vs load, and, at a single load, every objective.
 
 use crate::EnvParams;
 use crate::eval::{EvalFigures, Scheduler, eval_jobsets, evaluate};
@@ -38,13 +39,23 @@ pub struct DeepRmEvalArgs {
     /// Agents take their most likely action (default: they sample, as the public code).
     #[arg(long)]
     pub greedy: bool,
+    /// Also run `tetris-sjf` (the paper's Tetris★) with this knob in [0, 1] (1: Tetris, 0:
+    /// SJF), or `auto`: at each load, the knob of TETRIS_SJF_KNOBS with the lowest mean
+    /// slowdown on --jobsets jobsets of --tune-seed (choose one no evaluation uses).
+    #[arg(long)]
+    pub tetris_sjf_knob: Option<String>,
+    /// Seed of the jobsets `--tetris-sjf-knob auto` tunes on.
+    #[arg(long, default_value_t = 1)]
+    pub tune_seed: u64,
     /// Load at which every job's slowdown is kept for the CDF.
     #[arg(long)]
     pub cdf_load: Option<f64>,
     /// Write the results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write `<prefix>-load.svg` (slowdown vs load) and `<prefix>-cdf.svg` here.
+    /// Write `<prefix>-load.svg` (slowdown vs load), `<prefix>-share.svg` (share of jobs with
+    /// slowdown ≤ 2 and ≤ 1.5 vs load), `<prefix>-cdf.svg` (with --cdf-load) and, when one
+    /// load is measured, `<prefix>-objectives.svg` (every objective, relative to the best).
     #[arg(long)]
     pub svg_prefix: Option<PathBuf>,
     /// Worker threads (default: one per core); results do not depend on it.
@@ -65,16 +76,43 @@ pub(crate) struct EvalRow {
     pub figures: EvalFigures,
 }
 
+/// The knobs `--tetris-sjf-knob auto` tries. Alignment scores reach 2 × 10 × 10 = 200 and
+/// 1 / duration at most 1, so the knobs that mix the two are small (assumption: this grid,
+/// not a value from the paper, which does not print its knob).
+pub(crate) const TETRIS_SJF_KNOBS: [f64; 12] = [
+    0.0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0,
+];
+
+/// What a row of an evaluation runs.
+pub(crate) enum Kind {
+    /// A heuristic.
+    Rule(Heuristic),
+    /// `tetris-sjf` with this knob, or tuned at each load (none).
+    TetrisSjf(Option<f64>),
+    /// A checkpoint, and whether it masks.
+    Agent(Box<PgCheckpoint>, bool),
+}
+
 /// A scheduler of an evaluation: its row name, the one load it is measured at (all if none),
-/// and a checkpoint with whether it masks (none: a heuristic).
-pub(crate) type Who = (String, Option<f64>, Option<(PgCheckpoint, bool)>);
+/// and what it runs.
+pub(crate) type Who = (String, Option<f64>, Kind);
 
 /// Every scheduler of an evaluation: the heuristics then the agents.
 pub(crate) fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
     let mut out: Vec<Who> = Heuristic::ALL
         .iter()
-        .map(|h| (h.name().to_string(), None, None))
+        .map(|h| (h.name().to_string(), None, Kind::Rule(*h)))
         .collect();
+    match a.tetris_sjf_knob.as_deref() {
+        None => {}
+        Some("auto") => out.push(("tetris-sjf".into(), None, Kind::TetrisSjf(None))),
+        Some(k) => match format!("tetris-sjf:{k}").parse::<Heuristic>() {
+            Ok(Heuristic::TetrisSjf { knob }) => {
+                out.push(("tetris-sjf".into(), None, Kind::TetrisSjf(Some(knob))));
+            }
+            _ => bail!("--tetris-sjf-knob: expected a number in [0, 1] or `auto`, got `{k}`"),
+        },
+    }
     for spec in &a.agent {
         let (name, path) = spec.split_once('=').ok_or_else(|| {
             anyhow::anyhow!("--agent: expected name=path or name@load=path, got `{spec}`")
@@ -91,15 +129,16 @@ pub(crate) fn schedulers(a: &DeepRmEvalArgs) -> Result<Vec<Who>> {
         };
         let ck = PgCheckpoint::load(Path::new(path))?;
         let mask = ck.meta.config.variant.mask;
-        out.push((name.to_string(), load, Some((ck, mask))));
+        out.push((name.to_string(), load, Kind::Agent(Box::new(ck), mask)));
     }
     Ok(out)
 }
 
-/// Measures `who` at `cfg`'s environment on `seed`'s held-out jobsets.
+/// Measures `who` (a heuristic, or a checkpoint and whether it masks) at `env` on `seed`'s
+/// held-out jobsets.
 pub(crate) fn measure(
     env: crate::EnvParams,
-    who: &Option<(PgCheckpoint, bool)>,
+    who: Result<Heuristic, (&PgCheckpoint, bool)>,
     name: &str,
     seed: u64,
     jobsets: usize,
@@ -107,21 +146,30 @@ pub(crate) fn measure(
 ) -> Result<(EvalFigures, Vec<f64>)> {
     let sets = eval_jobsets(&env, seed, jobsets);
     Ok(match who {
-        None => evaluate(
-            env,
-            &sets,
-            Scheduler::Heuristic(name.parse().map_err(anyhow::Error::msg)?),
-            seed,
-        ),
-        Some((ck, mask)) => {
+        Ok(h) => evaluate(env, &sets, Scheduler::Heuristic(h), seed),
+        Err((ck, mask)) => {
             if ck.meta.config.env.input_len() != env.input_len() {
                 bail!("agent `{name}`: trained on another environment size");
             }
             let (_, net) = ck.network()?;
             let snap = net.snapshot()?;
-            evaluate(env, &sets, Scheduler::Agent(&snap, *mask, greedy), seed)
+            evaluate(env, &sets, Scheduler::Agent(&snap, mask, greedy), seed)
         }
     })
+}
+
+/// The knob of [`TETRIS_SJF_KNOBS`] with the lowest mean slowdown on `jobsets` jobsets of
+/// `seed` at `env` (ties: the first).
+fn tune_knob(env: crate::EnvParams, seed: u64, jobsets: usize) -> Result<f64> {
+    let mut best = (f64::INFINITY, TETRIS_SJF_KNOBS[0]);
+    for knob in TETRIS_SJF_KNOBS {
+        let h = Heuristic::TetrisSjf { knob };
+        let (f, _) = measure(env, Ok(h), "tetris-sjf", seed, jobsets, false)?;
+        if f.mean_slowdown < best.0 {
+            best = (f.mean_slowdown, knob);
+        }
+    }
+    Ok(best.1)
 }
 
 /// The JSON an evaluation writes.
@@ -134,6 +182,10 @@ struct EvalReport {
     jobsets_per_seed: usize,
     greedy: bool,
     rows: Vec<EvalRow>,
+    /// `tetris-sjf`'s knob at each load (tuned or given), as (load, knob).
+    tetris_sjf_knobs: Vec<(f64, f64)>,
+    /// Seed of the jobsets the knob was tuned on.
+    tune_seed: Option<u64>,
     cdf_load: Option<f64>,
     /// Scheduler → every finished job's slowdown at `cdf_load`, pooled over the seeds.
     cdf: BTreeMap<String, Vec<f64>>,
@@ -160,7 +212,10 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
     let who = schedulers(a)?;
     let mut base = who
         .iter()
-        .find_map(|(_, _, w)| w.as_ref().map(|(ck, _)| ck.meta.config.env))
+        .find_map(|(_, _, w)| match w {
+            Kind::Agent(ck, _) => Some(ck.meta.config.env),
+            _ => None,
+        })
         .unwrap_or_default();
     if let Some(s) = a.small_job_chance {
         base.small_job_chance = s;
@@ -172,6 +227,7 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
     }
     let mut rows = Vec::new();
     let mut cdf = BTreeMap::new();
+    let mut knobs = Vec::new();
     for &load in &loads {
         let rate = base.rate_for_load(load);
         if !(load > 0.0 && rate <= 1.0) {
@@ -186,8 +242,21 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
             if only.is_some_and(|o| (o - load).abs() > 1e-9) {
                 continue;
             }
+            let run = match w {
+                Kind::Rule(h) => Ok(*h),
+                Kind::TetrisSjf(k) => {
+                    let knob = match k {
+                        Some(k) => *k,
+                        None => tune_knob(env, a.tune_seed, a.jobsets)?,
+                    };
+                    eprintln!("tetris-sjf at load {load:.2}: knob {knob}");
+                    knobs.push((load, knob));
+                    Ok(Heuristic::TetrisSjf { knob })
+                }
+                Kind::Agent(ck, mask) => Err((&**ck, *mask)),
+            };
             for &seed in &seeds {
-                let (f, slow) = measure(env, w, name, seed, a.jobsets, a.greedy)?;
+                let (f, slow) = measure(env, run, name, seed, a.jobsets, a.greedy)?;
                 if a.cdf_load.is_some_and(|c| (c - load).abs() < 1e-9) {
                     cdf.entry(name.clone())
                         .or_insert_with(Vec::new)
@@ -220,6 +289,8 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
             jobsets_per_seed: a.jobsets,
             greedy: a.greedy,
             rows,
+            tune_seed: (a.tetris_sjf_knob.as_deref() == Some("auto")).then_some(a.tune_seed),
+            tetris_sjf_knobs: knobs,
             cdf_load: a.cdf_load,
             cdf,
         };
@@ -237,9 +308,13 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
 }
 
 fn cell(rows: &[EvalRow], name: &str, load: f64) -> Vec<f64> {
+    cell_of(rows, name, load, |f| f.mean_slowdown)
+}
+
+fn cell_of(rows: &[EvalRow], name: &str, load: f64, f: impl Fn(&EvalFigures) -> f64) -> Vec<f64> {
     rows.iter()
         .filter(|r| r.scheduler == name && r.load == load)
-        .map(|r| r.figures.mean_slowdown)
+        .map(|r| f(&r.figures))
         .collect()
 }
 
@@ -280,32 +355,52 @@ fn plots(
         std::path::PathBuf::from(p)
     };
     let emph = |n: &str| {
-        if ["tetris", "sjf", "random"].contains(&n) {
+        if Heuristic::ALL.iter().any(|h| h.name() == n) || n == "tetris-sjf" {
             Emphasis::Normal
         } else {
             Emphasis::Bold
         }
     };
-    let series = names
-        .iter()
-        .map(|n| {
-            let pts = loads
-                .iter()
-                .filter(|&&l| !cell(rows, n, l).is_empty())
-                .map(|&l| (l * 100.0, mean_sd(&cell(rows, n, l)).0))
-                .collect();
-            Series::new(n.clone(), pts, emph(n))
-        })
-        .collect();
+    let by_load = |f: &dyn Fn(&EvalFigures) -> f64| -> Vec<Series> {
+        names
+            .iter()
+            .map(|n| {
+                let pts = loads
+                    .iter()
+                    .filter(|&&l| !cell(rows, n, l).is_empty())
+                    .map(|&l| (l * 100.0, mean_sd(&cell_of(rows, n, l, f)).0))
+                    .collect();
+                Series::new(n.clone(), pts, emph(n))
+            })
+            .collect()
+    };
     let fig = Figure {
         title: "Average job slowdown vs cluster load (held-out jobsets)".into(),
         x: Axis::new("offered load (%)", Format::Number),
         panels: vec![Panel {
             y: Axis::new("average slowdown", Format::Number),
-            series,
+            series: by_load(&|f| f.mean_slowdown),
         }],
     };
     continuum_plot::line_chart(&with("-load.svg"), &fig).map_err(anyhow::Error::msg)?;
+    let fig = Figure {
+        title: "Jobs meeting a slowdown target vs cluster load (held-out jobsets)".into(),
+        x: Axis::new("offered load (%)", Format::Number),
+        panels: vec![
+            Panel {
+                y: Axis::new("jobs with slowdown ≤ 2", Format::Percent),
+                series: by_load(&|f| f.share_slowdown_le2),
+            },
+            Panel {
+                y: Axis::new("jobs with slowdown ≤ 1.5", Format::Percent),
+                series: by_load(&|f| f.share_slowdown_le1_5),
+            },
+        ],
+    };
+    continuum_plot::line_chart(&with("-share.svg"), &fig).map_err(anyhow::Error::msg)?;
+    if let [load] = loads {
+        objectives_chart(&with("-objectives.svg"), rows, names, *load, &emph)?;
+    }
     if let Some(l) = cdf_load {
         let series = names
             .iter()
@@ -333,4 +428,59 @@ fn plots(
         continuum_plot::line_chart(&with("-cdf.svg"), &fig).map_err(anyhow::Error::msg)?;
     }
     Ok(())
+}
+
+/// Every scheduler on every objective at `load`: its mean over the seeds relative to the best
+/// scheduler's on that objective (1 = the best, 1.2 = 20 % worse; for utilisation, where more
+/// is better, the best's over its own).
+fn objectives_chart(
+    path: &Path,
+    rows: &[EvalRow],
+    names: &[String],
+    load: f64,
+    emph: &dyn Fn(&str) -> Emphasis,
+) -> Result<()> {
+    type Figure1 = fn(&EvalFigures) -> f64;
+    let objectives: [(&str, Figure1, bool); 4] = [
+        ("mean slowdown", |f| f.mean_slowdown, false),
+        ("mean completion", |f| f.mean_completion, false),
+        ("utilisation", |f| f.utilisation, true),
+        ("makespan", |f| f.makespan, false),
+    ];
+    let mean = |n: &str, f: Figure1| mean_sd(&cell_of(rows, n, load, f)).0;
+    let series = names
+        .iter()
+        .map(|n| {
+            let pts = objectives
+                .iter()
+                .enumerate()
+                .map(|(k, &(_, f, more_is_better))| {
+                    let all = names.iter().map(|m| mean(m, f));
+                    let (v, best) = if more_is_better {
+                        (1.0 / mean(n, f), 1.0 / all.fold(f64::MIN, f64::max))
+                    } else {
+                        (mean(n, f), all.fold(f64::MAX, f64::min))
+                    };
+                    (k as f64, v / best)
+                })
+                .collect();
+            Series::new(n.clone(), pts, emph(n))
+        })
+        .collect();
+    let fig = Figure {
+        title: format!(
+            "Every scheduler on every objective at load {:.0} % (held-out jobsets)",
+            load * 100.0
+        ),
+        x: Axis::new("objective", Format::Number),
+        panels: vec![Panel {
+            y: Axis::new(
+                "relative to the best (1 = best, lower is better)",
+                Format::Number,
+            ),
+            series,
+        }],
+    };
+    let cats: Vec<String> = objectives.iter().map(|o| o.0.to_string()).collect();
+    continuum_plot::category_chart(path, &fig, &cats).map_err(anyhow::Error::msg)
 }

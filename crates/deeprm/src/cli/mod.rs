@@ -54,6 +54,9 @@ pub struct DeepRmTrainArgs {
     /// Start from this checkpoint's weights (adaptation); its network must match.
     #[arg(long)]
     pub init: Option<PathBuf>,
+    /// Epochs of imitating SJF before REINFORCE (the public code's supervised pre-training).
+    #[arg(long)]
+    pub imitate_sjf: Option<usize>,
     /// Seed, threads, checkpoint.
     #[command(flatten)]
     pub common: TrainCommon,
@@ -151,6 +154,9 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
     }
     if let Some(j) = a.jobsets {
         cfg.jobsets = j;
+    }
+    if let Some(e) = a.imitate_sjf {
+        cfg.imitate_sjf = e;
     }
     cfg.validate()?;
     let init = match &a.init {
