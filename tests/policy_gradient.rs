@@ -348,6 +348,8 @@ fn deeprm_trains_evaluates_and_refuses_bad_input() {
         &["--objective", "speed"],
     ));
     assert!(e.contains("unknown objective `speed`"), "{e}");
+    let e = failed(&args(&dir.path().join("f.deeprm"), &["--slots", "0"]));
+    assert!(e.contains("--slots") && e.contains("num_nw"), "{e}");
     let wide = dir.path().join("wide.yaml");
     std::fs::write(&wide, "env: {simu_len: 10}\nhidden: 32\n").unwrap();
     let e = failed(&continuum(&[

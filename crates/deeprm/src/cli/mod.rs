@@ -42,6 +42,10 @@ pub struct DeepRmTrainArgs {
     /// Offered load (sets the arrival rate).
     #[arg(long)]
     pub load: Option<f64>,
+    /// Visible job slots M (`num_nw`; default: the config's, else the parameters file's 5).
+    /// The authors' experiment mains use 10.
+    #[arg(long)]
+    pub slots: Option<usize>,
     /// When training episodes end: `no-new-job` (the public code's) or `all-done`.
     #[arg(long)]
     pub end: Option<String>,
@@ -138,6 +142,12 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
     }
     if let Some(v) = &a.variant {
         cfg.variant = PgVariant::preset(v).map_err(|e| anyhow::anyhow!("--variant: {e}"))?;
+    }
+    if let Some(m) = a.slots {
+        cfg.env.num_nw = m;
+        cfg.env
+            .validate()
+            .map_err(|e| anyhow::anyhow!("--slots: {m} is not a valid M ({e})"))?;
     }
     if let Some(l) = a.load {
         cfg.env.new_job_rate = rate_for(&cfg, l)?;
