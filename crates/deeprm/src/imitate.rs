@@ -7,12 +7,14 @@
 use super::env::{Env, EnvParams, JobSet};
 use super::heuristics::Heuristic;
 use super::net::PgNet;
+use super::net::build;
 use super::objective::Objective;
 use super::reinforce::{Trajectory, allowed_actions, chunk_plan, descend, optimiser};
-use super::train::PgConfig;
+use super::train::{PgConfig, train_jobsets};
 use anyhow::Result;
 use candle_nn::VarMap;
 use continuum_core::rng::{Purpose, stream_rng};
+use continuum_learn::agent::{flat, set_flat};
 
 /// Decisions per supervised step (assumption: small batches, as the public code's supervised
 /// step takes; not tuned).
@@ -95,4 +97,16 @@ pub fn imitate_sjf(
         decisions: m,
         agreement: agree as f64 / m.max(1) as f64,
     })
+}
+
+/// The weights REINFORCE starts from when `cfg.imitate_sjf` > 0: the network of `seed` (or
+/// `init`) after that many epochs of imitating SJF on the first iteration's training jobsets.
+pub fn pretrain(cfg: &PgConfig, seed: u64, init: Option<&[f32]>) -> Result<(Vec<f32>, Imitation)> {
+    let (vars, net) = build(cfg.shape(), seed)?;
+    if let Some(w) = init {
+        set_flat(&vars, w)?;
+    }
+    let jobsets = train_jobsets(cfg, seed, 0);
+    let im = imitate_sjf(&vars, &net, cfg, &jobsets, cfg.imitate_sjf, seed)?;
+    Ok((flat(&vars)?, im))
 }

@@ -169,16 +169,6 @@ pub fn train(
         }
         set_flat(&vars, w)?;
     }
-    if cfg.imitate_sjf > 0 {
-        let jobsets = train_jobsets(cfg, seed, 0);
-        let im = super::imitate::imitate_sjf(&vars, &net, cfg, &jobsets, cfg.imitate_sjf, seed)?;
-        eprintln!(
-            "imitated SJF for {} epochs on {} decisions: the policy's most likely action is SJF's in {:.1} % of them",
-            cfg.imitate_sjf,
-            im.decisions,
-            100.0 * im.agreement
-        );
-    }
     let mut opt = optimiser(&vars, cfg.learning_rate)?;
     let val = super::eval::eval_jobsets(&cfg.env, seed ^ 0x7661_6c69, cfg.eval_jobsets);
     let start = Instant::now();

@@ -169,7 +169,7 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         cfg.imitate_sjf = e;
     }
     cfg.validate()?;
-    let init = match &a.init {
+    let mut init = match &a.init {
         Some(p) => {
             let ck = PgCheckpoint::load(p)?;
             Some((
@@ -179,6 +179,24 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         }
         None => None,
     };
+    if cfg.imitate_sjf > 0 {
+        let (w, im) = crate::imitate::pretrain(
+            &cfg,
+            a.common.seed,
+            init.as_ref().map(|(w, _)| w.as_slice()),
+        )?;
+        eprintln!(
+            "imitated SJF for {} epochs on {} decisions: the policy's most likely action is SJF's in {:.1} % of them",
+            cfg.imitate_sjf,
+            im.decisions,
+            100.0 * im.agreement
+        );
+        let from = init.map_or(String::new(), |(_, p)| format!(" from {p}"));
+        init = Some((
+            w,
+            format!("SJF imitation ({} epochs){from}", cfg.imitate_sjf),
+        ));
+    }
     eprintln!(
         "training {} on load {:.2} ({} iterations × {} jobsets × {} rollouts), objective {}",
         variant_name(&cfg.variant),
