@@ -270,6 +270,50 @@ fn reinforce_finds_the_known_best_order() {
 }
 
 #[test]
+fn keep_best_keeps_the_lowest_validated_iteration() {
+    let cfg = PgConfig {
+        env: tiny(),
+        jobsets: 2,
+        rollouts: 4,
+        hidden: 8,
+        learning_rate: 0.05,
+        iterations: 12,
+        eval_every: 1,
+        eval_jobsets: 4,
+        keep_best: true,
+        ..PgConfig::default()
+    };
+    let t = train(&cfg, 4, None, &|_| {}).unwrap();
+    let vals: Vec<f64> = t
+        .log
+        .iter()
+        .map(|l| l.eval.as_ref().unwrap().mean_slowdown)
+        .collect();
+    let kept = t.kept.expect("an iteration kept");
+    let low = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(vals[kept], low, "{vals:?}");
+    assert!(
+        vals[..kept].iter().all(|v| *v > low),
+        "the first lowest: {vals:?}"
+    );
+    // The kept weights are that iteration's: they score its validation figure again.
+    let val = super::eval::eval_jobsets(&cfg.env, 4 ^ 0x7661_6c69, cfg.eval_jobsets);
+    let snap = t.net.snapshot().unwrap();
+    let (f, _) = super::eval::evaluate(cfg.env, &val, Scheduler::Agent(&snap, false, false), 4);
+    assert_eq!(f.mean_slowdown, low);
+    let bad = PgConfig {
+        eval_every: 0,
+        ..cfg
+    };
+    assert!(
+        bad.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("keep_best")
+    );
+}
+
+#[test]
 fn a_batch_cut_into_chunks_takes_the_whole_batch_step() {
     // The critic variant has every term of the loss: entropy, normalised advantages, the mask
     // and the critic's own loss.

@@ -50,6 +50,9 @@ pub struct PgConfig {
     /// Epochs of pre-training by imitating SJF on the first iteration's training jobsets
     /// before REINFORCE (the public code's supervised step; 0: none).
     pub imitate_sjf: usize,
+    /// Keep the weights of the validated iteration with the lowest validation slowdown, not
+    /// the last iteration's (early stopping; needs `eval_every` > 0).
+    pub keep_best: bool,
 }
 
 impl Default for PgConfig {
@@ -69,6 +72,7 @@ impl Default for PgConfig {
             eval_every: 10,
             eval_jobsets: 20,
             imitate_sjf: 0,
+            keep_best: false,
         }
     }
 }
@@ -92,6 +96,9 @@ impl PgConfig {
         }
         if !(0.0..=1.0).contains(&self.gamma) {
             bail!("deeprm config: `gamma`: expected a number in [0, 1]");
+        }
+        if self.keep_best && self.eval_every == 0 {
+            bail!("deeprm config: `keep_best` needs validation: `eval_every` must be at least 1");
         }
         if !(self.variant.entropy >= 0.0 && self.variant.entropy.is_finite()) {
             bail!("deeprm config: `variant.entropy`: expected a non-negative number");
@@ -135,6 +142,8 @@ pub struct Trained {
     pub net: PgNet,
     /// One line per iteration.
     pub log: Vec<PgIterLog>,
+    /// With `keep_best`: the iteration whose weights were kept.
+    pub kept: Option<usize>,
 }
 
 /// The training jobsets of `seed` for iteration `it` (the same for every iteration unless
@@ -174,6 +183,7 @@ pub fn train(
     let start = Instant::now();
     let mut scale = None;
     let mut log = Vec::with_capacity(cfg.iterations);
+    let mut best: Option<(f64, usize, Vec<f32>)> = None;
     for it in 0..cfg.iterations {
         let jobsets = train_jobsets(cfg, seed, it);
         let batches = rollouts(cfg, &net, &jobsets, seed, it)?;
@@ -199,10 +209,28 @@ pub fn train(
             wall_s: start.elapsed().as_secs_f64(),
             eval,
         };
+        if cfg.keep_best
+            && let Some(e) = &line.eval
+            && best.as_ref().is_none_or(|(v, _, _)| e.mean_slowdown < *v)
+        {
+            best = Some((e.mean_slowdown, it, flat(&vars)?));
+        }
         progress(&line);
         log.push(line);
     }
-    Ok(Trained { vars, net, log })
+    let kept = match best {
+        Some((_, it, w)) => {
+            set_flat(&vars, &w)?;
+            Some(it)
+        }
+        None => None,
+    };
+    Ok(Trained {
+        vars,
+        net,
+        log,
+        kept,
+    })
 }
 
 /// The rollouts of iteration `it`: `rollouts` per jobset, each with its own random stream.

@@ -61,6 +61,9 @@ pub struct DeepRmTrainArgs {
     /// Epochs of imitating SJF before REINFORCE (the public code's supervised pre-training).
     #[arg(long)]
     pub imitate_sjf: Option<usize>,
+    /// Keep the best validated iteration's weights instead of the last's (early stopping).
+    #[arg(long)]
+    pub keep_best: bool,
     /// Seed, threads, checkpoint.
     #[command(flatten)]
     pub common: TrainCommon,
@@ -168,6 +171,7 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
     if let Some(e) = a.imitate_sjf {
         cfg.imitate_sjf = e;
     }
+    cfg.keep_best |= a.keep_best;
     cfg.validate()?;
     let mut init = match &a.init {
         Some(p) => {
@@ -224,6 +228,13 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         Some((_, p)) => format!("adapt from {p}"),
         None => "train".into(),
     };
+    if let Some(it) = t.kept {
+        let v = t.log[it]
+            .eval
+            .as_ref()
+            .map_or(f64::NAN, |e| e.mean_slowdown);
+        eprintln!("kept iteration {it}: the lowest validation slowdown ({v:.3})");
+    }
     PgCheckpoint::save(&a.common.out, &t.vars, &t.net, &cfg, &origin)?;
     write_log(&a.common.out, &t.log)?;
     eprintln!("wrote {}", a.common.out.display());
