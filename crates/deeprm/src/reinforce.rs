@@ -237,8 +237,8 @@ pub struct UpdateStats {
 /// load holds tens of thousands of decisions of a few thousand inputs each; in one pass, its
 /// copy and the gradient candle's matmul also computes for the (constant) observations each
 /// take about a gigabyte of fresh memory per update, and zeroing those pages cost more than
-/// the arithmetic. A chunk of 512 rows is a few MB, reused. (Assumption: any size from a few
-/// hundred rows up gives the same speed; the result does not depend on it beyond rounding.)
+/// the arithmetic. A chunk of 512 rows is a few MB, reused. (512 is an assumption, not tuned;
+/// the result does not depend on it beyond rounding.)
 pub(crate) const CHUNK_ROWS: usize = 512;
 
 /// One policy-gradient step of `net` on `batches` (the rollouts of each jobset).
