@@ -1,55 +1,65 @@
-"""The DeepRM reproduction (docs/deeprm.md): REINFORCE against Tetris, SJF and random on DeepRM's
-environment, the improved variants, the reward objectives, and meta-learning for fast
-adaptation. Every figure is a mean ± sd over the held-out evaluation seeds (default 101–105,
-20 jobsets each, run until every job is done); training draws its jobsets and rollouts from
---train-seed only.
+"""The DeepRM reproduction as the authors run it (docs/deeprm.md): M = 10 visible job slots (their
+experiment mains' `num_nw`), training episodes that end when every job is done (the paper's §3
+and the public code's `pg_re`), the authors' baselines (Tetris, Tetris★ = `tetris-sjf` with its
+knob tuned on training-seed jobsets, SJF, their Random over all M + 1 actions) and the
+fitting-only random kept as `random-fit`. Every figure is a mean ± sd over the held-out
+evaluation seeds (default 101–105, 20 jobsets each, run until every job is done); training
+draws its jobsets and rollouts from --train-seed only.
 
-  reproduction  one plain-REINFORCE agent per load of --train-loads (the public code's
-                settings, training episodes ending with the jobset, but --iterations ×
-                --jobsets rollout batches), one trained on all-done episodes per load of
-                --alldone-loads, the heuristics at every load of --loads: average slowdown vs
-                load, the slowdown CDF at --cdf-load, the all-done agent's learning curve
-  ablation      at --ablation-load: plain, + entropy bonus, + normalised advantages, + masked
-                invalid actions (= improved), + learned critic, each trained alike, and plain
-                on all-done episodes: mean slowdown and the share of jobs with slowdown <= 2
-  objectives    at --ablation-load: one plain agent per reward objective (slowdown,
-                completion, utilisation, makespan), trained on all-done episodes for
-                --alldone-iterations, each measured on every objective
-  meta          Reptile and first-order MAML meta-trained over loads 0.3-1.8 and short-job
-                shares 0.5-0.95 (all-done episodes); on 5 held-out tasks (drawn from seeds
-                101-105): adapt for --adapt-iterations from the meta-initialisation, from the
-                all-done agent trained at --ablation-load (transfer) and from scratch, against
-                scratch trained for --iterations
+  reproduction  one plain-REINFORCE agent per load of --train-loads (trained per setting, as
+                the paper does), the heuristics at every load of --loads: average slowdown vs
+                load, the share of jobs with slowdown <= 2 and <= 1.5, the slowdown CDF at
+                --cdf-load, and each agent's learning curve with where it flattens
+  ablation      at --ablation-load, every variant on all-done episodes: plain, + entropy bonus,
+                + normalised advantages, + masked invalid actions (= improved), + learned
+                critic; plain on episodes that end with the jobset; plain after imitating SJF
+                for --imitate-epochs epochs (the public code's supervised pre-training)
+  objectives    at --ablation-load, one plain agent per reward objective (slowdown, completion
+                and makespan on all-done episodes; utilisation on fixed-length episodes that
+                end with the jobset, where its return is not a constant), each measured on
+                every objective
+  meta          Reptile meta-trained over loads 0.3-1.8 and short-job shares 0.5-0.95; on 5
+                held-out tasks (drawn from the evaluation seeds): adaptation from the
+                meta-initialisation, from the agent trained at --ablation-load (transfer) and
+                from scratch for --adapt-iterations, and scratch given the meta-training's
+                rollouts too
 
 Usage: python3 -m experiments.deeprm [--parts reproduction,ablation,objectives,meta]
-       [--publish] [--from-json]
+       [--publish] [--from-json] [--reuse-checkpoints]
 """
 import argparse
 import json
+import math
 import os
 import pathlib
 import random
+import re
 import shutil
+import statistics
 import sys
 
 from experiments import docgen
 from experiments import references as refs
-from experiments.cells import pm, run
+from experiments.cells import pm, run, timed
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
 p.add_argument("--jobsets", default="20")
-p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.8")
+p.add_argument("--slots", default="10", help="visible job slots M (the authors' mains: 10)")
+p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.8")
 p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
+p.add_argument("--iterations", default="600")
 p.add_argument("--cdf-load", default="1.5")
-p.add_argument("--alldone-loads", default="1.1,1.5",
-               help="loads at which plain REINFORCE is also trained on all-done episodes")
-p.add_argument("--alldone-iterations", default="150")
+p.add_argument("--long-iterations", default="1500",
+               help="the agent at --cdf-load is also trained this long (the budget study)")
+p.add_argument("--resample-loads", default="0.3,0.7",
+               help="loads where an agent is also trained on fresh jobsets every iteration")
 p.add_argument("--ablation-load", default="1.1")
-p.add_argument("--iterations", default="300")
+p.add_argument("--ablation-iterations", default="300")
+p.add_argument("--imitate-epochs", default="100")
 p.add_argument("--train-jobsets", default="10")
-p.add_argument("--adapt-iterations", default="30")
-p.add_argument("--meta-iterations", default="30")
+p.add_argument("--meta-iterations", default="50")
+p.add_argument("--adapt-iterations", default="50")
 p.add_argument("--train-seed", default="1")
 p.add_argument("--parts", default="reproduction,ablation,objectives,meta")
 p.add_argument("--out", default="out/deeprm")
@@ -60,31 +70,37 @@ p.add_argument("--reuse-checkpoints", action="store_true",
                help="keep a checkpoint already in --out instead of training it again")
 a = p.parse_args()
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-checkpoints"))
-DEFAULT_CMD = "experiments.deeprm --parts reproduction,ablation,objectives"
+DEFAULT_CMD = "experiments.deeprm"
 out = pathlib.Path(a.out)
 out.mkdir(parents=True, exist_ok=True)
 DOCS = docgen.ROOT / "docs"
-HEUR = ["tetris", "sjf", "random"]
+HEUR = ["tetris", "tetris-sjf", "sjf", "random", "random-fit"]
 OBJECTIVES = ["slowdown", "completion", "utilisation", "makespan"]
 VARIANTS = ["plain", "entropy", "normalised", "masked", "critic"]
-common_train = ["--iterations", a.iterations, "--jobsets", a.train_jobsets, "--seed", a.train_seed]
+ROLLOUTS = 20  # per jobset: the public code's and `deeprm train`'s default
+ENV = out / f"m{a.slots}.yaml"
+ENV.write_text(f"env:\n  num_nw: {a.slots}\n")
 
 
-def train(name, *extra, iterations=None):
+def train(name, *extra, iterations=None, config=None):
+    """Trains `name` (skipped with --reuse-checkpoints when it exists); returns its checkpoint
+    and what the trainer printed on standard error."""
     ck = out / f"{name}.deeprm"
     if a.reuse_checkpoints and ck.exists() and ck.with_suffix(".training.csv").exists():
         return ck
-    args = [a.bin, "deeprm", "train", "--out", str(ck)] + common_train + list(extra)
-    if iterations:
-        args[args.index("--iterations") + 1] = iterations
-    run(args)
+    args = [a.bin, "deeprm", "train", "--config", str(config or ENV), "--jobsets",
+            a.train_jobsets, "--seed", a.train_seed, "--out", str(ck),
+            "--iterations", iterations or a.iterations] + list(extra)
+    err = timed(args)[1]
+    ck.with_suffix(".stderr.txt").write_text(err)
     return ck
 
 
 def evaluate(agents, loads, extra=()):
     js = out / f"eval-{os.getpid()}.json"
     args = [a.bin, "deeprm", "eval", "--loads", loads, "--seeds", a.seeds, "--jobsets",
-            a.jobsets, "--json", str(js)] + list(extra)
+            a.jobsets, "--slots", a.slots, "--tetris-sjf-knob", "auto", "--tune-seed",
+            a.train_seed, "--json", str(js)] + list(extra)
     for spec in agents:
         args += ["--agent", spec]
     run(args)
@@ -96,81 +112,175 @@ def cell(report, name, load, key="mean_slowdown"):
             if r["scheduler"] == name and abs(r["load"] - load) < 1e-9]
 
 
+def curve(csv_text):
+    """(iteration, validation slowdown, wall s) of a training log's validated iterations."""
+    rows = [x.split(",") for x in csv_text.splitlines()[1:]]
+    return [(int(x[0]), float(x[5]), float(x[4])) for x in rows if x[5]]
+
+
+def flattens(points):
+    """The first validated iteration from which the validation slowdown (a running mean of 5
+    points) improves by less than 5 % until the end, and whether that is within the last sixth
+    of the run (still falling)."""
+    vals = [v for _, v, _ in points]
+    smooth = [statistics.mean(vals[max(0, i - 2):i + 3]) for i in range(len(vals))]
+    for i, s in enumerate(smooth):
+        if min(smooth[i:]) >= 0.95 * s:
+            it = points[i][0]
+            return it, it > points[-1][0] * 5 / 6
+    return points[-1][0], True
+
+
+def alldone(load, iterations=None):
+    return train(f"alldone-load{load}", "--load", load, "--end", "all-done", iterations=iterations)
+
+
+def best(load, iterations=None, suffix=""):
+    """The agent at `load` whose weights are those of its best validated iteration (the
+    training's own validation jobsets: early stopping)."""
+    return train(f"best-load{load}{suffix}", "--load", load, "--end", "all-done", "--keep-best",
+                 iterations=iterations)
+
+
+LONG = f"deeprm, {a.long_iterations} it"
+LAST = "deeprm, last iterate"
+FRESH = "deeprm, fresh jobsets"
+
+
+def fresh(load):
+    """As `best`, on fresh training jobsets every iteration (the public code keeps the same)."""
+    cfg = out / f"m{a.slots}-resample.yaml"
+    cfg.write_text(f"env:\n  num_nw: {a.slots}\nresample: true\n")
+    return train(f"fresh-load{load}", "--load", load, "--end", "all-done", "--keep-best",
+                 config=cfg)
+
+
 def reproduction():
-    loads = [float(x) for x in a.loads.split(",")]
-    agents = [f"deeprm@{l}={train(f'plain-load{l}', '--load', l)}" for l in a.train_loads.split(",")]
-    agents += [f"deeprm-all-done@{l}={alldone(l)}" for l in a.alldone_loads.split(",")]
+    loads = a.train_loads.split(",")
+    agents = [f"deeprm@{l}={best(l)}" for l in loads]
+    agents += [f"{LAST}@{l}={alldone(l)}" for l in loads]
+    agents += [f"{FRESH}@{l}={fresh(l)}" for l in a.resample_loads.split(",") if l]
+    long = best(a.cdf_load, a.long_iterations, "-long")
+    agents.append(f"{LONG}@{a.cdf_load}={long}")
     rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
     if a.publish and CMD == DEFAULT_CMD:  # the docs' figures are the default run's
-        shutil.copy(out / "deeprm-load.svg", DOCS / "deeprm-load.svg")
-        shutil.copy(out / "deeprm-cdf.svg", DOCS / "deeprm-cdf.svg")
-        shutil.copy(out / f"alldone-load{a.cdf_load}.training_curve.svg",
+        for f in ("load", "cdf", "share"):
+            shutil.copy(out / f"deeprm-{f}.svg", DOCS / f"deeprm-{f}.svg")
+        shutil.copy(long.with_suffix("").with_name(long.stem + ".training_curve.svg"),
                     DOCS / "deeprm-learning-curve.svg")
-    return {"report": rep, "curve": (out / f"alldone-load{a.cdf_load}.training.csv").read_text()}
+    curves = {l: (out / f"best-load{l}.training.csv").read_text() for l in loads}
+    curves[f"{a.cdf_load}, {a.long_iterations} it"] = long.with_suffix(".training.csv").read_text()
+    return {"report": rep, "curves": curves}
 
 
-def alldone(load):
-    return train(f"alldone-load{load}", "--load", load, "--end", "all-done",
-                 iterations=a.alldone_iterations)
+def best_heuristic(rep, load):
+    return min(HEUR, key=lambda h: statistics.mean(cell(rep, h, load)))
 
 
 def reproduction_text(r):
     rep = r["report"]
     loads = rep["loads"]
+    names = HEUR + ["deeprm", LAST, FRESH, LONG]
     lines = ["| average slowdown | " + " | ".join(f"load {l:.0%}" for l in loads) + " |",
              "|---|" + "---:|" * len(loads)]
-    for n in HEUR + ["deeprm", "deeprm-all-done"]:
+    for n in names:
         cells = [pm(cell(rep, n, l)) if cell(rep, n, l) else "—" for l in loads]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    names = HEUR + ["deeprm", "deeprm-all-done"]
+    knobs = ", ".join(f"{l:.0%}: {k:g}" for l, k in rep["tetris_sjf_knobs"])
+    lines += ["", f"Tetris★'s knob at each load, tuned on seed {rep['tune_seed']}'s jobsets: {knobs}."]
+    lines += ["", "The agent against the best heuristic at its load (lowest mean; paired per seed, "
+              "heuristic − agent: positive is the agent better):", ""]
+    for n in names[len(HEUR):]:
+        for l in loads:
+            xs = cell(rep, n, l)
+            if xs:
+                b = best_heuristic(rep, l)
+                lines.append(f"- `{n}` at load {l:.0%}: {b} {pm(cell(rep, b, l))}, it {pm(xs)}: "
+                             f"{b} − it {refs.versus(cell(rep, b, l), xs)}")
     unf = {n: sum(r["figures"]["unfinished"] for r in rep["rows"] if r["scheduler"] == n)
            for n in names}
     jobs = {n: sum(r["figures"]["jobs"] for r in rep["rows"] if r["scheduler"] == n)
             for n in names}
-    lines += ["", "`deeprm-all-done` (episodes that end when every job is done) was added after "
-              "`deeprm` (the printed episode end) missed on seeds 101–105: a choice made after "
-              "seeing them (docs/methodology.md)."]
     lines += ["", "Jobs left unfinished at 1000 steps or dropped, all loads and seeds (an unfinished job "
               "counts with its earliest possible completion): " + ", ".join(f"{n} {unf[n]} of {jobs[n]}" for n in unf)]
-    lines += ["", f"At load {float(a.cdf_load):.0%}: share of jobs with slowdown ≤ 2 and p90 slowdown "
-              "(pooled over the seeds' jobs):", "", "| scheduler | slowdown ≤ 2 | p90 |", "|---|---:|---:|"]
-    for n, v in sorted(rep["cdf"].items()):
-        s = sorted(v)
-        le2 = sum(1 for x in s if x <= 2) / max(1, len(s))
-        lines.append(f"| {n} | {le2:.1%} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
-    rows = [l.split(",") for l in r["curve"].splitlines()[1:]]
-    pts = [(int(x[0]), float(x[5])) for x in rows if x[5]]
-    lines += ["", f"Learning curve of deeprm-all-done at load {float(a.cdf_load):.0%} (validation jobsets, mean slowdown): "
-              + ", ".join(f"it {i}: {v:.2f}" for i, v in pts if i % 50 == 0 or i == pts[-1][0])]
+    tl = [l for l in loads if cell(rep, "deeprm", l)]
+    lines += ["", "Share of jobs with slowdown ≤ 2 / ≤ 1.5 (mean over the seeds), at the agents' loads:", "",
+              "| scheduler | " + " | ".join(f"load {l:.0%}" for l in tl) + " |", "|---|" + "---:|" * len(tl)]
+    for n in names:
+        lines.append(f"| {n} | " + " | ".join(
+            f"{100 * statistics.mean(cell(rep, n, l, 'share_slowdown_le2')):.1f} / "
+            f"{100 * statistics.mean(cell(rep, n, l, 'share_slowdown_le1_5')):.1f} %"
+            if cell(rep, n, l) else "—" for l in tl) + " |")
+    lines += ["", f"At load {float(a.cdf_load):.0%}: median and p90 job slowdown (pooled over the seeds' jobs):",
+              "", "| scheduler | p50 | p90 |", "|---|---:|---:|"]
+    for n in names:
+        s = sorted(rep["cdf"].get(n, []))
+        if s:
+            lines.append(f"| {n} | {s[len(s) // 2]:.2f} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
+    lines += ["", "Learning curves (validation jobsets of the training load, mean slowdown), where each "
+              "flattens (less than 5 % left to gain) and the training's wall time:", "",
+              "| agent | it 0 | it 100 | it 300 | it 590 | last | lowest (kept by `deeprm`) | flattens at | wall time |",
+              "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for l, text in r["curves"].items():
+        pts = curve(text)
+        at = {i: f"{v:.2f}" for i, v, _ in pts}
+        it, falling = flattens(pts)
+        low = min(pts, key=lambda x: x[1])[:2]  # the first lowest: what --keep-best keeps
+        who = f"load {float(l):.0%}" if "," not in l else f"load {float(a.cdf_load):.0%}, {a.long_iterations} it"
+        lines.append(f"| {who} | " + " | ".join(at.get(i, "—") for i in (0, 100, 300, 590))
+                     + f" | {pts[-1][1]:.2f} (it {pts[-1][0]}) | {low[1]:.2f} (it {low[0]}) | "
+                     f"it {it}{' (still falling)' if falling else ''} | {pts[-1][2]:.0f} s |")
     return "\n".join(lines)
 
 
+def ablation_agents():
+    load, its = a.ablation_load, a.ablation_iterations
+    agents = {v: train(f"{v}-alldone-load{load}", "--load", load, "--variant", v, "--end", "all-done",
+                       iterations=its) for v in VARIANTS}
+    agents["plain, episodes end with the jobset"] = train(
+        f"plain-nonewjob-load{load}", "--load", load, "--end", "no-new-job", iterations=its)
+    agents[f"plain after {a.imitate_epochs} epochs of SJF imitation"] = train(
+        f"imitate-alldone-load{load}", "--load", load, "--end", "all-done", "--imitate-sjf",
+        a.imitate_epochs, iterations=its)
+    return agents
+
+
 def ablation():
-    agents = [f"{v}={train(f'{v}-load{a.ablation_load}', '--load', a.ablation_load, '--variant', v)}"
-              for v in VARIANTS]
-    agents.append(f"all-done={alldone(a.ablation_load)}")
-    return {"report": evaluate(agents, a.ablation_load)}
+    agents = ablation_agents()
+    rep = evaluate([f"{n}={c}" for n, c in agents.items()], a.ablation_load)
+    im = [c for n, c in agents.items() if "imitation" in n][0]
+    said = im.with_suffix(".stderr.txt")
+    m = re.search(r"SJF's in ([0-9.]+) %", said.read_text()) if said.exists() else None
+    return {"report": rep, "names": list(agents), "imitation_agreement": m and float(m.group(1))}
 
 
 def ablation_text(r):
     rep, l = r["report"], float(a.ablation_load)
-    lines = [f"| variant (load {l:.0%}) | mean slowdown | jobs with slowdown ≤ 2 | unfinished |",
-             "|---|---:|---:|---:|"]
-    for n in VARIANTS + ["all-done"] + HEUR:
+    lines = [f"| variant (load {l:.0%}, {a.ablation_iterations} iterations) | mean slowdown | "
+             "jobs with slowdown ≤ 2 | unfinished |", "|---|---:|---:|---:|"]
+    for n in r["names"] + HEUR:
         lines.append(f"| {n} | {pm(cell(rep, n, l))} | "
                      f"{pm([100 * x for x in cell(rep, n, l, 'share_slowdown_le2')], 1)} % | "
                      f"{sum(cell(rep, n, l, 'unfinished'))} |")
+    if r["imitation_agreement"] is not None:
+        lines += ["", f"After imitation, before REINFORCE, the policy's most likely action was SJF's "
+                      f"in {r['imitation_agreement']:.1f} % of the imitated decisions."]
     return "\n".join(lines)
 
 
 def objectives():
-    agents = []
-    for o in OBJECTIVES:
-        ck = alldone(a.ablation_load) if o == "slowdown" else train(
-            f"objective-alldone-{o}", "--load", a.ablation_load, "--objective", o, "--end",
-            "all-done", iterations=a.alldone_iterations)
-        agents.append(f"{o}={ck}")
-    return {"report": evaluate(agents, a.ablation_load)}
+    load, its = a.ablation_load, a.ablation_iterations
+    agents = {"slowdown": train(f"plain-alldone-load{load}", "--load", load, "--variant", "plain",
+                                "--end", "all-done", iterations=its)}
+    for o in OBJECTIVES[1:]:
+        end = "no-new-job" if o == "utilisation" else "all-done"
+        agents[o] = train(f"objective-{o}-load{load}", "--load", load, "--objective", o, "--end",
+                          end, iterations=its)
+    rep = evaluate([f"{o}={c}" for o, c in agents.items()], load,
+                   ["--svg-prefix", str(out / "objectives")])
+    if a.publish and CMD == DEFAULT_CMD:
+        shutil.copy(out / "objectives-objectives.svg", DOCS / "deeprm-objectives.svg")
+    return {"report": rep}
 
 
 def objectives_text(r):
@@ -197,84 +307,165 @@ def held_out_tasks():
     return tasks
 
 
+META = {"tasks": 4, "inner_steps": 5, "jobsets": 4}  # per meta-iteration (meta.yaml below)
+
+
 def meta():
-    inits = {}
     meta_cfg = out / "meta.yaml"
-    meta_cfg.write_text("base: {end: all-done, jobsets: 4, rollouts: 20, resample: true, eval_every: 0}\n")
-    for m in ["reptile", "fomaml"]:
-        ck = out / f"meta-{m}.deeprm"
-        if a.reuse_checkpoints and ck.exists():
-            inits[m] = ck
-            continue
-        run([a.bin, "deeprm", "meta-train", "--config", str(meta_cfg), "--method", m,
-             "--meta-iterations", a.meta_iterations, "--seed", a.train_seed, "--out", str(ck)])
-        inits[m] = ck
-    inits["transfer"] = alldone(a.ablation_load)
+    meta_cfg.write_text(
+        f"base: {{env: {{num_nw: {a.slots}}}, end: all-done, jobsets: {META['jobsets']}, "
+        f"rollouts: {ROLLOUTS}, resample: true, eval_every: 0}}\n"
+        f"tasks: {META['tasks']}\ninner_steps: {META['inner_steps']}\n")
+    init = out / "meta-reptile.deeprm"
+    if not (a.reuse_checkpoints and init.exists()):
+        run([a.bin, "deeprm", "meta-train", "--config", str(meta_cfg), "--method", "reptile",
+             "--meta-iterations", a.meta_iterations, "--seed", a.train_seed, "--out", str(init)])
+    meta_rollouts = (int(a.meta_iterations) * META["tasks"] * META["inner_steps"]
+                     * META["jobsets"] * ROLLOUTS)
+    tasks = held_out_tasks()
+    per_iteration = int(a.train_jobsets) * ROLLOUTS
+    extra = math.ceil(meta_rollouts / len(tasks) / per_iteration)
+    n = int(a.adapt_iterations)
+    transfer = alldone(a.ablation_load)
     res = []
-    for k, (load, small) in enumerate(held_out_tasks()):
+    for k, (load, small) in enumerate(tasks):
         cfg = out / f"task{k}.yaml"
-        cfg.write_text(f"env:\n  small_job_chance: {small}\neval_every: 1\n")
-        runs = {}
-        for name, init in list(inits.items()) + [("scratch", None)]:
-            extra = ["--config", str(cfg), "--load", str(load), "--end", "all-done"]
-            if init:
-                extra += ["--init", str(init)]
-            ck = train(f"task{k}-{name}", *extra, iterations=a.adapt_iterations)
-            runs[name] = ck
-        runs["scratch-full"] = train(f"task{k}-scratch-full", "--config", str(cfg), "--load", str(load),
-                                     "--end", "all-done")
-        agents = [f"{n}={c}" for n, c in runs.items()]
-        rep = evaluate(agents, str(load), ["--small-job-chance", str(small)])
-        curves = {n: (out / f"task{k}-{n}.training.csv").read_text() for n in runs}
-        res.append({"load": load, "small": small, "report": rep, "curves": curves})
-    return {"tasks": res}
+        cfg.write_text(f"env:\n  num_nw: {a.slots}\n  small_job_chance: {small}\neval_every: 5\n")
+        common = ["--load", str(load), "--end", "all-done"]
+        runs = {"meta, 0 it": init, "transfer, 0 it": transfer}
+        runs[f"meta, {n} it"] = train(f"task{k}-meta", *common, "--init", str(init),
+                                       iterations=str(n), config=cfg)
+        runs[f"transfer, {n} it"] = train(f"task{k}-transfer", *common, "--init", str(transfer),
+                                           iterations=str(n), config=cfg)
+        runs[f"scratch, {n} it"] = train(f"task{k}-scratch", *common, iterations=str(n), config=cfg)
+        runs[f"scratch, {n + extra} it"] = train(f"task{k}-scratch-long", *common,
+                                                 iterations=str(n + extra), config=cfg)
+        rep = evaluate([f"{name}={c}" for name, c in runs.items()], str(load),
+                       ["--small-job-chance", str(small)])
+        curves = {s: (out / f"task{k}-{s}.training.csv").read_text()
+                  for s in ("meta", "transfer", "scratch-long")}
+        res.append({"load": load, "small": small, "report": rep, "curves": curves,
+                    "names": list(runs)})
+    out_svg = out / "deeprm-adaptation.svg"
+    adaptation_svg(res, n, extra, out_svg)
+    if a.publish and CMD == DEFAULT_CMD:
+        shutil.copy(out_svg, DOCS / "deeprm-adaptation.svg")
+    return {"tasks": res, "meta_rollouts": meta_rollouts, "extra_iterations": extra,
+            "meta_log": (out / "meta-reptile.meta.csv").read_text()}
+
+
+def mean_curve(res, start):
+    """Mean over the tasks of the validation slowdown at each validated iteration of `start`."""
+    by_it = {}
+    for t in res:
+        for i, v, _ in curve(t["curves"][start]):
+            by_it.setdefault(i, []).append(v)
+    return sorted((i, statistics.mean(v)) for i, v in by_it.items() if len(v) == len(res))
+
+
+def adaptation_svg(res, n, extra, path):
+    """The adaptation curve: validation slowdown (mean over the held-out tasks) against
+    adaptation iterations, one line per start."""
+    lines = {"meta (Reptile) start": mean_curve(res, "meta"),
+             "transfer start": mean_curve(res, "transfer"),
+             "scratch": mean_curve(res, "scratch-long")}
+    w, h, l, r, t, b = 760, 420, 70, 230, 40, 50
+    xs = [i for pts in lines.values() for i, _ in pts]
+    ys = [v for pts in lines.values() for _, v in pts]
+    x1, y0, y1 = max(xs), min(ys) * 0.95, max(ys) * 1.05
+
+    def px(x):
+        return l + x / x1 * (w - l - r)
+
+    def py(y):
+        return h - b - (y - y0) / (y1 - y0) * (h - t - b)
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{(w - r + l) / 2}" y="24" text-anchor="middle" font-size="15">Adaptation to '
+           f'{len(res)} held-out tasks (mean validation slowdown)</text>',
+           f'<polyline points="{l},{t} {l},{h - b} {w - r},{h - b}" fill="none" stroke="black"/>',
+           f'<line x1="{px(n):.1f}" y1="{t}" x2="{px(n):.1f}" y2="{h - b}" stroke="black" '
+           f'stroke-dasharray="4 4"/>',
+           f'<text x="{px(n) + 4:.1f}" y="{t + 12}" font-size="11">{n} it</text>',
+           f'<text x="{(w - r + l) / 2}" y="{h - 12}" text-anchor="middle" font-size="13">'
+           f'adaptation iterations ({n} + {extra}: scratch with the meta-training\'s rollouts)</text>',
+           f'<text transform="translate(18,{(h - b + t) / 2}) rotate(-90)" text-anchor="middle" '
+           f'font-size="13">mean slowdown</text>']
+    step = 10 ** math.floor(math.log10((y1 - y0) / 2))
+    y = math.ceil(y0 / step) * step
+    while y <= y1:
+        svg.append(f'<text x="{l - 6}" y="{py(y):.1f}" dy="0.35em" text-anchor="end" '
+                   f'font-size="11">{y:g}</text>')
+        y += step
+    for x in range(0, x1 + 1, 25):
+        svg.append(f'<text x="{px(x):.1f}" y="{h - b + 16}" text-anchor="middle" font-size="11">{x}</text>')
+    for k, (name, pts) in enumerate(lines.items()):
+        c = ["#d62728", "#1f77b4", "#555555"][k]
+        svg.append(f'<polyline points="{" ".join(f"{px(i):.1f},{py(v):.1f}" for i, v in pts)}" '
+                   f'fill="none" stroke="{c}" stroke-width="{3 if k == 0 else 2}"/>')
+        svg.append(f'<line x1="{w - r + 16}" y1="{t + 20 + 22 * k}" x2="{w - r + 40}" '
+                   f'y2="{t + 20 + 22 * k}" stroke="{c}" stroke-width="3"/>')
+        svg.append(f'<text x="{w - r + 46}" y="{t + 20 + 22 * k}" dy="0.35em" font-size="12">{name}</text>')
+    svg.append("</svg>")
+    path.write_text("\n".join(svg) + "\n")
 
 
 def meta_text(r):
-    names = ["reptile", "fomaml", "transfer", "scratch", "scratch-full"]
-    head = {"reptile": f"Reptile, {a.adapt_iterations} it", "fomaml": f"FOMAML, {a.adapt_iterations} it",
-            "transfer": f"transfer, {a.adapt_iterations} it", "scratch": f"scratch, {a.adapt_iterations} it",
-            "scratch-full": f"scratch, {a.iterations} it"}
-    lines = ["| held-out task (load, short jobs) | " + " | ".join(head[n] for n in names) + " | tetris | sjf |",
-             "|---|" + "---:|" * (len(names) + 2)]
+    n, extra = int(a.adapt_iterations), r["extra_iterations"]
+    heads = r["tasks"][0]["names"]
+    rules = ["tetris", "tetris-sjf", "sjf", "random"]
+    lines = ["| held-out task (load, short jobs) | " + " | ".join(heads + rules) + " |",
+             "|---|" + "---:|" * (len(heads) + len(rules))]
     for t in r["tasks"]:
         rep = t["report"]
         l = rep["loads"][0]
         lines.append(f"| {t['load']:.0%}, {t['small']:.0%} | "
-                     + " | ".join(pm(cell(rep, n, l)) for n in names + ["tetris", "sjf"]) + " |")
-    its = sorted({0, int(a.adapt_iterations) // 2, int(a.adapt_iterations) - 1})
-    lines += ["", "Validation slowdown (the task's own validation jobsets) after "
-              + " / ".join(str(i + 1) for i in its) + " adaptation iterations, mean over the tasks:",
-              "", "| start | " + " | ".join(f"it {i + 1}" for i in its) + " |",
-              "|---|" + "---:|" * len(its)]
-    for n in ["reptile", "fomaml", "transfer", "scratch"]:
-        vals = []
-        for i in its:
-            xs = []
-            for t in r["tasks"]:
-                rows = [x.split(",") for x in t["curves"][n].splitlines()[1:]]
-                xs += [float(x[5]) for x in rows if int(x[0]) == i and x[5]]
-            vals.append(pm(xs) if xs else "—")
-        lines.append(f"| {n} | " + " | ".join(vals) + " |")
+                     + " | ".join(pm(cell(rep, x, l)) for x in heads + rules) + " |")
+    lines += ["", "Paired per seed (other − meta: positive is the meta start better after adaptation):", ""]
+    for t in r["tasks"]:
+        rep = t["report"]
+        l = rep["loads"][0]
+        m = cell(rep, f"meta, {n} it", l)
+        lines.append(f"- {t['load']:.0%}, {t['small']:.0%}: " + "; ".join(
+            f"{o} − meta {refs.versus(cell(rep, o, l), m)}"
+            for o in (f"transfer, {n} it", f"scratch, {n} it", f"scratch, {n + extra} it",
+                      best_heuristic(rep, l))))
+    lines += ["", f"Meta-training used {r['meta_rollouts']} rollouts, {extra} iterations' worth "
+                  f"({int(a.train_jobsets)} jobsets × {ROLLOUTS} rollouts) per held-out task: "
+                  f"`scratch, {n + extra} it` is scratch given them too."]
+    mean = {s: dict(mean_curve(r["tasks"], s)) for s in ("meta", "transfer", "scratch-long")}
+    its = [i for i in (0, 10, 25, 45) if all(i in m for m in mean.values())]
+    lines += ["", "Validation slowdown, mean over the tasks, after each number of adaptation iterations:", "",
+              "| start | " + " | ".join(f"it {i + 1}" for i in its) + " |", "|---|" + "---:|" * len(its)]
+    for s, name in (("meta", "meta (Reptile)"), ("transfer", "transfer"), ("scratch-long", "scratch")):
+        lines.append(f"| {name} | " + " | ".join(f"{mean[s][i]:.2f}" for i in its) + " |")
     return "\n".join(lines)
 
 
-def headline(r):
-    """The README's row (experiments/headline.py): at --cdf-load, both REINFORCE agents against
-    every heuristic's mean slowdown, paired per seed (heuristic − agent: positive is better),
-    by the verdict rule of docs/methodology.md."""
-    rep, l = r["report"], float(a.cdf_load)
+def headline(results):
+    """The README's row (experiments/headline.py): the agent against the best heuristic at
+    --cdf-load and at the lowest training load, paired per seed (heuristic − agent: positive is
+    the agent better), by the verdict rule of docs/methodology.md; with the meta part, how the
+    adapted meta start fares against transfer."""
+    rep = results["reproduction"]["report"]
     seeds = a.seeds.split(",")
     items = []
-    for n, what in (("deeprm", "as printed"),
-                    ("deeprm-all-done", "all-done episodes, added after the printed one missed on "
-                                        "seeds 101–105")):
-        xs = cell(rep, n, l)
-        vs = ", ".join(f"{h} − it {refs.versus(cell(rep, h, l), xs)}" for h in ("sjf", "tetris"))
-        items.append(f"`{n}` ({what}) {pm(xs)}: {vs}")
-    return (f"DeepRM reproduction, mean slowdown at load {l:.0%}, seeds {refs.seed_range(seeds)} "
-            f"| SJF {pm(cell(rep, 'sjf', l))}, Tetris {pm(cell(rep, 'tetris', l))}; "
-            + "; ".join(items) + "\n")
+    for l in (float(a.cdf_load), min(float(x) for x in a.train_loads.split(","))):
+        xs = cell(rep, "deeprm", l)
+        b = best_heuristic(rep, l)
+        items.append(f"load {l:.0%}: `deeprm` {pm(xs)}, {b} {pm(cell(rep, b, l))}: "
+                     f"{b} − it {refs.versus(cell(rep, b, l), xs)}")
+    if "meta" in results:
+        n = int(a.adapt_iterations)
+        verdicts = []
+        for t in results["meta"]["tasks"]:
+            r, l = t["report"], t["report"]["loads"][0]
+            d = refs.diff(cell(r, f"transfer, {n} it", l), cell(r, f"meta, {n} it", l))
+            verdicts.append(refs.verdict(d, 0.0, refs.COMPARED))
+        below = sum(v == "below" for v in verdicts)
+        items.append(f"meta start adapted {n} it: below transfer on {below} of {len(verdicts)} tasks")
+    return (f"DeepRM as printed (M = {a.slots}, all-done episodes), mean slowdown, seeds "
+            f"{refs.seed_range(seeds)} | " + "; ".join(items) + "\n")
 
 
 PARTS = {"reproduction": (reproduction, reproduction_text), "ablation": (ablation, ablation_text),
@@ -290,5 +481,5 @@ for part in a.parts.split(","):
     print(f"## {part}\n\n{texts[part]}\n", flush=True)
 if a.publish:
     if "reproduction" in texts:
-        texts["headline"] = headline(results["reproduction"])
+        texts["headline"] = headline(results)
     docgen.publish(CMD, texts, results)

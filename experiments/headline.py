@@ -28,7 +28,7 @@ ROWS = [
     ("tuner.md", "", "experiments.tuner --capacity-scales 1,0.5"),
     ("tuner.md", "#edgetuners-mitigations-and-tail-as-printed", "experiments.tuner_edgetuner"),
     ("allocation.md", "", "experiments.allocation --generated --ablation"),
-    ("deeprm.md", "", "experiments.deeprm --parts reproduction,ablation,objectives"),
+    ("deeprm.md", "", "experiments.deeprm"),
     ("oga.md", "", "experiments.oga"),
     ("fleet.md", "", "experiments.fleet"),
     # ("performance.md", "#simulator", "experiments.performance"),
