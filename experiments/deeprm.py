@@ -168,8 +168,9 @@ def reproduction():
             shutil.copy(out / f"deeprm-{f}.svg", DOCS / f"deeprm-{f}.svg")
         shutil.copy(long.with_suffix("").with_name(long.stem + ".training_curve.svg"),
                     DOCS / "deeprm-learning-curve.svg")
-    curves = {l: (out / f"best-load{l}.training.csv").read_text() for l in loads}
-    curves[f"{a.cdf_load}, {a.long_iterations} it"] = long.with_suffix(".training.csv").read_text()
+    # A list, not a dict: the recorded JSON sorts a dict's keys.
+    curves = [[l, (out / f"best-load{l}.training.csv").read_text()] for l in loads]
+    curves.append([f"{a.cdf_load}, {a.long_iterations} it", long.with_suffix(".training.csv").read_text()])
     return {"report": rep, "curves": curves}
 
 
@@ -221,7 +222,7 @@ def reproduction_text(r):
               "flattens (less than 5 % left to gain) and the training's wall time:", "",
               "| agent | it 0 | it 100 | it 300 | it 590 | last | lowest (kept by `deeprm`) | flattens at | wall time |",
               "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
-    for l, text in r["curves"].items():
+    for l, text in r["curves"]:
         pts = curve(text)
         at = {i: f"{v:.2f}" for i, v, _ in pts}
         it, falling = flattens(pts)
