@@ -9,7 +9,10 @@ draws its jobsets and rollouts from --train-seed only.
   reproduction  one plain-REINFORCE agent per load of --train-loads (trained per setting, as
                 the paper does), the heuristics at every load of --loads: average slowdown vs
                 load, the share of jobs with slowdown <= 2 and <= 1.5, the slowdown CDF at
-                --cdf-load, and each agent's learning curve with where it flattens
+                --cdf-load, and each agent's learning curve with where it flattens. Each
+                agent keeps its best validated iteration; the last iterate is a row too, as
+                are agents on fresh jobsets every iteration (--resample-loads), the --cdf-load
+                agent trained --long-iterations and from --replicate-seeds
   ablation      at --ablation-load, every variant on all-done episodes: plain, + entropy bonus,
                 + normalised advantages, + masked invalid actions (= improved), + learned
                 critic; plain on episodes that end with the jobset; plain after imitating SJF
@@ -52,6 +55,8 @@ p.add_argument("--iterations", default="600")
 p.add_argument("--cdf-load", default="1.5")
 p.add_argument("--long-iterations", default="1500",
                help="the agent at --cdf-load is also trained this long (the budget study)")
+p.add_argument("--replicate-seeds", default="2,3",
+               help="the agent at --cdf-load is also trained from these training seeds")
 p.add_argument("--resample-loads", default="0.3,0.7",
                help="loads where an agent is also trained on fresh jobsets every iteration")
 p.add_argument("--ablation-load", default="1.1")
@@ -82,14 +87,14 @@ ENV = out / f"m{a.slots}.yaml"
 ENV.write_text(f"env:\n  num_nw: {a.slots}\n")
 
 
-def train(name, *extra, iterations=None, config=None):
-    """Trains `name` (skipped with --reuse-checkpoints when it exists); returns its checkpoint
-    and what the trainer printed on standard error."""
+def train(name, *extra, iterations=None, config=None, seed=None):
+    """Trains `name` (skipped with --reuse-checkpoints when it exists) from --train-seed or
+    `seed`; returns its checkpoint."""
     ck = out / f"{name}.deeprm"
     if a.reuse_checkpoints and ck.exists() and ck.with_suffix(".training.csv").exists():
         return ck
     args = [a.bin, "deeprm", "train", "--config", str(config or ENV), "--jobsets",
-            a.train_jobsets, "--seed", a.train_seed, "--out", str(ck),
+            a.train_jobsets, "--seed", seed or a.train_seed, "--out", str(ck),
             "--iterations", iterations or a.iterations] + list(extra)
     err = timed(args)[1]
     ck.with_suffix(".stderr.txt").write_text(err)
@@ -135,11 +140,11 @@ def alldone(load, iterations=None):
     return train(f"alldone-load{load}", "--load", load, "--end", "all-done", iterations=iterations)
 
 
-def best(load, iterations=None, suffix=""):
+def best(load, iterations=None, suffix="", seed=None):
     """The agent at `load` whose weights are those of its best validated iteration (the
     training's own validation jobsets: early stopping)."""
     return train(f"best-load{load}{suffix}", "--load", load, "--end", "all-done", "--keep-best",
-                 iterations=iterations)
+                 iterations=iterations, seed=seed)
 
 
 LONG = f"deeprm, {a.long_iterations} it"
@@ -160,6 +165,8 @@ def reproduction():
     agents = [f"deeprm@{l}={best(l)}" for l in loads]
     agents += [f"{LAST}@{l}={alldone(l)}" for l in loads]
     agents += [f"{FRESH}@{l}={fresh(l)}" for l in a.resample_loads.split(",") if l]
+    agents += [f"deeprm, training seed {s}@{a.cdf_load}={best(a.cdf_load, suffix=f'-seed{s}', seed=s)}"
+               for s in a.replicate_seeds.split(",") if s]
     long = best(a.cdf_load, a.long_iterations, "-long")
     agents.append(f"{LONG}@{a.cdf_load}={long}")
     rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
@@ -181,7 +188,8 @@ def best_heuristic(rep, load):
 def reproduction_text(r):
     rep = r["report"]
     loads = rep["loads"]
-    names = HEUR + ["deeprm", LAST, FRESH, LONG]
+    names = HEUR + ["deeprm", LAST, FRESH, LONG] + [
+        f"deeprm, training seed {s}" for s in a.replicate_seeds.split(",") if s]
     lines = ["| average slowdown | " + " | ".join(f"load {l:.0%}" for l in loads) + " |",
              "|---|" + "---:|" * len(loads)]
     for n in names:
