@@ -25,10 +25,14 @@ fn every_offered_query_has_exactly_one_outcome() {
         fixtures::TOPOLOGY,
         &fixtures::workload(120.0, "{uniform_ms: 3}", 150.0, 0.0),
     ));
-    let mut failures = 0;
+    let (mut failures, mut at_binding, mut at_worker) = (0, 0, 0);
     for policy in continuum_core::policy::names() {
         let sim = run(&sc, cfg(120.0, 3), policy);
         let total = sim.metrics().sum(|_, _, _| true);
+        let unbound = sim.metrics().rejected_unbound_total();
+        assert!(unbound <= total.rejected, "{policy}: {total:?}");
+        at_binding += unbound;
+        at_worker += total.rejected - unbound;
         // Late answers need jitter on the way (only the cloud link has it), so not every
         // policy gets them; successes and rejections occur under every one.
         assert!(
@@ -43,6 +47,12 @@ fn every_offered_query_has_exactly_one_outcome() {
         assert!(sim.is_done());
     }
     assert!(failures > 0, "no query was ever answered late");
+    // Overloaded, both kinds of rejection occur: streams refused at binding, and queries of
+    // bound streams dropped at a worker's deadline bound.
+    assert!(
+        at_binding > 0 && at_worker > 0,
+        "{at_binding} / {at_worker}"
+    );
 }
 
 #[test]
@@ -87,6 +97,7 @@ fn unfeasible_streams_count_all_their_queries_as_rejected() {
     let t = sim.metrics().sum(|_, _, _| true);
     assert!(t.offered > 1000);
     assert_eq!(t.rejected, t.offered);
+    assert_eq!(sim.metrics().rejected_unbound_total(), t.rejected);
     assert_eq!(sim.stats().streams, sim.stats().streams_rejected);
 }
 

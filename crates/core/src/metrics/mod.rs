@@ -130,6 +130,10 @@ pub struct Metrics {
     window_latency: Vec<LogHistogram>,
     /// What mitigation did.
     pub mitigation: MitigationCounts,
+    /// Of the rejected queries, those of streams that had no binding when they were emitted
+    /// (refused at binding, or left unbound by a redeployment); the others were dropped at a
+    /// worker.
+    rejected_unbound: u64,
     queue_wait_sum_ms: f64,
     queue_wait_n: u64,
 }
@@ -150,6 +154,7 @@ impl Metrics {
             app_latency: vec![LogHistogram::default(); apps],
             window_latency: vec![LogHistogram::default(); windows],
             mitigation: MitigationCounts::default(),
+            rejected_unbound: 0,
             queue_wait_sum_ms: 0.0,
             queue_wait_n: 0,
         }
@@ -192,6 +197,13 @@ impl Metrics {
         let c = self.cell_mut(t_emit_ms, sched, app);
         c[0] += 1;
         c[Outcome::Rejected as usize] += 1;
+        self.rejected_unbound += 1;
+    }
+
+    /// Of the rejected queries, those of streams without a binding when they were emitted
+    /// ([`Metrics::rejected_unbound`]); the rest were dropped at a worker.
+    pub fn rejected_unbound_total(&self) -> u64 {
+        self.rejected_unbound
     }
 
     /// The query emitted at `t_emit_ms` ended with `outcome`; answered ones give their latency.

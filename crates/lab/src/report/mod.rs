@@ -101,6 +101,14 @@ pub struct PolicyResult {
     pub failure: u64,
     /// Never processed.
     pub rejected: u64,
+    /// Of `rejected`, the queries of streams refused at binding (no feasible binding, a pull
+    /// step's patience run out, or a redeployment that left them unbound).
+    #[serde(default)]
+    pub rejected_at_binding: u64,
+    /// Of `rejected`, the queries of bound streams that no worker processed: dropped at the
+    /// worker's queue bound, discarded by a mitigation, or sent to a worker with no load.
+    #[serde(default)]
+    pub rejected_at_worker: u64,
     /// Degraded by `tdp`: offered, neither success, failure nor rejected (offered = success +
     /// failure + rejected + degraded).
     pub degraded: u64,
@@ -269,6 +277,8 @@ impl PolicyResult {
             success: total.success,
             failure: total.failure,
             rejected: total.rejected,
+            rejected_at_binding: m.rejected_unbound_total(),
+            rejected_at_worker: total.rejected.saturating_sub(m.rejected_unbound_total()),
             degraded: total.degraded,
             success_ratio: total.success_ratio(),
             latency_ms: Latency {
