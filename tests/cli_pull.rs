@@ -178,3 +178,60 @@ fn tapfinger_trains_and_its_checkpoint_runs() {
     ]);
     assert!(e.contains("tf.yaml") && e.contains("clip"), "{e}");
 }
+
+/// A checkpoint of the rules' features trains and runs, as its most probable choices and drawn
+/// from its policy (`sample`), which decide otherwise; every report splits its rejections into
+/// those at binding and those at a worker.
+#[test]
+fn a_rules_checkpoint_runs_most_probable_and_sampled() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("rules.yaml");
+    std::fs::write(
+        &cfg,
+        "method: tapfinger\nfeatures: rules\nepisodes: 1\nepisode_s: 5\nhidden: 8\n\
+         lambda_range: [40, 40]\n",
+    )
+    .unwrap();
+    let ck = dir.path().join("rules.tapfinger");
+    let k = ck.to_str().unwrap();
+    ok(&[
+        "train",
+        "topologies/full-edge.yaml",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        k,
+    ]);
+    let meta = continuum_infer::tapfinger::TapCheckpoint::load(&ck)
+        .unwrap()
+        .meta;
+    assert_eq!(
+        meta.shape.features,
+        continuum_infer::tapfinger::features::TapFeatures::Rules
+    );
+    let v = json(&[
+        "compare",
+        "topologies/co-dc-cloud.yaml",
+        "--lambda",
+        "80",
+        "--duration",
+        "10",
+        "--policies",
+        &format!("tapfinger:{k},tapfinger[sample]:{k}"),
+    ]);
+    let rows = results(&v);
+    let n = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
+    for r in rows {
+        assert_eq!(
+            n(r, "rejected"),
+            n(r, "rejected_at_binding") + n(r, "rejected_at_worker"),
+            "{r}"
+        );
+    }
+    assert_eq!(n(&rows[0], "offered"), n(&rows[1], "offered"));
+    assert_ne!(
+        (n(&rows[0], "success"), n(&rows[0], "rejected")),
+        (n(&rows[1], "success"), n(&rows[1], "rejected")),
+        "drawing from the policy decided as the most probable choices do"
+    );
+}

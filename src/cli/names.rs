@@ -20,7 +20,7 @@ pub(crate) fn policies() -> String {
 pub(crate) fn other_rows() -> String {
     format!(
         "{}, `tapfinger:<checkpoint>`, `tapfinger[<settings>]:<checkpoint>` (settings, \
-         comma-separated: a resolution, {}, and/or `fallback=<c>`), `per-class:<file>`",
+         comma-separated: a resolution, {}, `fallback=<c>` and/or `sample`), `per-class:<file>`",
         ticked(continuum_core::pull::BASELINES),
         ticked(RESOLUTIONS)
     )

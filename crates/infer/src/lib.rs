@@ -12,5 +12,6 @@
 pub mod agent;
 pub mod checkpoint;
 mod linalg;
+mod par;
 pub mod tapfinger;
 pub mod weights;

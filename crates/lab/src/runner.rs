@@ -90,7 +90,7 @@ impl PullRow {
                 Ok(Box::new(
                     TapFinger::new(
                         net,
-                        Pick::Greedy,
+                        if c.sample { Pick::Sample } else { Pick::Greedy },
                         c.pointer,
                         c.resolution.resolution(),
                         sc.topology.clusters.len(),
@@ -122,8 +122,9 @@ impl Runner {
 
     /// A TapFinger row from a `tapfinger:<checkpoint>` entry, run as the checkpoint's config
     /// says or with `settings`, comma-separated: a resolution (`bayes`, `uniform-prior`,
-    /// `first-claim`) and/or `fallback=<c>` (claim as `prior-pull` where the pointer's most
-    /// probable choice is below probability c).
+    /// `first-claim`), `fallback=<c>` (claim as `prior-pull` where the pointer's most
+    /// probable choice is below probability c) and/or `sample` (each agent draws from its
+    /// policy, as in training, instead of taking the most probable choice).
     pub fn tapfinger(file: &str, settings: Option<&str>) -> Result<Self> {
         let path = std::path::Path::new(file);
         let mut ck = TapCheckpoint::load(path)?;
@@ -138,12 +139,16 @@ impl Runner {
                         ck.meta.config.fallback = Some(c);
                         continue;
                     }
+                    if item == "sample" {
+                        ck.meta.config.sample = true;
+                        continue;
+                    }
                     ck.meta.config.resolution = match item {
                         "bayes" => ResolutionName::Bayes,
                         "uniform-prior" => ResolutionName::UniformPrior,
                         "first-claim" => ResolutionName::FirstClaim,
                         _ => anyhow::bail!(
-                            "`tapfinger[{how}]`: unknown setting `{item}`; expected a resolution (one of {:?}) or `fallback=<c>`",
+                            "`tapfinger[{how}]`: unknown setting `{item}`; expected a resolution (one of {:?}), `fallback=<c>` or `sample`",
                             RESOLUTIONS
                         ),
                     };

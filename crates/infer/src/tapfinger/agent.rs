@@ -5,7 +5,7 @@
 //! (training records its decisions with its own puller, in `continuum-learn`).
 
 use super::fast::{AgentLogits, FastTapNet};
-use super::features::{AgentObs, ClusterTotals, encode};
+use super::features::{AGENTS_PER_THREAD, AgentObs, ClusterTotals, encode};
 use continuum_core::pull::{Claim, Puller, Resolution, Round};
 use continuum_core::rng::SimRng;
 use rand::Rng;
@@ -100,15 +100,7 @@ pub fn softmax(x: &[f32]) -> Vec<f64> {
 /// draw from `rng`.
 pub fn choose(p: &[f64], pick: Pick, rng: &mut SimRng) -> usize {
     match pick {
-        Pick::Greedy => {
-            let mut best = 0;
-            for (i, v) in p.iter().enumerate() {
-                if *v > p[best] {
-                    best = i;
-                }
-            }
-            best
-        }
+        Pick::Greedy => first_max(p),
         Pick::Sample => {
             let u: f64 = rng.random();
             let mut acc = 0.0;
@@ -133,9 +125,34 @@ impl Puller for TapFinger {
     }
 
     fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
-        // Agent by agent, the allocation only where it points.
         let obs = observe(round, self.clusters, self.pointer);
         self.counted.0 += 1;
+        if self.pick == Pick::Greedy {
+            // The forwards first, on every core (each agent's is its own), then the claims in
+            // agent order, so that the draws of the fallback come in the same order.
+            let scored = score_greedy(&self.net, &obs, &mut self.logits);
+            for (i, ((a, o), s)) in round.agents.iter().zip(&obs).zip(scored).enumerate() {
+                if let Some(c) = self.fallback
+                    && s.top < c
+                {
+                    self.counted.1 += 1;
+                    out.push(Some(continuum_core::pull::prior_claim(round, i, rng)));
+                    continue;
+                }
+                out.push(if s.offer == o.pending.len() {
+                    None
+                } else {
+                    self.counted.1 += 1;
+                    Some(Claim {
+                        pending: a.offers[s.offer].pending,
+                        cand: a.offers[s.offer].cands[s.worker],
+                        p: s.p,
+                    })
+                });
+            }
+            return;
+        }
+        // Drawn choices: agent by agent, the allocation only where it points.
         let logits = &mut self.logits;
         for (i, (a, o)) in round.agents.iter().zip(&obs).enumerate() {
             self.net.pointer_into(o, logits);
@@ -162,4 +179,58 @@ impl Puller for TapFinger {
             });
         }
     }
+}
+
+/// One agent's most probable choice.
+#[derive(Debug, Clone, Copy)]
+struct Greedy {
+    /// The largest pointer probability (void included).
+    top: f64,
+    /// The offer it points at (the number of offers: void).
+    offer: usize,
+    /// Its probability.
+    p: f64,
+    /// The worker the allocation head picks for that offer (0 when void).
+    worker: usize,
+}
+
+/// Every agent's most probable choice, in agent order: a large round's forwards split over the
+/// machine's cores (each agent's arithmetic is the same whichever thread runs it).
+fn score_greedy(net: &FastTapNet, obs: &[AgentObs], logits: &mut AgentLogits) -> Vec<Greedy> {
+    if obs.len() < 2 * AGENTS_PER_THREAD {
+        return obs.iter().map(|o| greedy(net, o, logits)).collect();
+    }
+    crate::par::map(obs, AGENTS_PER_THREAD, AgentLogits::default, |o, l| {
+        greedy(net, o, l)
+    })
+}
+
+/// One agent's most probable choice ([`choose`] with [`Pick::Greedy`], which draws nothing).
+fn greedy(net: &FastTapNet, o: &AgentObs, logits: &mut AgentLogits) -> Greedy {
+    net.pointer_into(o, logits);
+    let pp = softmax(&logits.pointer);
+    let top = pp.iter().copied().fold(0.0, f64::max);
+    let offer = first_max(&pp);
+    let worker = if offer == o.pending.len() {
+        0
+    } else {
+        first_max(&softmax(&net.alloc(logits, offer)))
+    };
+    Greedy {
+        top,
+        offer,
+        p: pp[offer],
+        worker,
+    }
+}
+
+/// The first index of the largest entry.
+fn first_max(p: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, v) in p.iter().enumerate() {
+        if *v > p[best] {
+            best = i;
+        }
+    }
+    best
 }

@@ -4,7 +4,6 @@
 
 use super::config::TapConfig;
 use super::fast::{FastTapNet, TapNetShape};
-use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
 use crate::checkpoint::{CheckpointError, read_meta_of};
 use crate::weights::Weights;
 use serde::{Deserialize, Serialize};
@@ -38,15 +37,6 @@ pub struct TapCheckpoint {
     pub weights: Weights,
 }
 
-fn feature_sizes() -> [usize; 4] {
-    [
-        CLUSTER_FEATURES,
-        PENDING_FEATURES,
-        WORKER_FEATURES,
-        EDGE_FEATURES,
-    ]
-}
-
 impl TapCheckpoint {
     /// The header's JSON text of a checkpoint of a network of `shape` trained with `config` on
     /// `topology` (a writer stores it under [`crate::checkpoint::META_KEY`] beside the weights).
@@ -58,7 +48,7 @@ impl TapCheckpoint {
         serde_json::to_string(&TapMeta {
             format: FORMAT.into(),
             shape,
-            features: feature_sizes(),
+            features: shape.features.widths(),
             topology: topology.into(),
             config: config.clone(),
         })
@@ -79,13 +69,13 @@ impl TapCheckpoint {
         )?;
         let meta: TapMeta =
             serde_json::from_str(&raw).map_err(|e| fmt(format!("metadata: {e}")))?;
-        if meta.features != feature_sizes() {
+        let widths = meta.shape.features.widths();
+        if meta.features != widths {
             return Err(CheckpointError::Incompatible {
                 path: p,
                 message: format!(
-                    "its features are {:?} (cluster, pending, worker, edge), this build encodes {:?}",
-                    meta.features,
-                    feature_sizes()
+                    "its features are {:?} (cluster, pending, worker, edge), this build encodes {:?} for its feature set `{:?}`",
+                    meta.features, widths, meta.shape.features
                 ),
             });
         }

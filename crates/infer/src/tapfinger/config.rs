@@ -2,6 +2,7 @@
 //! (`config/tapfinger.yaml`, whose `method: tapfinger` tells `continuum train` which learner it
 //! configures); every field has a documented default.
 
+use super::features::TapFeatures;
 use crate::agent::LambdaProfile;
 use continuum_core::config::{ConfigError, Source};
 use continuum_core::pull::Resolution;
@@ -71,10 +72,17 @@ pub struct TapConfig {
     pub pointer: bool,
     /// Conflict resolution.
     pub resolution: ResolutionName,
+    /// The features the network reads: `base` (the shipped checkpoint's) or `rules` (also the
+    /// copies of the demand per worker and per cluster that the strong rules score).
+    pub features: TapFeatures,
     /// Confidence fallback at run time: an agent whose most probable pointer choice has a
     /// probability below this claims as `prior-pull` instead (absent: never).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<f64>,
+    /// At run time, each agent draws its choice from its policy, as in training (false: the
+    /// most probable choice).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sample: bool,
     /// Reward.
     pub reward: TapReward,
     /// Discount per decision of an agent (TapFinger: 1).
@@ -114,7 +122,9 @@ impl Default for TapConfig {
             han: true,
             pointer: true,
             resolution: ResolutionName::Bayes,
+            features: TapFeatures::Base,
             fallback: None,
+            sample: false,
             reward: TapReward::Success,
             // assumption: PPO's usual settings (Schulman et al. 2017), γ < 1 so that credit stays
             // with the decisions near it.

@@ -7,8 +7,7 @@
 //! only for the offer the pointer picks. Training (candle's `TapNet` in `continuum-learn`, whose
 //! variable names these are) checks its batched forward against this within 1e-5.
 
-use super::features::AgentObs;
-use super::features::{CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES};
+use super::features::{AgentObs, TapFeatures};
 use crate::linalg::{Cols, dot};
 use crate::weights::Weights;
 
@@ -20,6 +19,10 @@ pub struct TapNetShape {
     /// Whether the encoder is the HAN (false: an MLP over each stream's own features and the
     /// means of its neighbours' — the paper's ablation without HAN).
     pub han: bool,
+    /// The features it reads (absent in checkpoints written before there was a choice: the
+    /// first set).
+    #[serde(default)]
+    pub features: TapFeatures,
 }
 
 /// Node-level attention, folded for one query at a time: the projections have no bias, so
@@ -124,6 +127,8 @@ pub struct AgentLogits {
 pub struct FastTapNet {
     han: bool,
     h: usize,
+    /// Features read per node (cluster, pending, worker, edge): a prefix of each observation's.
+    widths: [usize; 4],
     enc_c: Cols,
     enc_s: Cols,
     enc_p: Cols,
@@ -163,14 +168,16 @@ impl FastTapNet {
         let ptr_j = cols("ptr_j", h, false)?;
         let mut void_j = vec![0.0; ptr_j.outputs()];
         ptr_j.apply(&[void], &mut void_j);
+        let [fc, fp, fw, fe] = shape.features.widths();
         Ok(Self {
             han: shape.han,
             h,
-            enc_c: cols("enc_c", CLUSTER_FEATURES, true)?,
-            enc_s: cols("enc_s", CLUSTER_FEATURES, true)?,
-            enc_p: cols("enc_p", PENDING_FEATURES, true)?,
-            enc_w: cols("enc_w", WORKER_FEATURES, true)?,
-            enc_e: cols("enc_e", EDGE_FEATURES, true)?,
+            widths: [fc, fp, fw, fe],
+            enc_c: cols("enc_c", fc, true)?,
+            enc_s: cols("enc_s", fc, true)?,
+            enc_p: cols("enc_p", fp, true)?,
+            enc_w: cols("enc_w", fw, true)?,
+            enc_e: cols("enc_e", fe, true)?,
             att_w: Attn::read(w, "att_w", h)?,
             att_e: Attn::read(w, "att_e", h)?,
             sem_w: cols("sem_w", h, true)?,
@@ -225,11 +232,12 @@ impl FastTapNet {
         a.row.resize(h, 0.0);
         let mut ec = vec![0.0; h];
         let mut es = vec![0.0; h];
-        self.enc_c.relu(&[&o.cluster], &mut ec);
-        self.enc_s.relu(&[&o.shortcut], &mut es);
+        let [fc, fp, fw, fe] = self.widths;
+        self.enc_c.relu(&[&o.cluster[..fc]], &mut ec);
+        self.enc_s.relu(&[&o.shortcut[..fc]], &mut es);
         a.ep.resize(p * h, 0.0);
         for (x, out) in o.pending.iter().zip(a.ep.chunks_exact_mut(h)) {
-            self.enc_p.relu(&[x], out);
+            self.enc_p.relu(&[&x[..fp]], out);
         }
         a.ew_at.clear();
         a.ew_at.push(0);
@@ -238,7 +246,7 @@ impl FastTapNet {
         let mut rows = a.ew.chunks_exact_mut(h);
         for ws in &o.workers {
             for (w, out) in ws.iter().zip(&mut rows) {
-                self.enc_w.relu(&[w], out);
+                self.enc_w.relu(&[&w[..fw]], out);
             }
             a.ew_at
                 .push(a.ew_at.last().copied().unwrap_or(0) + ws.len());
@@ -253,7 +261,7 @@ impl FastTapNet {
             let ws = &a.ew[a.ew_at[j] * h..a.ew_at[j + 1] * h];
             a.ee.resize(o.edges[j].len() * h, 0.0);
             for (e, out) in o.edges[j].iter().zip(a.ee.chunks_exact_mut(h)) {
-                self.enc_e.relu(&[e], out);
+                self.enc_e.relu(&[&e[..fe]], out);
             }
             if self.han {
                 self.att_w
@@ -383,6 +391,7 @@ mod tests {
     /// Weights of the right names and shapes for `shape`, uniform in ±1/√fan_in.
     fn random_weights(shape: TapNetShape, seed: u64) -> Weights {
         let h = shape.hidden;
+        let [fc, fp, fw, fe] = shape.features.widths();
         let mut rng = stream_rng(seed, Purpose::Other, 0, 0);
         let mut w = Weights::default();
         let mut put = |name: &str, dims: Vec<usize>| {
@@ -392,11 +401,11 @@ mod tests {
             w.insert(name, dims, v);
         };
         for (name, ins, bias) in [
-            ("enc_c", CLUSTER_FEATURES, true),
-            ("enc_s", CLUSTER_FEATURES, true),
-            ("enc_p", PENDING_FEATURES, true),
-            ("enc_w", WORKER_FEATURES, true),
-            ("enc_e", EDGE_FEATURES, true),
+            ("enc_c", fc, true),
+            ("enc_s", fc, true),
+            ("enc_p", fp, true),
+            ("enc_w", fw, true),
+            ("enc_e", fe, true),
             ("sem_w", h, true),
             ("l1", 2 * h, true),
             ("l2", 2 * h, true),
@@ -433,8 +442,16 @@ mod tests {
             return;
         }
         let mut rng = stream_rng(6, Purpose::Other, 0, 0);
-        for (seed, hidden, han) in [(1, 32, true), (3, 24, false), (4, 64, true)] {
-            let shape = TapNetShape { hidden, han };
+        for (seed, hidden, han, features) in [
+            (1, 32, true, TapFeatures::Base),
+            (3, 24, false, TapFeatures::Rules),
+            (4, 64, true, TapFeatures::Rules),
+        ] {
+            let shape = TapNetShape {
+                hidden,
+                han,
+                features,
+            };
             let fast = FastTapNet::read(shape, &random_weights(shape, seed)).unwrap();
             for _ in 0..20 {
                 let o = random_obs(&mut rng);
@@ -456,6 +473,7 @@ mod tests {
         let shape = TapNetShape {
             hidden: 16,
             han: true,
+            features: TapFeatures::Base,
         };
         let mut w = random_weights(shape, 1);
         w.insert("l1.weight", vec![16, 31], vec![0.0; 16 * 31]);
@@ -465,6 +483,7 @@ mod tests {
             TapNetShape {
                 hidden: 8,
                 han: true,
+                features: TapFeatures::Base,
             },
             &random_weights(shape, 1),
         )

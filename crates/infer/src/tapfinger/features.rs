@@ -12,13 +12,55 @@ use continuum_core::pull::{AgentView, Round, demand_load};
 
 /// Features of a cluster node.
 pub const CLUSTER_FEATURES: usize = 5;
-/// Features of a pending-stream node.
-pub const PENDING_FEATURES: usize = 10;
-/// Features of an allocation choice (one feasible worker of the agent's cluster).
-pub const WORKER_FEATURES: usize = 6;
+/// Features of a pending-stream node (every feature set: a [`TapFeatures::Base`] network reads
+/// the first 10).
+pub const PENDING_FEATURES: usize = 13;
+/// Features of an allocation choice, one feasible worker of the agent's cluster (a
+/// [`TapFeatures::Base`] network reads the first 6).
+pub const WORKER_FEATURES: usize = 8;
 /// Features of a competitor edge (another eligible cluster): its cluster node, the stream's
-/// slack there and its share of the prior.
-pub const EDGE_FEATURES: usize = CLUSTER_FEATURES + 2;
+/// slack there and its share of the prior (and, read by a [`TapFeatures::Rules`] network only,
+/// the copies of the demand it holds).
+pub const EDGE_FEATURES: usize = CLUSTER_FEATURES + 3;
+
+/// Which features a network reads. Every observation carries all of them; the rules' features
+/// come last in each node, so a network of the first set reads a prefix and computes exactly
+/// what it did before they existed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TapFeatures {
+    /// The first set (the shipped checkpoint's): ratios of slack, capacity, demand, waiting,
+    /// accuracy and the share of eq. 11's prior.
+    #[default]
+    Base,
+    /// The first set plus what the strong rules score (docs/model.md §6): per worker the copies
+    /// of the demand its free capacity holds (`worker-headroom`) and whether it is the cluster's
+    /// least-e2e choice; per stream the copies its cluster holds, the most any other eligible
+    /// cluster holds and whether its cluster holds the most (`headroom`'s choice); per
+    /// competitor the copies it holds.
+    Rules,
+}
+
+impl TapFeatures {
+    /// Features read per node: cluster, pending stream, worker, competitor edge.
+    pub const fn widths(self) -> [usize; 4] {
+        match self {
+            Self::Base => [CLUSTER_FEATURES, 10, 6, CLUSTER_FEATURES + 2],
+            Self::Rules => [
+                CLUSTER_FEATURES,
+                PENDING_FEATURES,
+                WORKER_FEATURES,
+                EDGE_FEATURES,
+            ],
+        }
+    }
+}
+
+/// A count of copies as a bounded feature: ln(1 + copies) / 4 (1 at e⁴ − 1 ≈ 54 copies), at
+/// most 2.
+fn squash_copies(x: f64) -> f32 {
+    ((1.0 + x.max(0.0)).ln() / 4.0).min(2.0) as f32
+}
 
 /// Most offers one agent's graph holds: its oldest pending streams, as TapFinger's pending queue
 /// has a fixed size (assumption: 32, above the streams a cluster of the shipped topologies is
@@ -28,6 +70,11 @@ pub const MAX_OFFERS: usize = 32;
 /// Most competitor edges per offer: the nearest other eligible clusters (assumption: 24, more than
 /// the other clusters of any shipped topology, for the same reason).
 pub const MAX_EDGES: usize = 24;
+
+/// Agents per core below which a round's encoding and forwards stay on the calling thread
+/// (assumption: a thread costs tens of µs to start, an agent's graph and forward a few µs per
+/// offer; the shipped topologies' 16–40 clusters stay on one thread).
+pub(crate) const AGENTS_PER_THREAD: usize = 48;
 
 /// One agent's observation in one round.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -116,43 +163,47 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
     let all: Vec<[f32; CLUSTER_FEATURES]> = (0..offers.len())
         .map(|n| cluster_node(totals, n, offers[n], round.round))
         .collect();
+    // Each offered stream's eligible clusters, once per round.
     let mut slot = vec![u32::MAX; all.len()];
     let mut eligible: Vec<Option<Eligible>> = vec![None; round.pending.len()];
-    let nodes: Vec<[f32; CLUSTER_FEATURES]> = round
-        .agents
-        .iter()
-        .map(|a| all[a.cluster as usize])
-        .collect();
-    let mut shortcut = [0f32; CLUSTER_FEATURES];
-    for x in &nodes {
-        for (s, v) in shortcut.iter_mut().zip(x) {
-            *s += v / nodes.len() as f32;
+    for a in round.agents {
+        for o in a.offers.iter().take(MAX_OFFERS) {
+            let j = o.pending as usize;
+            eligible[j].get_or_insert_with(|| Eligible::of(round, j, &mut slot));
         }
     }
-    round
-        .agents
-        .iter()
-        .zip(&nodes)
-        .map(|(a, node)| {
+    let mut shortcut = [0f32; CLUSTER_FEATURES];
+    for a in round.agents {
+        for (s, v) in shortcut.iter_mut().zip(&all[a.cluster as usize]) {
+            *s += v / round.agents.len() as f32;
+        }
+    }
+    // Every agent's graph from those, split over the cores in a large round.
+    crate::par::map(
+        round.agents,
+        AGENTS_PER_THREAD,
+        || (),
+        |a, _| {
             let n = a.offers.len().min(MAX_OFFERS);
             let mut obs = AgentObs {
-                cluster: *node,
+                cluster: all[a.cluster as usize],
                 shortcut,
                 pending: Vec::with_capacity(n),
                 workers: Vec::with_capacity(n),
                 edges: Vec::with_capacity(n),
             };
             for o in a.offers.iter().take(MAX_OFFERS) {
-                let j = o.pending as usize;
-                let el = eligible[j].get_or_insert_with(|| Eligible::of(round, j, &mut slot));
+                let el = eligible[o.pending as usize]
+                    .as_ref()
+                    .expect("computed for every offer above");
                 let (p, w, e) = encode_offer(round, totals, a, o, el, &all);
                 obs.pending.push(p);
                 obs.workers.push(w);
                 obs.edges.push(e);
             }
             obs
-        })
-        .collect()
+        },
+    )
 }
 
 type OfferFeatures = (
@@ -176,6 +227,29 @@ struct Eligible {
     /// The largest slack (at least 0) and the first cluster index holding it, if any; the
     /// largest of the others.
     best: (f64, Option<usize>, f64),
+    /// The same for the copies.
+    most: (f64, Option<usize>, f64),
+}
+
+/// The largest of `xs` (at least 0; NaN left out), the first index holding it if any, and the
+/// largest of the others (at least 0).
+fn top_two(xs: impl Iterator<Item = f64> + Clone) -> (f64, Option<usize>, f64) {
+    let top = xs.clone().fold(0.0, f64::max);
+    let at = xs.clone().position(|x| x == top);
+    let second = xs
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != at)
+        .map(|(_, x)| x)
+        .fold(0.0, f64::max);
+    (top, at, second)
+}
+
+/// The largest of a top-two entry other than index `own` (at least 0).
+fn top_else(t: (f64, Option<usize>, f64), own: usize) -> f64 {
+    match t {
+        (_, Some(at), second) if at == own => second,
+        (top, _, _) => top,
+    }
 }
 
 impl Eligible {
@@ -219,20 +293,15 @@ impl Eligible {
             .filter(|s| !s.is_nan())
             .collect();
         slacks.sort_unstable_by(|a, b| b.total_cmp(a));
-        let top = clusters.iter().map(|x| x.1).fold(0.0, f64::max);
-        let at = clusters.iter().position(|x| x.1 == top);
-        let second = clusters
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != at)
-            .map(|(_, x)| x.1)
-            .fold(0.0, f64::max);
+        let best = top_two(clusters.iter().map(|x| x.1));
+        let most = top_two(clusters.iter().map(|x| x.2));
         Self {
             clusters,
             total_prior,
             by_cluster,
             slacks,
-            best: (top, at, second),
+            best,
+            most,
         }
     }
 
@@ -248,10 +317,12 @@ impl Eligible {
 
     /// The largest slack among the clusters other than index `own` (at least 0).
     fn best_else(&self, own: usize) -> f64 {
-        match self.best {
-            (_, Some(at), second) if at == own => second,
-            (top, _, _) => top,
-        }
+        top_else(self.best, own)
+    }
+
+    /// The most copies among the clusters other than index `own` (at least 0).
+    fn most_else(&self, own: usize) -> f64 {
+        top_else(self.most, own)
     }
 
     /// How many clusters have a larger slack than `slack`.
@@ -296,7 +367,15 @@ fn encode_offer(
         d.min_accuracy as f32,
         (own.2 / total_prior) as f32,
         (better as f64 / k) as f32,
+        squash_copies(own.2),
+        squash_copies(el.most_else(own_at)),
+        f32::from(own.2 >= el.most_else(own_at)),
     ];
+    let e2e_min = o
+        .cands
+        .iter()
+        .map(|&kk| cands[kk as usize].e2e_ms)
+        .fold(f64::INFINITY, f64::min);
     let workers = o
         .cands
         .iter()
@@ -312,6 +391,8 @@ fn encode_offer(
                 (c.e2e_ms / d.max_delay_ms).min(2.0) as f32,
                 (need / cap).min(2.0) as f32,
                 (f64::from(w.batch).log2() / 4.0) as f32,
+                squash_copies(copies(c)),
+                f32::from(c.e2e_ms <= e2e_min),
             ]
         })
         .collect();
@@ -325,6 +406,7 @@ fn encode_offer(
             e[..CLUSTER_FEATURES].copy_from_slice(&node);
             e[CLUSTER_FEATURES] = s as f32;
             e[CLUSTER_FEATURES + 1] = (prior / total_prior) as f32;
+            e[CLUSTER_FEATURES + 2] = squash_copies(prior);
             e
         })
         .collect();

@@ -3,9 +3,7 @@
 //! (TapFinger's dummy nodes).
 
 use candle_core::{Device, Result, Tensor};
-use continuum_infer::tapfinger::features::{
-    AgentObs, CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES,
-};
+use continuum_infer::tapfinger::features::{AgentObs, TapFeatures};
 
 /// A batch of padded observations.
 #[derive(Debug)]
@@ -31,8 +29,10 @@ pub struct ObsBatch {
 }
 
 impl ObsBatch {
-    /// Pads `obs` (at least one, each with at least one stream) into a batch.
-    pub fn new(obs: &[&AgentObs]) -> Result<Self> {
+    /// Pads `obs` (at least one, each with at least one stream) into a batch of the features a
+    /// network of `features` reads.
+    pub fn new(obs: &[&AgentObs], features: TapFeatures) -> Result<Self> {
+        let [fc, fp, fw, fe] = features.widths();
         let b = obs.len();
         let p = obs
             .iter()
@@ -52,42 +52,42 @@ impl ObsBatch {
             .max()
             .unwrap_or(1)
             .max(1);
-        let mut cluster = Vec::with_capacity(b * CLUSTER_FEATURES);
-        let mut shortcut = Vec::with_capacity(b * CLUSTER_FEATURES);
-        let mut pending = vec![0f32; b * p * PENDING_FEATURES];
+        let mut cluster = Vec::with_capacity(b * fc);
+        let mut shortcut = Vec::with_capacity(b * fc);
+        let mut pending = vec![0f32; b * p * fp];
         let mut pmask = vec![0f32; b * p];
-        let mut workers = vec![0f32; b * p * k * WORKER_FEATURES];
+        let mut workers = vec![0f32; b * p * k * fw];
         let mut wmask = vec![0f32; b * p * k];
-        let mut edges = vec![0f32; b * p * e * EDGE_FEATURES];
+        let mut edges = vec![0f32; b * p * e * fe];
         let mut emask = vec![0f32; b * p * e];
         for (i, o) in obs.iter().enumerate() {
-            cluster.extend_from_slice(&o.cluster);
-            shortcut.extend_from_slice(&o.shortcut);
+            cluster.extend_from_slice(&o.cluster[..fc]);
+            shortcut.extend_from_slice(&o.shortcut[..fc]);
             for (j, x) in o.pending.iter().enumerate() {
                 let at = i * p + j;
-                pending[at * PENDING_FEATURES..(at + 1) * PENDING_FEATURES].copy_from_slice(x);
+                pending[at * fp..(at + 1) * fp].copy_from_slice(&x[..fp]);
                 pmask[at] = 1.0;
                 for (kk, w) in o.workers[j].iter().enumerate() {
                     let at = (i * p + j) * k + kk;
-                    workers[at * WORKER_FEATURES..(at + 1) * WORKER_FEATURES].copy_from_slice(w);
+                    workers[at * fw..(at + 1) * fw].copy_from_slice(&w[..fw]);
                     wmask[at] = 1.0;
                 }
                 for (ee, x) in o.edges[j].iter().enumerate() {
                     let at = (i * p + j) * e + ee;
-                    edges[at * EDGE_FEATURES..(at + 1) * EDGE_FEATURES].copy_from_slice(x);
+                    edges[at * fe..(at + 1) * fe].copy_from_slice(&x[..fe]);
                     emask[at] = 1.0;
                 }
             }
         }
         let dev = &Device::Cpu;
         Ok(Self {
-            cluster: Tensor::from_vec(cluster, (b, CLUSTER_FEATURES), dev)?,
-            shortcut: Tensor::from_vec(shortcut, (b, CLUSTER_FEATURES), dev)?,
-            pending: Tensor::from_vec(pending, (b, p, PENDING_FEATURES), dev)?,
+            cluster: Tensor::from_vec(cluster, (b, fc), dev)?,
+            shortcut: Tensor::from_vec(shortcut, (b, fc), dev)?,
+            pending: Tensor::from_vec(pending, (b, p, fp), dev)?,
             pending_mask: Tensor::from_vec(pmask, (b, p), dev)?,
-            workers: Tensor::from_vec(workers, (b, p, k, WORKER_FEATURES), dev)?,
+            workers: Tensor::from_vec(workers, (b, p, k, fw), dev)?,
             worker_mask: Tensor::from_vec(wmask, (b, p, k), dev)?,
-            edges: Tensor::from_vec(edges, (b, p, e, EDGE_FEATURES), dev)?,
+            edges: Tensor::from_vec(edges, (b, p, e, fe), dev)?,
             edge_mask: Tensor::from_vec(emask, (b, p, e), dev)?,
             dims: (p, k, e),
         })

@@ -13,9 +13,6 @@ use candle_core::{D, DType, Device, Result, Tensor};
 use candle_nn::{Linear, Module, VarBuilder, VarMap, linear, linear_no_bias};
 
 use continuum_infer::tapfinger::TapNetShape;
-use continuum_infer::tapfinger::features::{
-    CLUSTER_FEATURES, EDGE_FEATURES, PENDING_FEATURES, WORKER_FEATURES,
-};
 
 /// What a masked entry is pushed down by before a softmax.
 const MASKED: f64 = 1e9;
@@ -105,12 +102,13 @@ impl TapNet {
     /// Builds the layers on `vb`.
     pub fn new(shape: TapNetShape, vb: VarBuilder) -> Result<Self> {
         let h = shape.hidden;
+        let [fc, fp, fw, fe] = shape.features.widths();
         Ok(Self {
-            enc_c: linear(CLUSTER_FEATURES, h, vb.pp("enc_c"))?,
-            enc_s: linear(CLUSTER_FEATURES, h, vb.pp("enc_s"))?,
-            enc_p: linear(PENDING_FEATURES, h, vb.pp("enc_p"))?,
-            enc_w: linear(WORKER_FEATURES, h, vb.pp("enc_w"))?,
-            enc_e: linear(EDGE_FEATURES, h, vb.pp("enc_e"))?,
+            enc_c: linear(fc, h, vb.pp("enc_c"))?,
+            enc_s: linear(fc, h, vb.pp("enc_s"))?,
+            enc_p: linear(fp, h, vb.pp("enc_p"))?,
+            enc_w: linear(fw, h, vb.pp("enc_w"))?,
+            enc_e: linear(fe, h, vb.pp("enc_e"))?,
             att_w: Attn::new(h, vb.pp("att_w"))?,
             att_e: Attn::new(h, vb.pp("att_e"))?,
             sem_w: linear(h, h, vb.pp("sem_w"))?,
@@ -238,7 +236,7 @@ mod tests {
     use crate::agent::weights_of;
     use continuum_core::rng::{Purpose, stream_rng};
     use continuum_infer::tapfinger::FastTapNet;
-    use continuum_infer::tapfinger::features::{AgentObs, random_obs};
+    use continuum_infer::tapfinger::features::{AgentObs, TapFeatures, random_obs};
 
     fn close(a: f32, b: f32) -> bool {
         (a - b).abs() <= 1e-5 * a.abs().max(1.0)
@@ -249,13 +247,24 @@ mod tests {
     #[test]
     fn the_plain_forward_equals_candles() {
         let mut rng = stream_rng(5, Purpose::Other, 0, 0);
-        for (seed, hidden, han) in [(1, 16, true), (2, 32, true), (3, 24, false), (4, 64, true)] {
-            let shape = TapNetShape { hidden, han };
+        for (seed, hidden, han, features) in [
+            (1, 16, true, TapFeatures::Base),
+            (2, 32, true, TapFeatures::Rules),
+            (3, 24, false, TapFeatures::Rules),
+            (4, 64, true, TapFeatures::Base),
+        ] {
+            let shape = TapNetShape {
+                hidden,
+                han,
+                features,
+            };
             let (vm, net) = build(shape, seed).unwrap();
             let fast = FastTapNet::read(shape, &weights_of(&vm).unwrap()).unwrap();
             let graphs: Vec<AgentObs> = (0..12).map(|_| random_obs(&mut rng)).collect();
             let refs: Vec<&AgentObs> = graphs.iter().collect();
-            let out = net.forward(&ObsBatch::new(&refs).unwrap()).unwrap();
+            let out = net
+                .forward(&ObsBatch::new(&refs, features).unwrap())
+                .unwrap();
             let pointer = out.pointer.to_vec2::<f32>().unwrap();
             let alloc = out.alloc.to_vec3::<f32>().unwrap();
             for (b, o) in graphs.iter().enumerate() {

@@ -124,7 +124,7 @@ fn minibatch(
 ) -> Result<PpoStats> {
     let dev = &Device::Cpu;
     let obs: Vec<_> = idx.iter().map(|&i| &decisions[i].obs).collect();
-    let batch = ObsBatch::new(&obs)?;
+    let batch = ObsBatch::new(&obs, net.shape().features)?;
     let (p, k, _) = batch.dims;
     let out = net.forward(&batch)?;
     let b = idx.len();

@@ -94,7 +94,7 @@ impl Puller for Recorder {
     fn claim(&mut self, round: &Round, rng: &mut SimRng, out: &mut Vec<Option<Claim>>) {
         let obs = observe(round, self.clusters, self.pointer);
         let refs: Vec<&AgentObs> = obs.iter().collect();
-        let res = ObsBatch::new(&refs).and_then(|b| {
+        let res = ObsBatch::new(&refs, self.net.shape().features).and_then(|b| {
             let o = self.net.forward(&b)?;
             Ok((
                 o.pointer.to_vec2::<f32>()?,

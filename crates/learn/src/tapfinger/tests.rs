@@ -12,6 +12,7 @@ use continuum_core::load::LoadView;
 use continuum_core::pull::{Pending, Resolution, step};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::topology::Topology;
+use continuum_infer::tapfinger::features::TapFeatures;
 use continuum_infer::tapfinger::{
     FastTapNet, Pick, TapCheckpoint, TapConfig, TapFinger, TapNetShape, observe,
 };
@@ -67,6 +68,7 @@ fn shape() -> TapNetShape {
     TapNetShape {
         hidden: 16,
         han: true,
+        features: TapFeatures::Base,
     }
 }
 
@@ -171,7 +173,7 @@ fn a_checkpoint_round_trips_with_equal_outputs() {
     };
     let obs = observe(&round, 2, true);
     let refs: Vec<_> = obs.iter().collect();
-    let b = ObsBatch::new(&refs).unwrap();
+    let b = ObsBatch::new(&refs, shape().features).unwrap();
     let out1 = net.forward(&b).unwrap();
     let out2 = net2.forward(&b).unwrap();
     assert_eq!(
@@ -209,6 +211,7 @@ fn other_files_are_refused_clearly() {
     let wider = TapNetShape {
         hidden: 24,
         han: true,
+        features: TapFeatures::Base,
     };
     save(&path, &vars, wider, "two", &TapConfig::default()).unwrap();
     let ck = TapCheckpoint::load(&path).unwrap();
@@ -243,4 +246,89 @@ fn an_unsure_agent_claims_as_prior_pull() {
         bound(&mut own),
         "a fallback never taken changes nothing"
     );
+}
+
+/// The rules' features say what `headroom` and `worker-headroom` score, known by reasoning on
+/// `two`: a 60 qps stream fits once on `a`'s 100 qps worker and ⌊800 / 60⌋ = 13 times on
+/// `far`'s worker (its eight cores serve as one 800 qps worker), so `far` is the headroom
+/// rule's cluster and `a` is not; each cluster's one worker is its least-e2e choice. A network
+/// of the first feature set reads none of them.
+#[test]
+fn the_rules_features_are_the_copies_the_rules_score() {
+    let (t, f) = two();
+    let pending = [Pending {
+        demand: demand(200.0),
+        reach: &t.schedulers[0].reach,
+        sched: 0,
+        waited: 0,
+    }];
+    let view = LoadView::idle(f.workers.len());
+    let mut cands = vec![Vec::new()];
+    continuum_core::feasibility::feasible(
+        &pending[0].demand,
+        pending[0].reach,
+        &f,
+        &view,
+        &mut cands[0],
+    );
+    let agents = continuum_core::pull::agents_of(&cands);
+    let round = continuum_core::pull::Round {
+        pending: &pending,
+        cands: &cands,
+        agents: &agents,
+        fleet: &f,
+        view: &view,
+        round: 0,
+    };
+    let obs = observe(&round, 2, true);
+    let squash = |x: f64| ((1.0 + x).ln() / 4.0) as f32;
+    let by_cluster: Vec<u32> = agents.iter().map(|a| a.cluster).collect();
+    for (a, o) in by_cluster.iter().zip(&obs) {
+        // Cluster 0 is `a`, 1 is `far` (file order).
+        let (own, other, most) = if *a == 0 {
+            (1.0, 13.0, 0.0)
+        } else {
+            (13.0, 1.0, 1.0)
+        };
+        assert_eq!(
+            o.pending[0][10..],
+            [squash(own), squash(other), most],
+            "agent {a}"
+        );
+        assert_eq!(o.workers[0].len(), 1);
+        assert_eq!(o.workers[0][0][6..], [squash(own), 1.0], "agent {a}");
+        assert_eq!(o.edges[0].len(), 1);
+        assert_eq!(o.edges[0][0][7], squash(other), "agent {a}");
+    }
+    // Each feature set's batch holds its own widths.
+    let refs: Vec<_> = obs.iter().collect();
+    for features in [TapFeatures::Base, TapFeatures::Rules] {
+        let b = ObsBatch::new(&refs, features).unwrap();
+        let [_, fp, fw, fe] = features.widths();
+        assert_eq!(b.pending.dims()[2], fp);
+        assert_eq!(b.workers.dims()[3], fw);
+        assert_eq!(b.edges.dims()[3], fe);
+    }
+}
+
+/// A checkpoint of the rules' features is written and read back with them; its header states
+/// their widths, so a build that encodes others refuses it by name.
+#[test]
+fn a_rules_checkpoint_round_trips() {
+    let shape = TapNetShape {
+        features: TapFeatures::Rules,
+        ..shape()
+    };
+    let (vars, _) = build(shape, 3).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rules.tapfinger");
+    let cfg = TapConfig {
+        features: TapFeatures::Rules,
+        ..TapConfig::default()
+    };
+    save(&path, &vars, shape, "two", &cfg).unwrap();
+    let ck = TapCheckpoint::load(&path).unwrap();
+    assert_eq!(ck.meta.shape, shape);
+    assert_eq!(ck.meta.features, TapFeatures::Rules.widths());
+    assert!(ck.network(&path).is_ok());
 }

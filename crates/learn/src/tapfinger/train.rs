@@ -51,6 +51,7 @@ pub fn shape_of(cfg: &TapConfig) -> TapNetShape {
     TapNetShape {
         hidden: cfg.hidden,
         han: cfg.han,
+        features: cfg.features,
     }
 }
 
