@@ -16,6 +16,7 @@ against the best ASET policy at each λ.
 
 Usage: python3 -m experiments.aset_findings [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--out out/aset] [--reuse] [--ray HOST:PORT]
+       [--topology T --shipped-only --generalise]
 Needs a release build. Checkpoints already under <out> are reused (delete them to retrain); every
 compare run is a report of one grid (`continuum sweep`: <out>/sweep, or <out>/shipped-sweep with
 --shipped-only; --reuse keeps the cells already there, else they are run again), here or on a
@@ -47,6 +48,10 @@ p.add_argument("--shipped", default="longer",
 p.add_argument("--shipped-only", action="store_true",
                help="evaluate only the shipped checkpoint, models/<topology>-aset.dqn, at λ 60 "
                     "(no training): fresh seeds for the row chosen after seeing 101–105")
+p.add_argument("--generalise", action="store_true",
+               help="with --shipped-only: also run it at every λ of --lambdas (ASET's Fig. 5 and "
+                    "6 on a topology whose checkpoint was trained by `continuum train "
+                    "topologies/<topology>.yaml --config config/aset.yaml --seed 1`)")
 p.add_argument("--out", default="out/aset")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--threads", default="2")
@@ -215,8 +220,10 @@ if a.from_json:
     results = docgen.recorded_or_exit(CMD)
 elif a.shipped_only:
     out = pathlib.Path(a.out)
-    runs = evaluate(out, {"60": [a.shipped]}, out / "shipped-sweep")
-    results = {"ablation": runs["60"], "generalisation": {}}
+    lams = a.lambdas.split(",") if a.generalise else ["60"]
+    runs = evaluate(out, {lam: [a.shipped] for lam in lams}, out / "shipped-sweep")
+    results = {"ablation": runs["60"],
+               "generalisation": {lam: runs[lam] for lam in lams} if a.generalise else {}}
 else:
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
