@@ -112,6 +112,29 @@ def sweep(grid, sweep_dir, binary, ray=None, threads=None, reuse=True):
             for e in index["reports"]]
 
 
+def success_grid(name, cells, seeds, sweep_dir, binary, ray=None, reuse=True):
+    """Every cell of `cells` ({cell name: compare options}) on each of `seeds`, as one grid
+    named `name` under `sweep_dir`; {cell name: per seed, {row: success %, mean and p99
+    latency, rejected %, and of the rejected those refused at binding and those dropped at a
+    worker, % of the offered (0 in reports that predate the split)}} (the pull-dispatch
+    tables)."""
+    grid = {"name": name,
+            "axes": [{"cell": [dict(o, name=n) for n, o in cells.items()]},
+                     {"seed": [int(s) for s in seeds]}]}
+    res = {}
+    for labels, r in sweep(grid, sweep_dir, binary, ray=ray, reuse=reuse):
+        res.setdefault(labels["cell"], []).append(
+            {x["policy"]: dict(success=100 * x["success_ratio"], mean=x["latency_mean_ms"],
+                               p99=x["latency_ms"]["p99"],
+                               rejected=100 * x["rejected"] / max(1, x["offered"]),
+                               at_binding=100 * x.get("rejected_at_binding", 0)
+                               / max(1, x["offered"]),
+                               at_worker=100 * x.get("rejected_at_worker", 0)
+                               / max(1, x["offered"]))
+             for x in r["results"]})
+    return res
+
+
 def runner_options(p):
     """Adds the options every results module shares to the argparse parser `p`: `--reuse`
     (keep the cells already written under `--out`), `--ray HOST:PORT` (run the compare cells on

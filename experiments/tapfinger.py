@@ -43,7 +43,7 @@ import sys
 
 from experiments import docgen
 from experiments import references as refs
-from experiments.cells import load_flags, pm, run, sweep
+from experiments.cells import load_flags, pm, run, success_grid
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -93,24 +93,18 @@ ABLATIONS = {
     "no-pointer": ("without the pointer (each agent considers its oldest stream only)",
                    "pointer: false"),
     "waiting": ("TapFinger's reward: −(streams left waiting), the refusal term", "reward: waiting"),
+    "uniform-prior-retrained": ("conflicts by eq. 11 with a uniform prior, retrained under it",
+                                "resolution: uniform_prior"),
+    "first-claim-retrained": ("conflicts to the lowest cluster index, retrained under it",
+                              "resolution: first_claim"),
 }
 
 
 def compare(part, cells, seeds=None):
     """Every cell of `cells` ({name: compare options}) on each seed (default: the evaluation
-    seeds), as one grid under <out>/<part>-sweep; {name: per seed, {row: success %, mean and
-    p99 latency, rejected %}}."""
-    grid = {"name": f"tapfinger-{part}",
-            "axes": [{"cell": [dict(o, name=n) for n, o in cells.items()]},
-                     {"seed": [int(s) for s in seeds or SEEDS]}]}
-    res = {}
-    for labels, r in sweep(grid, out / f"{part}-sweep", a.bin, ray=a.ray, reuse=a.reuse_runs):
-        res.setdefault(labels["cell"], []).append(
-            {x["policy"]: dict(success=100 * x["success_ratio"], mean=x["latency_mean_ms"],
-                               p99=x["latency_ms"]["p99"],
-                               rejected=100 * x["rejected"] / max(1, x["offered"]))
-             for x in r["results"]})
-    return res
+    seeds), as one grid under <out>/<part>-sweep."""
+    return success_grid(f"tapfinger-{part}", cells, seeds or SEEDS, out / f"{part}-sweep", a.bin,
+                        ray=a.ray, reuse=a.reuse_runs)
 
 
 def load_opts(load, topology="topologies/full-edge.yaml"):
@@ -171,12 +165,14 @@ def train_ablation(key, override):
 def measure_ablation():
     cks = {k: train_ablation(k, v[1]) for k, v in ABLATIONS.items()}
     rows = [TF] + [f"tapfinger:{c}" for c in cks.values()] + [
-        f"tapfinger[uniform-prior]:{a.checkpoint}", f"tapfinger[first-claim]:{a.checkpoint}"]
+        f"tapfinger[uniform-prior]:{a.checkpoint}", f"tapfinger[first-claim]:{a.checkpoint}",
+        "prior-pull"]
     res = compare("ablation", {lam: dict(load_opts(lam), policies=",".join(rows))
                                for lam in ["60", "100"]})
     for lam, per_seed in res.items():
         for i, r in enumerate(per_seed):
-            named = {"shipped": r[TF], "uniform-prior": r[rows[-2]], "first-claim": r[rows[-1]]}
+            named = {"shipped": r[TF], "uniform-prior": r[rows[-3]], "first-claim": r[rows[-2]],
+                     "prior-pull": r["prior-pull"]}
             for k, c in cks.items():
                 named[k] = r[f"tapfinger:{c}"]
             per_seed[i] = named
@@ -344,18 +340,24 @@ def render_cells(res):
 
 def render_ablation(res):
     text = [f"full-edge, {len(SEEDS)} seeds ({a.seeds}), {a.duration:.0f} s; success % (and "
-            "difference to the shipped checkpoint, pp). Retrained rows: the shipped config with one "
+            "differences to the shipped checkpoint and to `prior-pull`, pp, paired per seed with "
+            "the verdict of docs/methodology.md). Retrained rows: the shipped config with one "
             "field changed, same episodes and training seed.\n",
-            "| variant | λ 60 | − shipped, pp | λ 100 | − shipped, pp |", "|---|---|---|---|---|"]
+            "| variant | λ 60 | − shipped, pp | − prior pull, pp | λ 100 | − shipped, pp | "
+            "− prior pull, pp |", "|---|---|---|---|---|---|---|"]
     names = {"shipped": "shipped (HAN, pointer, Bayes, success reward)",
              **{k: v[0] for k, v in ABLATIONS.items()},
              "uniform-prior": "shipped checkpoint, conflicts by eq. 11 with a uniform prior",
-             "first-claim": "shipped checkpoint, conflicts to the lowest cluster index"}
+             "first-claim": "shipped checkpoint, conflicts to the lowest cluster index",
+             "prior-pull": "`prior-pull` (eq. 11's prior alone)"}
     for k, label in names.items():
         cells = []
         for lam in ["60", "100"]:
             per_seed = res[lam]
-            cells += [pm(series(per_seed, k)), pm(diff(per_seed, k, "shipped"))]
+            x = series(per_seed, k)
+            cells += [pm(x),
+                      "–" if k == "shipped" else refs.versus(x, series(per_seed, "shipped")),
+                      "–" if k == "prior-pull" else refs.versus(x, series(per_seed, "prior-pull"))]
         text.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(text) + "\n"
 
