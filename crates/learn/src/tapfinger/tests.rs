@@ -9,7 +9,7 @@ use continuum_core::config::Source;
 use continuum_core::feasibility::{Demand, Fleet};
 use continuum_core::fixtures;
 use continuum_core::load::LoadView;
-use continuum_core::pull::{Pending, Resolution, step};
+use continuum_core::pull::{Pending, Resolution, Round, step};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::topology::Topology;
 use continuum_infer::tapfinger::features::TapFeatures;
@@ -56,6 +56,35 @@ fn loose_and_tight(t: &Topology) -> [Pending<'_>; 2] {
         reach,
         sched: 0,
         waited: 0,
+    })
+}
+
+/// `run` on the first round of one loose stream (200 ms, both clusters can serve it) at
+/// scheduler 0 of `two`, on an idle view.
+fn loose_round<R>(t: &Topology, f: &Fleet, run: impl FnOnce(&Round) -> R) -> R {
+    let pending = [Pending {
+        demand: demand(200.0),
+        reach: &t.schedulers[0].reach,
+        sched: 0,
+        waited: 0,
+    }];
+    let view = LoadView::idle(f.workers.len());
+    let mut cands = vec![Vec::new()];
+    continuum_core::feasibility::feasible(
+        &pending[0].demand,
+        pending[0].reach,
+        f,
+        &view,
+        &mut cands[0],
+    );
+    let agents = continuum_core::pull::agents_of(&cands);
+    run(&Round {
+        pending: &pending,
+        cands: &cands,
+        agents: &agents,
+        fleet: f,
+        view: &view,
+        round: 0,
     })
 }
 
@@ -147,31 +176,7 @@ fn a_checkpoint_round_trips_with_equal_outputs() {
     assert_eq!(ck.meta.config, TapConfig::default());
     let (_v2, net2) = network(&ck, &path).unwrap();
     let plain = ck.network(&path).unwrap();
-    let pending = [Pending {
-        demand: demand(200.0),
-        reach: &t.schedulers[0].reach,
-        sched: 0,
-        waited: 0,
-    }];
-    let view = LoadView::idle(f.workers.len());
-    let mut cands = vec![Vec::new()];
-    continuum_core::feasibility::feasible(
-        &pending[0].demand,
-        pending[0].reach,
-        &f,
-        &view,
-        &mut cands[0],
-    );
-    let agents = continuum_core::pull::agents_of(&cands);
-    let round = continuum_core::pull::Round {
-        pending: &pending,
-        cands: &cands,
-        agents: &agents,
-        fleet: &f,
-        view: &view,
-        round: 0,
-    };
-    let obs = observe(&round, 2, true);
+    let obs = loose_round(&t, &f, |round| observe(round, 2, true));
     let refs: Vec<_> = obs.iter().collect();
     let b = ObsBatch::new(&refs, shape().features).unwrap();
     let out1 = net.forward(&b).unwrap();
@@ -256,33 +261,11 @@ fn an_unsure_agent_claims_as_prior_pull() {
 #[test]
 fn the_rules_features_are_the_copies_the_rules_score() {
     let (t, f) = two();
-    let pending = [Pending {
-        demand: demand(200.0),
-        reach: &t.schedulers[0].reach,
-        sched: 0,
-        waited: 0,
-    }];
-    let view = LoadView::idle(f.workers.len());
-    let mut cands = vec![Vec::new()];
-    continuum_core::feasibility::feasible(
-        &pending[0].demand,
-        pending[0].reach,
-        &f,
-        &view,
-        &mut cands[0],
-    );
-    let agents = continuum_core::pull::agents_of(&cands);
-    let round = continuum_core::pull::Round {
-        pending: &pending,
-        cands: &cands,
-        agents: &agents,
-        fleet: &f,
-        view: &view,
-        round: 0,
-    };
-    let obs = observe(&round, 2, true);
+    let (obs, by_cluster) = loose_round(&t, &f, |round| {
+        let clusters: Vec<u32> = round.agents.iter().map(|a| a.cluster).collect();
+        (observe(round, 2, true), clusters)
+    });
     let squash = |x: f64| ((1.0 + x).ln() / 4.0) as f32;
-    let by_cluster: Vec<u32> = agents.iter().map(|a| a.cluster).collect();
     for (a, o) in by_cluster.iter().zip(&obs) {
         // Cluster 0 is `a`, 1 is `far` (file order).
         let (own, other, most) = if *a == 0 {
