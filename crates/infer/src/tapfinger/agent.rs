@@ -133,7 +133,7 @@ impl Puller for TapFinger {
             let scored = score_greedy(&self.net, &obs, &mut self.logits);
             for (i, ((a, o), s)) in round.agents.iter().zip(&obs).zip(scored).enumerate() {
                 if let Some(c) = self.fallback
-                    && s.top < c
+                    && s.p < c
                 {
                     self.counted.1 += 1;
                     out.push(Some(continuum_core::pull::prior_claim(round, i, rng)));
@@ -184,11 +184,9 @@ impl Puller for TapFinger {
 /// One agent's most probable choice.
 #[derive(Debug, Clone, Copy)]
 struct Greedy {
-    /// The largest pointer probability (void included).
-    top: f64,
     /// The offer it points at (the number of offers: void).
     offer: usize,
-    /// Its probability.
+    /// Its probability, the largest of the pointer's (void included).
     p: f64,
     /// The worker the allocation head picks for that offer (0 when void).
     worker: usize,
@@ -209,7 +207,6 @@ fn score_greedy(net: &FastTapNet, obs: &[AgentObs], logits: &mut AgentLogits) ->
 fn greedy(net: &FastTapNet, o: &AgentObs, logits: &mut AgentLogits) -> Greedy {
     net.pointer_into(o, logits);
     let pp = softmax(&logits.pointer);
-    let top = pp.iter().copied().fold(0.0, f64::max);
     let offer = first_max(&pp);
     let worker = if offer == o.pending.len() {
         0
@@ -217,7 +214,6 @@ fn greedy(net: &FastTapNet, o: &AgentObs, logits: &mut AgentLogits) -> Greedy {
         first_max(&softmax(&net.alloc(logits, offer)))
     };
     Greedy {
-        top,
         offer,
         p: pp[offer],
         worker,
