@@ -27,6 +27,7 @@ fn setup(n: usize) -> (Fleet, Vec<Reach>, LoadView) {
             replicas: 1,
             cluster: (i / 4) as u32,
             variant: (i % 4) as u32,
+            busy_share_per_qps: [0.01, 0.005],
         })
         .collect();
     let reach = (0..n)
@@ -42,7 +43,18 @@ fn setup(n: usize) -> (Fleet, Vec<Reach>, LoadView) {
     for w in &mut view.workers {
         w.load_qps = rng.random::<f64>() * 60.0;
     }
-    (Fleet { workers }, reach, view)
+    let mut cluster_workers = vec![Vec::new(); n.div_ceil(4)];
+    for i in 0..n {
+        cluster_workers[i / 4].push(i as u32);
+    }
+    (
+        Fleet {
+            workers,
+            cluster_workers,
+        },
+        reach,
+        view,
+    )
 }
 
 fn decision(c: &mut Criterion) {

@@ -14,9 +14,15 @@ action the agent took most. The shipped variant (--shipped, chosen on probe seed
 are not evaluation seeds) is then run at λ 20 … 100 (ASET's generalisation: trained at 60 only)
 against the best ASET policy at each λ.
 
+With --queue-bound unbounded every variant is trained (`queue_bound: unbounded`) and run with the
+workers serving every admitted query, a late answer a failure (ASET's setting, docs/model.md §7.3);
+the shipped checkpoint is then models/<topology>-aset-unbounded.dqn, and the references (the best
+heuristic) are run under the same bound (the offline bound does not depend on it: the recorded
+one of the cell is used).
+
 Usage: python3 -m experiments.aset_findings [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--out out/aset] [--reuse] [--ray HOST:PORT]
-       [--topology T --shipped-only --generalise]
+       [--topology T --shipped-only --generalise] [--queue-bound unbounded]
 Needs a release build. Checkpoints already under <out> are reused (delete them to retrain); every
 compare run is a report of one grid (`continuum sweep`: <out>/sweep, or <out>/shipped-sweep with
 --shipped-only; --reuse keeps the cells already there, else they are run again), here or on a
@@ -52,11 +58,15 @@ p.add_argument("--generalise", action="store_true",
                help="with --shipped-only: also run it at every λ of --lambdas (ASET's Fig. 5 and "
                     "6 on a topology whose checkpoint was trained by `continuum train "
                     "topologies/<topology>.yaml --config config/aset.yaml --seed 1`)")
-p.add_argument("--out", default="out/aset")
+p.add_argument("--queue-bound", default="deadline", choices=["deadline", "unbounded"],
+               help="the workers' queue bound, in training and in every run")
+p.add_argument("--out", default=None, help="default out/aset, out/aset-unbounded")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--threads", default="2")
 runner_options(p)
 a = p.parse_args()
+UNBOUNDED = a.queue_bound == "unbounded"
+a.out = a.out or ("out/aset-unbounded" if UNBOUNDED else "out/aset")
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
                      drop_valued=("--out", "--bin", "--threads", "--ray"))
 
@@ -86,6 +96,8 @@ VARIANTS = [
 def train(out):
     base = yaml.safe_load(pathlib.Path("config/aset.yaml").read_text())
     cfg = dict(base)
+    if UNBOUNDED:
+        cfg["queue_bound"] = "unbounded"
     for name, _, over in VARIANTS:
         cfg.update(over)
         ck = out / f"{name}.dqn"
@@ -107,7 +119,8 @@ def evaluate(out, runs, sweep_dir):
     {row name: {whole, after, rejected, failed, actions}}."""
     grid = {"name": "aset",
             "compare": {"topology": f"topologies/{a.topology}.yaml", "duration": a.duration,
-                        "policies": ",".join(STATIC)},
+                        "policies": ",".join(STATIC),
+                        **({"queue-bound": a.queue_bound} if UNBOUNDED else {})},
             "axes": [{"lambda": [{"name": lam, "lambda": lam, "agent": [
                 str(SHIPPED if a.shipped_only else out / f"{ag}.dqn") for ag in agents]}
                                  for lam, agents in runs.items()]},
@@ -133,7 +146,7 @@ def evaluate(out, runs, sweep_dir):
     return per_lambda
 
 
-SHIPPED = pathlib.Path(f"models/{a.topology}-aset.dqn")
+SHIPPED = pathlib.Path(f"models/{a.topology}-aset{'-unbounded' if UNBOUNDED else ''}.dqn")
 
 
 def ms(xs):
@@ -153,7 +166,8 @@ def render(results):
     base = REFS
     ref60 = base.get(f"{a.topology}|60")
     h = refs.against(ref60, [c[best]["whole"] for c in per_seed], seeds)[0]
-    text = [f"{a.topology}, λ 60, {n} evaluation seeds ({a.seeds}), {a.duration:.0f} s; best "
+    bound = ", workers' queue unbounded (late answers are failures)" if UNBOUNDED else ""
+    text = [f"{a.topology}, λ 60{bound}, {n} evaluation seeds ({a.seeds}), {a.duration:.0f} s; best "
             f"ASET policy (of its seven) by mean over these seeds: {best} "
             f"({ms([c[best]['whole'] for c in per_seed])} %); from {a.warmup_s:.0f} s on: "
             f"{best_after}. Best heuristic (every registered rule, without own-binding accounting and under `window`, "
@@ -207,10 +221,15 @@ def headline(results):
     best = best_static(per_seed, "whole")
     xs = lambda name: [c[name]["whole"] for c in per_seed]
     h, vs, sh = refs.against(REFS.get(f"{a.topology}|60"), xs(a.shipped), seeds)
-    written = ("" if "aset" not in per_seed[0] else
+    written = ("" if "aset" not in per_seed[0] or UNBOUNDED else
                f"as written: {ms(xs('aset'))} %, vs best ASET policy ({best}) "
                f"{refs.versus(xs('aset'), xs(best))}; ")
-    return (f"ASET, {a.topology} λ 60, seeds {refs.seed_range(seeds)} | {written}"
+    if UNBOUNDED:
+        return (f"ASET (unbounded queue), {a.topology} λ 60, seeds {refs.seed_range(seeds)} | "
+                f"`{a.shipped}` {ms(xs(a.shipped))} %, vs best ASET policy ({best}) "
+                f"{refs.versus(xs(a.shipped), xs(best))}, vs best heuristic ({h}) {vs}\n")
+    bound = " (unbounded queue)" if UNBOUNDED else ""
+    return (f"ASET{bound}, {a.topology} λ 60, seeds {refs.seed_range(seeds)} | {written}"
             f"shipped variant `{a.shipped}` (chosen after seeing seeds 101–105): {ms(xs(a.shipped))} %, "
             f"vs best ASET policy {refs.versus(xs(a.shipped), xs(best))}, vs best heuristic "
             f"({h}) {vs}; {sh} of the bound\n")
@@ -235,9 +254,44 @@ else:
     results = {"ablation": runs["60"], "generalisation": {}}
     for lam in a.lambdas.split(","):
         results["generalisation"][lam] = runs[lam]
-# The references of experiments/baselines.py's tables (on the same seeds), else none.
-REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
-    a.seeds.split(","), False)
+
+
+def unbounded_references():
+    """The references under the unbounded queue: every rule run with it (recorded with the
+    results), the bound of the recorded cell (an upper bound whatever the queue does)."""
+    seeds = a.seeds.split(",")
+    lams = sorted(set(a.lambdas.split(",")) | {"60"}, key=float)
+    keys = [f"{a.topology}|{lam}|unbounded" for lam in lams]
+    with_bound = refs.recorded(seeds, required=False) or refs.shared_references(seeds, False)
+
+    def options(k):
+        topology, lam, _ = k.split("|")
+        return {"topology": f"topologies/{topology}.yaml", "lambda": float(lam),
+                "duration": a.duration, "queue-bound": "unbounded"}
+
+    # The rules only: the bound is the recorded cell's.
+    found, computed = refs.of_cells(keys, seeds, results.get("references"), options,
+                                    pathlib.Path(a.out) / "references", a.bin, ray=a.ray,
+                                    compute_missing=not a.from_json, modes=("off", "window"),
+                                    with_bound=False)
+    if computed:
+        results["references"] = dict(results.get("references") or {}, **computed)
+    out = {}
+    for k, ref in found.items():
+        if ref is None:
+            continue
+        base = with_bound.get(k.rsplit("|", 1)[0]) or {}
+        out[k.rsplit("|", 1)[0]] = dict(ref, bound=base.get("bound", {}))
+    return out
+
+
+# The references of experiments/baselines.py's tables (on the same seeds), else none; under the
+# unbounded queue, run under it.
+if UNBOUNDED:
+    REFS = unbounded_references()
+else:
+    REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
+        a.seeds.split(","), False)
 text = render(results)
 print(text, end="")
 if a.publish:

@@ -21,12 +21,13 @@ ROWS = [
      "20,40,60,80,100,diurnal --agents "
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
     ("aset-findings.md", "", "experiments.aset_findings"),
+    ("aset-findings.md", "", "experiments.aset_findings --queue-bound unbounded"),
     ("tapfinger.md", "", "experiments.tapfinger --parts cells"),
     ("meta-results.md", "",
      "experiments.generalisation --topologies full-edge,co-dc-cloud,dc-cloud --agents "
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
     ("tuner.md", "", "experiments.tuner --capacity-scales 1,0.5"),
-    ("tuner.md", "#edgetuners-mitigations-and-tail-as-printed", "experiments.tuner_edgetuner"),
+    ("tuner.md", "#edgetuner-as-printed-round-two", "experiments.edgetuner_global"),
     ("allocation.md", "", "experiments.allocation --generated --ablation"),
     ("deeprm.md", "", "experiments.deeprm"),
     ("oga.md", "", "experiments.oga"),

@@ -56,12 +56,12 @@ def file_report(refs, key, seed, mode, report):
             100 * row["success_ratio"]
 
 
-def compute(cells, seeds, out, binary, ray=None, modes=None):
+def compute(cells, seeds, out, binary, ray=None, modes=None, with_bound=WITH_BOUND):
     """The references of `cells` ({key: compare options}) on `seeds`, as one grid under `out`:
-    every rule under each of `modes` (default: every mode) and the bound."""
+    every rule under each of `modes` (default: every mode) and, `with_bound`, the bound."""
     rules = registry(binary)
     axis = [m for m in mode_axis(rules) if modes is None or m["name"] in modes]
-    if WITH_BOUND:
+    if with_bound:
         axis[0]["bound"] = True  # it does not depend on the mode: with the first
     keys = list(cells)  # grid labels must be file-name safe: cells are named by their index
     grid = {"name": "references",
@@ -232,16 +232,18 @@ def shared_references(seeds, with_bound):
 
 
 def of_cells(keys, seeds, stored, options, out, binary, ray=None, compute_missing=False,
-             modes=("off",)):
+             modes=("off",), with_bound=None):
     """The references of cells `keys`: experiments/baselines.py's recorded table where it has the
     cell, else `stored` (those a script recorded with its results), else those another script
     recorded under the same key on the same seeds, else — with
     `compute_missing` — run now (every rule under `modes` and the bound; `options(key)` gives a
-    cell's compare options), else none. Returns ({key: references or None}, what was computed)."""
+    cell's compare options), else none; `with_bound` False runs the rules only (default: unless
+    REFERENCES_BOUND=0). Returns ({key: references or None}, what was computed)."""
+    with_bound = WITH_BOUND if with_bound is None else with_bound
     base = recorded(seeds, required=False)
     # Computing: references without the bound are run again with it (unless REFERENCES_BOUND=0);
     # rendering: whatever was recorded.
-    need = compute_missing and WITH_BOUND
+    need = compute_missing and with_bound
     shared = shared_references(seeds, need)
     stored = {k: c for k, c in (stored or {}).items() if complete(c, seeds, need)}
     found = {k: base.get(k) or stored.get(k) or shared.get(k) for k in keys}
@@ -250,9 +252,9 @@ def of_cells(keys, seeds, stored, options, out, binary, ray=None, compute_missin
     if missing and compute_missing:
         # One directory per set of cells: two tables of one script share `out`, and a sweep
         # directory holds one grid.
-        tag = hashlib.sha256(json.dumps([missing, [str(s) for s in seeds], WITH_BOUND])
+        tag = hashlib.sha256(json.dumps([missing, [str(s) for s in seeds], with_bound])
                              .encode()).hexdigest()[:12]
         computed = compute({k: options(k) for k in missing}, seeds, out / tag, binary, ray=ray,
-                           modes=list(modes))
+                           modes=list(modes), with_bound=with_bound)
         found.update(computed)
     return found, computed

@@ -19,7 +19,7 @@ const TINY: [&str; 5] = [
 /// Every registered policy (the rows of a plain `compare`).
 const EVERY_POLICY: &str = "closest,load-balancing,farthest,cheaper,random-proportional-latency,\
 random-proportional-load,least-impedance,random,tetris,least-allocated,most-allocated,\
-worker-headroom,headroom,headroom-packing,two-choices,least-predicted";
+worker-headroom,headroom,headroom-packing,two-choices,least-predicted,balanced-allocation";
 
 /// How far a run's success ratio may exceed its bound: the largest excess measured over the
 /// matrix of docs/baselines.md (the bound holds capacity per slice, while a queue can carry

@@ -6,7 +6,7 @@ mod cli_support;
 use cli_support::*;
 use serde_json::Value;
 
-const POLICIES: [&str; 16] = [
+const POLICIES: [&str; 17] = [
     "closest",
     "load-balancing",
     "farthest",
@@ -23,6 +23,7 @@ const POLICIES: [&str; 16] = [
     "headroom-packing",
     "two-choices",
     "least-predicted",
+    "balanced-allocation",
 ];
 
 // ---- compare ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-//! When a query arriving at a worker would start its batch (docs/model.md §7), shared by the simulator's
-//! queue bound and the live worker's admission so both follow one rule.
+//! A worker's admission (docs/model.md §7.3): which queue bound it keeps, and when a query
+//! arriving at it would start its batch, shared by the simulator's queue bound and the live
+//! worker's admission so both follow one rule.
 //!
 //! A worker is R replicas serving one FIFO queue in batches of up to B. A query that finds `n`
 //! queries waiting has `k = ⌊n / B⌋` full batches ahead of it. Each replica takes the next
@@ -7,6 +8,77 @@
 //! `free_i + 2b`, … (b: the time of one batch); the waiting batches take those slots in time
 //! order, and the query's own batch is the `k`-th (from 0). The estimate follows the replica
 //! that will actually take that batch — not the earliest free one.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// When a query reaching a worker is dropped (counted as rejected) instead of queued
+/// (docs/model.md §7.3). Written `deadline`, `unbounded` or a number of queries, on the command
+/// line (`--queue-bound`) and in a training configuration (`queue_bound`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "BoundRepr", into = "BoundRepr")]
+pub enum QueueBound {
+    /// Drop it when the work already queued cannot finish in time for its deadline (default).
+    #[default]
+    Deadline,
+    /// Drop it when this many queries are already waiting.
+    MaxQueries(u32),
+    /// Never drop: every admitted query is served, and a late answer is a failure.
+    Unbounded,
+}
+
+impl FromStr for QueueBound {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "deadline" => Ok(Self::Deadline),
+            "unbounded" => Ok(Self::Unbounded),
+            n => n.parse::<u32>().map(Self::MaxQueries).map_err(|_| {
+                format!("expected `deadline`, `unbounded` or a number of queries, got `{s}`")
+            }),
+        }
+    }
+}
+
+impl fmt::Display for QueueBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Deadline => f.write_str("deadline"),
+            Self::Unbounded => f.write_str("unbounded"),
+            Self::MaxQueries(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// How a [`QueueBound`] is written in a file: a name or a number.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum BoundRepr {
+    Queries(u32),
+    Named(String),
+}
+
+impl TryFrom<BoundRepr> for QueueBound {
+    type Error = String;
+
+    fn try_from(r: BoundRepr) -> Result<Self, String> {
+        match r {
+            BoundRepr::Queries(n) => Ok(Self::MaxQueries(n)),
+            BoundRepr::Named(s) => s.parse(),
+        }
+    }
+}
+
+impl From<QueueBound> for BoundRepr {
+    fn from(b: QueueBound) -> Self {
+        match b {
+            QueueBound::MaxQueries(n) => Self::Queries(n),
+            other => Self::Named(other.to_string()),
+        }
+    }
+}
 
 /// Start time of the `k`-th waiting batch (from 0, FIFO order) on a worker whose replicas
 /// become free at `free` (one entry per replica; an idle replica is free now), when every batch
@@ -71,6 +143,22 @@ fn by_rounds(free: &mut [f64], mut k: usize, batch_ms: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn queue_bounds_read_and_write_both_ways() {
+        for (text, b) in [
+            ("deadline", QueueBound::Deadline),
+            ("unbounded", QueueBound::Unbounded),
+            ("12", QueueBound::MaxQueries(12)),
+        ] {
+            assert_eq!(text.parse::<QueueBound>(), Ok(b));
+            assert_eq!(b.to_string(), text);
+            let json = serde_json::to_string(&b).unwrap();
+            assert_eq!(serde_json::from_str::<QueueBound>(&json).unwrap(), b);
+        }
+        assert!("late".parse::<QueueBound>().unwrap_err().contains("`late`"));
+        assert!(serde_json::from_str::<QueueBound>("\"late\"").is_err());
+    }
+
     use super::*;
 
     /// The same answer by brute force: hand every batch to the replica that frees first.

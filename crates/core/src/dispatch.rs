@@ -28,9 +28,31 @@ pub fn bind(
     if scratch.is_empty() {
         return Err(short);
     }
+    if policy.uses_cluster_shares() {
+        cluster_shares(fleet, view, own, scratch);
+    }
     let c = scratch[policy.choose(scratch, rng)];
     own.record(c.worker, c.demand_qps, now_ms);
     Ok(c)
+}
+
+/// Fills each candidate's [`Candidate::cluster_shares`]: its cluster's busy (cpu, memory)
+/// shares on `view` plus `own` bindings, with the stream's demand placed on the candidate.
+fn cluster_shares(fleet: &Fleet, view: &LoadView, own: &OwnLoad, out: &mut [Candidate]) {
+    for c in out.iter_mut() {
+        let mut shares = [0.0; 2];
+        for &w in &fleet.cluster_workers[c.cluster as usize] {
+            let load = view.workers[w as usize].load_qps + own.extra(w, view);
+            let per = fleet.workers[w as usize].busy_share_per_qps;
+            shares[0] += load * per[0];
+            shares[1] += load * per[1];
+        }
+        let per = fleet.workers[c.worker as usize].busy_share_per_qps;
+        c.cluster_shares = [
+            shares[0] + c.demand_qps * per[0],
+            shares[1] + c.demand_qps * per[1],
+        ];
+    }
 }
 
 /// [`feasible`] on `view` plus the scheduler's own recent bindings: each candidate's seen load

@@ -459,6 +459,7 @@ mod tests {
             load_qps,
             capacity_qps: 100.0,
             demand_qps: 1.0,
+            cluster_shares: [0.0; 2],
         }
     }
 

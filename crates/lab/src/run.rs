@@ -97,16 +97,7 @@ pub struct RunArgs {
 }
 
 fn parse_queue_bound(s: &str) -> Result<QueueBound> {
-    match s {
-        "deadline" => Ok(QueueBound::Deadline),
-        "unbounded" => Ok(QueueBound::Unbounded),
-        n => match n.parse::<u32>() {
-            Ok(n) => Ok(QueueBound::MaxQueries(n)),
-            Err(_) => bail!(
-                "--queue-bound: expected `deadline`, `unbounded` or a number of queries, got `{s}`"
-            ),
-        },
-    }
+    s.parse().map_err(|e| anyhow::anyhow!("--queue-bound: {e}"))
 }
 
 /// Loads the scenario named by `run` and simulates each policy on it; the report lists them in

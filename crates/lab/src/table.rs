@@ -61,6 +61,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         scenario: &sc,
         episodes: &episodes,
         duration_s: args.duration,
+        queue_bound: continuum_sim::QueueBound::Deadline,
         actions: &actions,
         classes: &classes,
         objective: continuum_core::metrics::Objective::SuccessRatio,

@@ -156,7 +156,7 @@ impl Simulation {
             let w = self.jobs.window_of(t);
             if window != Some(w) {
                 window = Some(w);
-                self.jobs.unbound(1);
+                self.jobs.unbound(w);
             }
             self.stats.queries += 1;
             self.metrics.rejected_unbound(t, stream.sched, stream.app);
@@ -222,10 +222,6 @@ impl Simulation {
         }
         let jitter = self.sc.workload.jitter;
         let job = self.job_of_emission(id);
-        if self.streams.get(id).job_mitigated && self.job_drops_emission(job) {
-            self.emit_degraded(id, job);
-            return;
-        }
         let now = self.now;
         let st = self.streams.get_mut(id);
         let t = st.pending_ms;
@@ -321,29 +317,6 @@ impl Simulation {
         }
     }
 
-    #[inline(never)]
-    fn emit_degraded(&mut self, id: u32, job: u32) {
-        let UnsentEmission {
-            t,
-            sched,
-            app,
-            window,
-            emitted,
-            last,
-            ..
-        } = self.unsent_emission(id);
-        self.metrics.offered(t, sched, app);
-        self.metrics.outcome(t, sched, app, Outcome::Degraded, None);
-        self.metrics.mitigation.degraded += 1;
-        self.by_bind.count(window, sched, app, 0);
-        self.by_bind
-            .count(window, sched, app, Outcome::Degraded as usize);
-        self.job_unsent(job, true, Outcome::Degraded);
-        if last {
-            self.close_job(job, emitted);
-        }
-    }
-
     fn on_arrive(&mut self, qid: u32) {
         let now = self.now;
         let q = *self.queries.get(qid);
@@ -432,6 +405,7 @@ impl Simulation {
                 batch.push(q.qid);
             }
         }
+        self.jobs.flow.batched += batch.len() as u64;
         let ws = &mut self.workers[w];
         let empty = batch.is_empty();
         ws.servers[s].batch = batch;
@@ -475,6 +449,7 @@ impl Simulation {
     fn on_batch_done(&mut self, w: usize, s: usize) {
         let now = self.now;
         let mut batch = std::mem::take(&mut self.workers[w].servers[s].batch);
+        self.jobs.flow.processed += batch.len() as u64;
         for &qid in &batch {
             let q = *self.queries.get(qid);
             let rng = &mut self.scheds[q.sched as usize].downlink;

@@ -20,7 +20,7 @@
 use super::queue::Kind;
 use super::stream::net_delay;
 use super::{NO_QUERY, NO_STREAM, Query, Simulation};
-use continuum_core::feasibility::{Demand, feasible};
+use continuum_core::feasibility::{Candidate, Demand, feasible};
 use continuum_core::metrics::Outcome;
 use continuum_core::mitigation::{reissue_demand, reissue_target};
 
@@ -224,8 +224,31 @@ impl Simulation {
         self.release(qid);
     }
 
-    /// Sends a copy of original `qid` (`q`) at `now` to the feasible binding with the lowest
-    /// expected delay other than its own: a reissue, or under `restart` a restart.
+    /// Among the candidates in `scratch` other than worker `own`, the one that would answer a
+    /// query of `size_kb` sent at `now` (no earlier than the simulation's clock) first (EdgeTuner's restart "on the node that finishes
+    /// it fastest"): uplink, the worker's estimated batch finish on its queue as it stands now
+    /// (docs/model.md §7.3, at its actual speed) and downlink, each way the candidate's network
+    /// distance. Ties: the lower worker index.
+    pub(super) fn fastest_target(&mut self, own: u32, size_kb: f64, now: f64) -> Option<Candidate> {
+        let mut best: Option<(f64, Candidate)> = None;
+        for c in self.scratch.iter().filter(|c| c.worker != own) {
+            let info = self.sc.fleet.workers[c.worker as usize];
+            let batch_ms = info.delay_ms(size_kb) * self.slowdown[c.worker as usize];
+            // The queue as it stands now, the query at the back of it once it arrives.
+            let finish = self.workers[c.worker as usize]
+                .estimated_finish(self.now, info.batch, batch_ms, &mut self.free_scratch)
+                .max(now + c.net_ms + batch_ms);
+            let answer = finish + c.net_ms;
+            if answer.is_finite() && best.is_none_or(|(b, _)| answer < b) {
+                best = Some((answer, *c));
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+
+    /// Sends a copy of original `qid` (`q`) at `now` to a feasible binding other than its own: a
+    /// reissue to the one with the lowest expected delay, or under `restart` a restart to the
+    /// one that would finish it first ([`Self::fastest_target`]).
     pub(super) fn send_copy(&mut self, qid: u32, q: &Query, now: f64, restart: bool) {
         let sc = self.sc.clone();
         let facts = self.facts[q.stream as usize];
@@ -243,7 +266,12 @@ impl Simulation {
         let reach = &sc.topology.schedulers[usize::from(q.sched)].reach;
         let demand = reissue_demand(&stream, q.due_ms - now);
         feasible(&demand, reach, &sc.fleet, &self.view, &mut self.scratch);
-        let Some(target) = reissue_target(&self.scratch, q.worker) else {
+        let target = if restart {
+            self.fastest_target(q.worker, f64::from(q.size_kb), now)
+        } else {
+            reissue_target(&self.scratch, q.worker).copied()
+        };
+        let Some(target) = target else {
             if restart {
                 self.metrics.mitigation.restart_no_target += 1;
             } else {

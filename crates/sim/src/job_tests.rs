@@ -28,94 +28,120 @@ fn a_stream_window_is_a_job() {
     assert!((j.mean_tail_ms() - 14.0).abs() < 0.01, "{j:?}");
 }
 
-/// `restart@r` fires once ⌈r · 10⌉ tasks of a job are done, not before: at r = 0.5 the 5th
-/// task's answer (2 204 ms into the window) triggers it, and tasks 5…9 each get a copy on co,
-/// leaving the scheduler when the task reaches it (emission + 2 ms): 1 ms there, 10 ms of
-/// processing, 2 + 1 ms back, answered in 16 ms — in time, while a0 processes the original
-/// (wasted). At r = 0.7 (⌈7⌉, not the ⌈7.000000000000001⌉ of binary arithmetic) tasks 7…9.
+/// `restart@r` fires once ⌈r · 10⌉ tasks of a job are done, not before, and acts on the tasks
+/// unfinished then. At 2 qps a0 answers each task (204 ms) before the next is emitted, so
+/// whatever r (0.7: ⌈7⌉, not the ⌈7.000000000000001⌉ of binary arithmetic) no task is
+/// unfinished when a trigger fires: nothing is restarted, every answer is late.
 #[test]
-fn restart_fires_after_its_share_of_tasks_is_done() {
-    for (r, first) in [(0.5, 5u64), (0.7, 7), (1.0, 10)] {
-        let sim = one_stream(
+fn a_trigger_with_nothing_unfinished_restarts_nothing() {
+    for r in [0.5, 0.7, 1.0] {
+        for m in [
             Mitigation::Restart { ratio: r },
-            QueueBound::Unbounded,
-            20.0,
-            2.0,
-        );
-        let m = sim.metrics();
-        let t = m.sum(|_, _, _| true);
-        let later = 4 * (10 - first);
-        assert_eq!(t.offered, 40);
-        assert_eq!((t.success, t.failure), (later, 40 - later), "r {r}: {t:?}");
-        let c = m.mitigation;
-        assert_eq!(c.jobs_triggered, 4, "r {r}: {c:?}");
-        assert_eq!((c.restarted, c.restart_won), (later, later), "r {r}: {c:?}");
-        assert_eq!((c.wasted, c.cancelled, c.reissued), (later, 0, 0), "r {r}");
-        if later > 0 {
-            assert!((m.latency_quantile_ms(0.0) - 16.0).abs() < 0.1, "r {r}");
+            Mitigation::Tdp { ratio: r },
+        ] {
+            let sim = one_stream(m, QueueBound::Unbounded, 20.0, 2.0);
+            let t = sim.metrics().sum(|_, _, _| true);
+            assert_eq!((t.offered, t.failure), (40, 40), "{m:?}: {t:?}");
+            let c = sim.metrics().mitigation;
+            assert_eq!(c.jobs_triggered, 4, "{m:?}: {c:?}");
+            assert_eq!(
+                (c.restarted, c.degraded, c.wasted),
+                (0, 0, 0),
+                "{m:?}: {c:?}"
+            );
         }
-        // Every job still has a late task: none on time, its tail the late 204 ms.
-        let j = sim.jobs();
-        assert_eq!((j.jobs, j.on_time), (4, 0), "r {r}: {j:?}");
-        assert!((j.mean_tail_ms() - 204.0).abs() < 0.01, "r {r}: {j:?}");
     }
 }
 
-/// `tdp@0.5`: the 5th done task triggers it; task 5, already on its way, is degraded (its
-/// record is dropped when it reaches a0, neither cancelled nor wasted) and tasks 6…9 are not
-/// sent. Degraded tasks are offered, not rejected: offered = success + failure + rejected +
-/// degraded.
+/// One 5 s stream at 2 qps from a0, a0 really 600 ms a query, deadline `max_delay_ms`: a queue
+/// builds. Task k is emitted at 500k ms and reaches a0 2 ms later; a0 serves them in turn, 600
+/// ms each: task 0 from 2 to 602 ms, task k until 602 + 600k while the queue lasts. A task is
+/// done when its batch ends (its answer 2 ms later), so a trigger at ⌈0.5 · 10⌉ = 5 done tasks
+/// fires at 3 002 ms, the end of task 4's batch, before a0 takes the next: task 5 waits in the
+/// queue, task 6 (emitted at 3 000) is on its way, task 7 is not emitted yet.
+fn queued_job(m: Mitigation, max_delay_ms: f64) -> Simulation {
+    let sc = Arc::new(fixtures::scenario(
+        super::mitigation_tests::TWO_LEVELS,
+        &fixtures::workload(0.0, "periodic", max_delay_ms, 0.0),
+    ));
+    let cfg = SimConfig {
+        duration_s: 5.0,
+        queue_bound: QueueBound::Unbounded,
+        mitigation: m,
+        seed: 4,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulation::new(sc, cfg, by_name("closest").unwrap());
+    slow_a0(&mut sim, 60.0);
+    sim.open_stream(0, 0, &stream_params(0, 2.0, max_delay_ms, 5.0));
+    sim.finish();
+    assert_eq!(sim.in_flight(), 0);
+    sim
+}
+
+/// `restart@0.5` on [`queued_job`]: task 5 is past its deadline (2 650 ms), so no binding can
+/// answer it in time and its restart finds no target; it runs on a0. Task 6's copy leaves the
+/// scheduler at 3 002 ms for co (the only other binding): 1 ms there, 10 ms of processing, 1 +
+/// 2 ms back, answered in 16 ms — in time — and the original is cancelled from a0's queue.
+/// Tasks 7…9 run their course on a0. Every other answer is late (deadline 150 ms).
 #[test]
-fn tdp_degrades_the_rest_of_a_triggered_job() {
-    let sim = one_stream(
-        Mitigation::Tdp { ratio: 0.5 },
-        QueueBound::Unbounded,
-        20.0,
-        2.0,
+fn restart_copies_the_tasks_unfinished_at_the_trigger() {
+    let sim = queued_job(Mitigation::Restart { ratio: 0.5 }, 150.0);
+    let m = sim.metrics();
+    let t = m.sum(|_, _, _| true);
+    assert_eq!((t.offered, t.success, t.failure), (10, 1, 9), "{t:?}");
+    let c = m.mitigation;
+    assert_eq!(
+        (c.jobs_triggered, c.restarted, c.restart_won),
+        (1, 1, 1),
+        "{c:?}"
     );
+    assert_eq!(c.restart_no_target, 1, "{c:?}");
+    assert_eq!((c.cancelled, c.wasted, c.reissued), (1, 0, 0), "{c:?}");
+    // The histogram's quantiles are within 1.6 %.
+    assert!((m.latency_quantile_ms(0.0) / 16.0 - 1.0).abs() < 0.02);
+}
+
+/// `tdp@0.5` on [`queued_job`]: task 5 (queued) and task 6 (on its way) are degraded — task 5
+/// leaves the queue, task 6 is dropped when it arrives — and tasks 7…9 run their course. Degraded tasks
+/// are offered, not rejected: offered = success + failure + rejected + degraded.
+#[test]
+fn tdp_degrades_the_tasks_unfinished_at_the_trigger() {
+    let sim = queued_job(Mitigation::Tdp { ratio: 0.5 }, 150.0);
     let m = sim.metrics();
     let t = m.sum(|_, _, _| true);
     assert_eq!(
         (t.offered, t.success, t.failure, t.rejected, t.degraded),
-        (40, 0, 20, 0, 20),
+        (10, 0, 8, 0, 2),
         "{t:?}"
     );
-    assert_eq!(t.offered, t.success + t.failure + t.rejected + t.degraded);
     let c = m.mitigation;
-    assert_eq!((c.jobs_triggered, c.degraded), (4, 20), "{c:?}");
+    assert_eq!((c.jobs_triggered, c.degraded), (1, 2), "{c:?}");
     assert_eq!((c.cancelled, c.wasted, c.discarded), (0, 0, 0), "{c:?}");
-    assert_eq!(sim.stats().queries, 40);
-    // Degraded tasks do not make a job late; the answered ones (204 ms) do.
     let j = sim.jobs();
-    assert_eq!((j.jobs, j.on_time, j.answered), (4, 0, 4), "{j:?}");
-    // Each window counts its own: 5 late, 5 degraded.
-    for w in 0..4 {
-        let c = m.sum(|x, _, _| x == w);
-        assert_eq!((c.failure, c.degraded), (5, 5), "window {w}: {c:?}");
-    }
+    assert_eq!((j.jobs, j.on_time, j.answered), (1, 0, 1), "{j:?}");
 }
 
-/// At 10 ms a query every task answers in time (14 ms): under `tdp@0.5` half of each job is
-/// degraded and every job is complete on time — degraded tasks do not count against it.
+/// With a 2 s deadline every answer of [`queued_job`] is in time; under `tdp@0.5` tasks 5 and 6
+/// are degraded and the job is still complete on time — degraded tasks do not count against
+/// it. Its tail is its slowest answer, task 4's 1 004 ms (a0 is idle from 3 002 ms, so tasks
+/// 7…9 take 604, 704 and 804 ms).
 #[test]
 fn a_job_with_degraded_tasks_is_on_time() {
-    let sim = one_stream(
-        Mitigation::Tdp { ratio: 0.5 },
-        QueueBound::Unbounded,
-        1.0,
-        2.0,
-    );
+    let sim = queued_job(Mitigation::Tdp { ratio: 0.5 }, 2000.0);
     let t = sim.metrics().sum(|_, _, _| true);
-    assert_eq!((t.success, t.degraded), (20, 20), "{t:?}");
+    assert_eq!((t.success, t.degraded), (8, 2), "{t:?}");
     let j = sim.jobs();
-    assert_eq!((j.jobs, j.on_time), (4, 4), "{j:?}");
-    assert!((j.mean_tail_ms() - 14.0).abs() < 0.01);
+    assert_eq!((j.jobs, j.on_time), (1, 1), "{j:?}");
+    assert!((j.mean_tail_ms() - 1004.0).abs() < 0.01, "{j:?}");
 }
 
 /// n_j counts what a stream emits in the window: a stream opened at 2.5 s for 10 s at 2 qps
-/// has jobs of 5, 10 and 5 tasks (2 500 … 4 500, 5 000 … 9 500, 10 000 … 12 000 ms). Under
-/// `restart@0.5` they trigger at ⌈2.5⌉ = 3, 5 and 3 done tasks, so 2 + 5 + 2 tasks are
-/// restarted.
+/// has jobs of 5, 10 and 5 tasks (2 500 … 4 500, 5 000 … 9 500, 10 000 … 12 000 ms). With a0 at
+/// 600 ms a query (task i at a0 at 2 502 + 500i) under `tdp@0.5` they trigger at ⌈2.5⌉ = 3, 5
+/// and 3 done tasks: at 4 302 ms (task 3 queued: 1 degraded; a0 then idle until task 4 comes),
+/// 8 102 ms (tasks 10 and 11 queued: 2) and 12 102 ms (tasks 18 and 19 queued: 2). Every answer
+/// is late.
 #[test]
 fn a_job_knows_its_tasks_from_the_stream() {
     let sc = Arc::new(fixtures::scenario(
@@ -125,26 +151,34 @@ fn a_job_knows_its_tasks_from_the_stream() {
     let cfg = SimConfig {
         duration_s: 20.0,
         queue_bound: QueueBound::Unbounded,
-        mitigation: Mitigation::Restart { ratio: 0.5 },
+        mitigation: Mitigation::Tdp { ratio: 0.5 },
         seed: 4,
         ..SimConfig::default()
     };
     let mut sim = Simulation::new(sc, cfg, by_name("closest").unwrap());
-    slow_a0(&mut sim, 20.0);
+    slow_a0(&mut sim, 60.0);
     sim.run_until(2_500.0);
     sim.open_stream(0, 0, &stream_params(0, 2.0, 150.0, 10.0));
     sim.finish();
     let t = sim.metrics().sum(|_, _, _| true);
     let c = sim.metrics().mitigation;
     assert_eq!(t.offered, 20, "{t:?}");
-    assert_eq!((c.jobs_triggered, c.restarted), (3, 9), "{c:?}");
-    assert_eq!((t.success, t.failure), (9, 11), "{t:?}");
+    assert_eq!((c.jobs_triggered, c.degraded), (3, 5), "{c:?}");
+    assert_eq!((t.success, t.failure, t.degraded), (0, 15, 5), "{t:?}");
+    for (w, d) in [(0, 1), (1, 2), (2, 2)] {
+        assert_eq!(
+            sim.metrics().sum(|x, _, _| x == w).degraded,
+            d,
+            "window {w}"
+        );
+    }
     assert_eq!(sim.jobs().jobs, 3);
     assert_eq!(sim.in_flight(), 0);
 }
 
 /// A job keeps the mitigation it started with: switching to `tdp@0.5` at 7.5 s, mid-window,
-/// leaves window 1's job alone; windows 2 and 3 are degraded by half.
+/// leaves window 1's job alone; the jobs of windows 2 and 3 trigger (with nothing unfinished at
+/// 2 qps, nothing is degraded).
 #[test]
 fn a_job_keeps_its_mitigation() {
     let mut sim = one_stream_opened(Mitigation::None, QueueBound::Unbounded, 20.0, 2.0);
@@ -152,11 +186,9 @@ fn a_job_keeps_its_mitigation() {
     sim.set_mitigation(0, Mitigation::Tdp { ratio: 0.5 });
     sim.finish();
     let m = sim.metrics();
-    let early = m.sum(|w, _, _| w < 2);
-    let late = m.sum(|w, _, _| w >= 2);
-    assert_eq!((early.failure, early.degraded), (20, 0), "{early:?}");
-    assert_eq!((late.failure, late.degraded), (10, 10), "{late:?}");
+    assert_eq!(m.sum(|_, _, _| true).failure, 40);
     assert_eq!(m.mitigation.jobs_triggered, 2);
+    assert_eq!(m.mitigation.degraded, 0);
 }
 
 /// A queue that grows through each window (a0 at 30 ms a query, 40 qps): under `tdp@0.5` the
@@ -232,4 +264,47 @@ fn per_job_kinds_keep_outcomes_conserved_and_runs_reproducible() {
             assert_eq!(t.degraded, c.degraded, "{m}");
         }
     }
+}
+
+/// What EdgeTuner's reward reads. Without mitigation each window's one job is complete (every
+/// task answered, late), its JTL 204 ms, and 40 tasks went through a batch. Under a queue bound
+/// of 0 at 10 qps (a0 busy 200 ms a query) most tasks are dropped: no job completes.
+#[test]
+fn window_jobs_count_complete_jobs_and_their_tails() {
+    let mut sim = one_stream(Mitigation::None, QueueBound::Unbounded, 20.0, 2.0);
+    for w in 0..4 {
+        let j = sim.window_jobs(w);
+        assert_eq!(
+            (j.jobs, j.complete, j.answered),
+            (1, 1, 1),
+            "window {w}: {j:?}"
+        );
+        assert!((j.tail_sum_ms - 204.0).abs() < 0.01, "{j:?}");
+    }
+    assert_eq!(sim.window_jobs(4), WindowJobs::default());
+    assert_eq!(
+        sim.task_flow(),
+        TaskFlow {
+            batched: 40,
+            processed: 40
+        }
+    );
+    let mut dropped = one_stream(Mitigation::None, QueueBound::MaxQueries(0), 20.0, 10.0);
+    for w in 0..4 {
+        let j = dropped.window_jobs(w);
+        assert_eq!((j.jobs, j.complete), (1, 0), "window {w}: {j:?}");
+    }
+}
+
+/// At 10 qps on a0 (200 ms a query, unbounded queue) a queue builds: at 1 s the query emitted
+/// at 400 ms is in its batch (802–1002 ms: age 600 ms) and the one emitted at 500 ms is the
+/// oldest waiting (age 500 ms).
+#[test]
+fn task_ages_are_the_oldest_running_and_waiting_tasks() {
+    let mut sim = one_stream_opened(Mitigation::None, QueueBound::Unbounded, 20.0, 10.0);
+    assert_eq!(sim.task_ages(), TaskAges::default());
+    sim.run_until(1000.0);
+    let a = sim.task_ages();
+    assert!((a.running_ms - 600.0).abs() < 1e-6, "{a:?}");
+    assert!((a.waiting_ms - 500.0).abs() < 1e-6, "{a:?}");
 }

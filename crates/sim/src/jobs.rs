@@ -4,16 +4,17 @@
 //! (`restart@r`, `tdp@r`) a job is also *triggered* once ⌈r · n_j⌉ of its n_j tasks are done
 //! (answered or dropped, [`continuum_core::mitigation::job_triggered`]):
 //!
-//! - `restart`: each task still unanswered then — on its way or queued; one already in a batch
-//!   runs on — and each later task gets a copy, sent by the reissue machinery of [`super::hedge`]
-//!   to the feasible binding with the lowest expected delay other than its own. A copy leaves
-//!   the scheduler no earlier than the task reached it (emission + δ_i + t_i): a task emitted
-//!   after the trigger, or not yet at the scheduler then, has its copy sent at once, timed from
-//!   that moment;
-//! - `tdp`: each task still unanswered then is *degraded* — removed from its queue if queued;
-//!   on its way or in a batch, its answer is dropped when it comes — and later tasks are not
-//!   sent but degraded at once. A degraded task is offered, and is neither a success, a
-//!   failure nor rejected.
+//! - `restart` (EdgeTuner's TRP): each task emitted and still unanswered then — on its way or
+//!   queued; one already in a batch runs on — gets a copy, sent by the reissue machinery of
+//!   [`super::hedge`] to the feasible binding other than its own that would answer it first. A
+//!   copy leaves the scheduler no earlier than the task reached it (emission + δ_i + t_i);
+//! - `tdp` (EdgeTuner's TDP): each task emitted and still unanswered then is *degraded* —
+//!   removed from its queue if queued; on its way or in a batch, its answer is dropped when it
+//!   comes. A degraded task is offered, and is neither a success, a failure nor rejected.
+//!
+//! Either acts on the tasks unfinished when the trigger fires, the paper's "remaining tasks"
+//! of a job whose tasks are all in the system; the job's later tasks (emitted after it) run
+//! their course.
 //!
 //! n_j is known when the job starts: the stream's emission schedule (its rate, its jitter's own
 //! random source, its end) is its client's, so the simulator counts the emissions left in the
@@ -59,7 +60,7 @@ struct Job {
     settled: u32,
     /// Its slowest answered task so far, ms.
     slowest_ms: f32,
-    /// [`OPEN`], [`LIVE`], [`LATE_JOB`], [`ANSWERED`], [`MITIGATED`].
+    /// [`OPEN`], [`LIVE`], [`LATE_JOB`], [`ANSWERED`], [`MITIGATED`], [`REJECTED_JOB`].
     flags: u8,
 }
 
@@ -71,6 +72,8 @@ const LIVE: u8 = 2;
 const LATE_JOB: u8 = 4;
 /// Some task was answered.
 const ANSWERED: u8 = 8;
+/// Some task was rejected (never processed): the job is not complete.
+const REJECTED_JOB: u8 = 32;
 /// Under a per-job mitigation (its [`Trigger`] is in use).
 const MITIGATED: u8 = 16;
 
@@ -151,11 +154,41 @@ impl JobStats {
     }
 }
 
+/// The jobs of one window (those its streams started in it), once finished: what EdgeTuner's
+/// job reward reads (docs/model.md §12).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WindowJobs {
+    /// Jobs finished.
+    pub jobs: u64,
+    /// Those *complete*: no task rejected (late answers and degraded tasks complete a job).
+    pub complete: u64,
+    /// Complete jobs with an answered task.
+    pub answered: u64,
+    /// Sum over those of their slowest answered task (EdgeTuner's JTL), ms.
+    pub tail_sum_ms: f64,
+}
+
+/// Tasks taken into batches and tasks whose batch finished, since the run began (copies
+/// included): EdgeTuner's allocated and completed tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskFlow {
+    /// Taken into a batch.
+    pub batched: u64,
+    /// Their batch finished.
+    pub processed: u64,
+}
+
 /// Every job in progress and the totals of finished ones.
 #[derive(Debug, Clone)]
 pub(super) struct Jobs {
     window_ms: f64,
     slots: Vec<Job>,
+    /// The window of the job in each slot.
+    slot_window: Vec<u32>,
+    /// Finished jobs by their window.
+    by_window: Vec<WindowJobs>,
+    /// Tasks batched and processed.
+    pub flow: TaskFlow,
     /// The triggers of jobs under a per-job mitigation (as long as the highest such slot).
     triggers: Vec<Trigger>,
     free: Vec<u32>,
@@ -170,6 +203,9 @@ impl Jobs {
         Self {
             window_ms,
             slots: Vec::new(),
+            slot_window: Vec::new(),
+            by_window: Vec::new(),
+            flow: TaskFlow::default(),
             triggers: Vec::new(),
             free: Vec::new(),
             log: Vec::new(),
@@ -188,8 +224,8 @@ impl Jobs {
         f64::from(w + 1) * self.window_ms
     }
 
-    /// A new open job under `m` of `tasks` tasks; its slot.
-    fn open(&mut self, m: Mitigation, tasks: u32, tx_ms: f32) -> u32 {
+    /// A new open job of window `window` under `m` of `tasks` tasks; its slot.
+    fn open(&mut self, m: Mitigation, tasks: u32, tx_ms: f32, window: u32) -> u32 {
         let (kind, ratio) = match m {
             Mitigation::Restart { ratio } => (JobKind::Restart, ratio),
             Mitigation::Tdp { ratio } => (JobKind::Tdp, ratio),
@@ -199,9 +235,11 @@ impl Jobs {
             Some(id) => id,
             None => {
                 self.slots.push(Job::default());
+                self.slot_window.push(0);
                 (self.slots.len() - 1) as u32
             }
         };
+        self.slot_window[id as usize] = window;
         debug_assert!(self.slots[id as usize].flags & LIVE == 0);
         let mitigated = kind != JobKind::Plain;
         self.slots[id as usize] = Job {
@@ -241,6 +279,9 @@ impl Jobs {
         j.settled += 1;
         if late {
             j.flags |= LATE_JOB;
+            if latency_ms.is_none() {
+                j.flags |= REJECTED_JOB;
+            }
         }
         if let Some(ms) = latency_ms {
             j.flags |= ANSWERED;
@@ -274,6 +315,15 @@ impl Jobs {
             s.tail_sum_ms += f64::from(j.slowest_ms);
             s.tails.record(f64::from(j.slowest_ms));
         }
+        let w = self.window_jobs_mut(self.slot_window[job as usize]);
+        w.jobs += 1;
+        if j.flags & REJECTED_JOB == 0 {
+            w.complete += 1;
+            if j.flags & ANSWERED != 0 {
+                w.answered += 1;
+                w.tail_sum_ms += f64::from(j.slowest_ms);
+            }
+        }
         self.free.push(job);
     }
 
@@ -302,9 +352,20 @@ impl Jobs {
         self.log.clear();
     }
 
-    /// `n` jobs of a stream that found no binding: finished at once, none on time.
-    pub(crate) fn unbound(&mut self, n: u64) {
-        self.stats.jobs += n;
+    /// A job of window `window` of a stream that found no binding: finished at once, not on
+    /// time, not complete.
+    pub(crate) fn unbound(&mut self, window: u32) {
+        self.stats.jobs += 1;
+        self.window_jobs_mut(window).jobs += 1;
+    }
+
+    /// The record of the jobs of window `w` (grown as needed).
+    fn window_jobs_mut(&mut self, w: u32) -> &mut WindowJobs {
+        let w = w as usize;
+        if self.by_window.len() <= w {
+            self.by_window.resize(w + 1, WindowJobs::default());
+        }
+        &mut self.by_window[w]
     }
 }
 
@@ -312,6 +373,18 @@ impl Simulation {
     /// The totals of finished jobs (every job once the run has finished).
     pub fn jobs(&self) -> &JobStats {
         &self.jobs.stats
+    }
+
+    /// The finished jobs of window `w` so far (outcomes logged but not yet folded are folded
+    /// first, so call it between events).
+    pub fn window_jobs(&mut self, w: usize) -> WindowJobs {
+        self.jobs.fold();
+        self.jobs.by_window.get(w).copied().unwrap_or_default()
+    }
+
+    /// Tasks taken into batches and processed since the run began.
+    pub fn task_flow(&self) -> TaskFlow {
+        self.jobs.flow
     }
 
     /// The job of the pending emission of stream `id`: its current job, or a new one when the
@@ -350,7 +423,7 @@ impl Simulation {
             0
         };
         let tx = st.tx_ms as f32;
-        let job = self.jobs.open(m, tasks, tx);
+        let job = self.jobs.open(m, tasks, tx, w);
         let st = self.streams.get_mut(id);
         st.job = job;
         st.job_end_ms = end;
@@ -416,22 +489,13 @@ impl Simulation {
         }
     }
 
-    /// Whether job `job` is under `tdp` and triggered: its later emissions are then not sent.
-    #[inline]
-    pub(super) fn job_drops_emission(&self, job: u32) -> bool {
-        let t = &self.jobs.triggers[job as usize];
-        t.fired && t.kind == JobKind::Tdp
-    }
-
     /// After the emission of task `qid` of job `job` (under a per-job mitigation): before the
-    /// trigger, the task is pending; after a `restart` trigger, it gets its copy.
+    /// trigger, the task is pending; after it, the task runs its course (the trigger acts on
+    /// the tasks unfinished when it fires, not on later ones).
     pub(super) fn job_task_sent(&mut self, job: u32, qid: u32) {
         let t = self.jobs.trigger(job);
         if !t.fired {
             t.pending.push(qid);
-        } else if t.kind == JobKind::Restart {
-            let tx = t.tx_ms;
-            self.restart(qid, tx);
         }
     }
 
@@ -446,7 +510,13 @@ impl Simulation {
         let (kind, tx) = (t.kind, t.tx_ms);
         let mut pending = std::mem::take(&mut t.pending);
         self.metrics.mitigation.jobs_triggered += 1;
+        let now = self.now;
         for &qid in &pending {
+            // A record made ahead of its emission (the next emission rides on an arrival) is a
+            // later task: it runs its course.
+            if self.queries.get(qid).t_emit > now {
+                continue;
+            }
             match kind {
                 JobKind::Restart => self.restart(qid, tx),
                 _ => self.degrade(qid),

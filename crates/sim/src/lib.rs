@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 
+mod ages;
 mod bind;
 mod capacity;
 mod config;
@@ -20,10 +21,11 @@ mod stream;
 mod tails;
 mod worker;
 
+pub use ages::TaskAges;
 pub use capacity::CapacityScale;
 pub use config::SimConfig;
 pub use continuum_core::scenario::Scenario;
-pub use jobs::JobStats;
+pub use jobs::{JobStats, TaskFlow, WindowJobs};
 pub use pull::{PullConfig, PullStepOutcome, PullTotals};
 pub use worker::QueueBound;
 

@@ -343,3 +343,52 @@ apps:
     assert!((m.app_latency_quantile_ms(0, 1.0) - 89.0).abs() < 1.5);
     assert!(m.sum(|_, _, _| true).conserved());
 }
+
+/// A restart goes to the binding that would answer first, not to the nearest one: from a0 of
+/// the tiny topology the central office (1 ms away, 10 ms a query) is nearest after a0 itself,
+/// but both its replicas are busy for another second with a queue behind them; the cloud (20 ms
+/// ± 5 away, 40 + 0.5 · 10 ms a batch) answers in ≈ 2 · 30 + 45 ms. A reissue still picks the
+/// central office (lowest e2e).
+#[test]
+fn a_restart_goes_where_it_would_finish_first() {
+    let sc = Arc::new(fixtures::scenario(
+        fixtures::TOPOLOGY,
+        &fixtures::workload(0.0, "periodic", 1000.0, 0.0),
+    ));
+    let mut sim = Simulation::new(
+        sc.clone(),
+        SimConfig::default(),
+        by_name("closest").unwrap(),
+    );
+    let w = |c: &str, v: &str| fixtures::worker(&sc, c, v) as u32;
+    let (cloud, co, a0) = (
+        w("cloud", "big-b4"),
+        w("co", "small-b1"),
+        w("a0", "small-b1"),
+    );
+    let busy = &mut sim.workers[co as usize];
+    busy.idle.clear();
+    for s in 0..2 {
+        busy.set_free_at(s, 1000.0);
+    }
+    for qid in 0..4 {
+        busy.queue.push_back(worker::Waiting {
+            qid,
+            size_kb: 10.0,
+            t_arrive: 0.0,
+        });
+    }
+    let d = stream_params(0, 1.0, 1000.0, 1.0).demand;
+    let reach = &sc.topology.schedulers[0].reach;
+    continuum_core::feasibility::feasible(&d, reach, &sc.fleet, &sim.view, &mut sim.scratch);
+    assert_eq!(sim.scratch.len(), 3, "{:?}", sim.scratch);
+    let restart = sim.fastest_target(a0, 10.0, 0.0).expect("a target");
+    assert_eq!(restart.worker, cloud);
+    let reissue = continuum_core::mitigation::reissue_target(&sim.scratch, a0).expect("a target");
+    assert_eq!(reissue.worker, co);
+    // Once the central office is idle again it is the fastest too.
+    let idle = &mut sim.workers[co as usize];
+    idle.queue.clear();
+    idle.idle = vec![1, 0];
+    assert_eq!(sim.fastest_target(a0, 10.0, 0.0).unwrap().worker, co);
+}

@@ -4,16 +4,7 @@
 use continuum_core::load::RateMeter;
 use std::collections::VecDeque;
 
-/// When a query reaching a worker is dropped (counted as rejected) instead of queued.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum QueueBound {
-    /// Drop it when the work already queued cannot finish in time for its deadline (default).
-    Deadline,
-    /// Drop it when this many queries are already waiting.
-    MaxQueries(u32),
-    /// Never drop.
-    Unbounded,
-}
+pub use continuum_core::admission::QueueBound;
 
 /// One replica: the batch it is processing.
 #[derive(Debug, Clone, Default)]

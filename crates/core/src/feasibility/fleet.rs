@@ -26,7 +26,15 @@ pub struct WorkerInfo {
     pub cluster: u32,
     /// Variant index.
     pub variant: u32,
+    /// The shares of its cluster's `cpu` and `mem_gb` ([`BALANCED_RESOURCES`]) that one
+    /// normalised qps of load on it keeps busy: r_v[k] / (C_v · c_n[k]) — a replica busy a
+    /// fraction u of the time holds u of its resource vector r_v. 0 where the variant needs
+    /// none of the resource, the cluster has none, or C_v is 0.
+    pub busy_share_per_qps: [f64; 2],
 }
+
+/// The two resources `balanced-allocation` balances, Kubernetes' pair (docs/model.md §6).
+pub const BALANCED_RESOURCES: [&str; 2] = ["cpu", "mem_gb"];
 
 impl WorkerInfo {
     /// Processing delay of one batch whose largest query is `size_kb`.
@@ -41,6 +49,8 @@ impl WorkerInfo {
 pub struct Fleet {
     /// Per worker.
     pub workers: Vec<WorkerInfo>,
+    /// Per cluster, its workers' indices.
+    pub cluster_workers: Vec<Vec<u32>>,
 }
 
 impl Fleet {
@@ -51,6 +61,16 @@ impl Fleet {
             .iter()
             .map(|w| {
                 let v = &profiles.variants[w.variant];
+                let cluster = &topology.clusters[w.cluster];
+                let per_qps = |k: &str| {
+                    let need = v.resources.get(k).copied().unwrap_or(0.0);
+                    let has = cluster.capacity.get(k).copied().unwrap_or(0.0);
+                    if need > 0.0 && has > 0.0 && v.capacity_qps > 0.0 {
+                        need / (v.capacity_qps * has)
+                    } else {
+                        0.0
+                    }
+                };
                 WorkerInfo {
                     task: v.task,
                     accuracy: v.accuracy,
@@ -62,9 +82,17 @@ impl Fleet {
                     replicas: w.replicas,
                     cluster: w.cluster as u32,
                     variant: w.variant as u32,
+                    busy_share_per_qps: BALANCED_RESOURCES.map(per_qps),
                 }
             })
             .collect();
-        Self { workers }
+        let mut cluster_workers = vec![Vec::new(); topology.clusters.len()];
+        for (i, w) in topology.workers.iter().enumerate() {
+            cluster_workers[w.cluster].push(i as u32);
+        }
+        Self {
+            workers,
+            cluster_workers,
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 mod fleet;
 
-pub use fleet::{Fleet, WorkerInfo};
+pub use fleet::{BALANCED_RESOURCES, Fleet, WorkerInfo};
 
 use crate::load::LoadView;
 use crate::profiles::TaskId;
@@ -51,6 +51,10 @@ pub struct Candidate {
     /// The load the stream would bring to this worker, η_v^i · ρ_i · items, normalised qps
     /// (the term of the load constraint; it differs between workers through ζ_ref(v)).
     pub demand_qps: f64,
+    /// Its cluster's busy (cpu, memory) shares once the stream is placed here (docs/model.md
+    /// §6, `balanced-allocation`): filled by [`crate::dispatch::bind`] only for a policy that
+    /// reads them ([`crate::policy::Policy::uses_cluster_shares`]), else 0.
+    pub cluster_shares: [f64; 2],
 }
 
 /// How many reachable workers failed each constraint (the first one failed counts), so an
@@ -156,6 +160,7 @@ pub fn feasible(
             load_qps: load,
             capacity_qps: w.capacity_qps,
             demand_qps: demand,
+            cluster_shares: [0.0; 2],
         });
     }
     short

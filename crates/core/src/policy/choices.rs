@@ -104,6 +104,7 @@ mod tests {
             load_qps: load,
             capacity_qps: cap,
             demand_qps: 1.0,
+            cluster_shares: [0.0; 2],
         }
     }
 

@@ -91,6 +91,7 @@ mod tests {
             load_qps: load,
             capacity_qps: cap,
             demand_qps: d,
+            cluster_shares: [0.0; 2],
         }
     }
 

@@ -35,6 +35,7 @@ mod tests {
             load_qps: load,
             capacity_qps: cap,
             demand_qps: 10.0,
+            cluster_shares: [0.0; 2],
         }
     }
 

@@ -3,6 +3,7 @@
 //! [`REGISTRY`]. Streams may be grouped into classes ([`StreamClasses`]) with one policy each
 //! ([`PolicyTable`]).
 
+mod balanced_allocation;
 mod cheaper;
 pub mod choices;
 pub mod classes;
@@ -38,6 +39,12 @@ pub trait Policy: Send + Sync {
     /// The index in `candidates` (never empty) of the chosen binding. Randomised policies draw
     /// only from `rng`, the scheduler's own stream.
     fn choose(&self, candidates: &[Candidate], rng: &mut SimRng) -> usize;
+
+    /// Whether it reads [`Candidate::cluster_shares`], which the binding step then fills (a
+    /// sum over each candidate cluster's workers, paid only by the policies that need it).
+    fn uses_cluster_shares(&self) -> bool {
+        false
+    }
 }
 
 /// Every policy, in the order reports list them.
@@ -59,6 +66,7 @@ pub static REGISTRY: &[&dyn Policy] = &[
     &headroom_packing::HeadroomPacking,
     &choices::FAMILY[1],
     &least_predicted::LeastPredicted,
+    &balanced_allocation::BalancedAllocation,
 ];
 
 /// Every policy a name can give: the registry, then the members of the power-of-d family it

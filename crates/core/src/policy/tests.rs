@@ -19,6 +19,7 @@ fn cand(
         load_qps: load,
         capacity_qps: cap,
         demand_qps: 1.0,
+        cluster_shares: [0.0; 2],
     }
 }
 
@@ -137,7 +138,7 @@ fn random_is_uniform() {
 }
 
 #[test]
-fn registry_has_the_sixteen_policies_and_parses_lists() {
+fn registry_has_the_seventeen_policies_and_parses_lists() {
     assert_eq!(
         names(),
         [
@@ -156,7 +157,8 @@ fn registry_has_the_sixteen_policies_and_parses_lists() {
             "headroom",
             "headroom-packing",
             "two-choices",
-            "least-predicted"
+            "least-predicted",
+            "balanced-allocation"
         ]
     );
     assert_eq!(

@@ -62,6 +62,7 @@ mod tests {
             load_qps: load,
             capacity_qps: cap,
             demand_qps: demand,
+            cluster_shares: [0.0; 2],
         }
     }
 

@@ -42,6 +42,7 @@ mod tests {
             load_qps: load,
             capacity_qps: cap,
             demand_qps: demand,
+            cluster_shares: [0.0; 2],
         }
     }
 

@@ -18,6 +18,18 @@ pub enum RewardSpec {
         /// Weight of the fraction never processed.
         rejected: f64,
     },
+    /// EdgeTuner's reward, eqs. 3–6 as continuum reads them (docs/model.md §9.5): r = r_job +
+    /// r_run + r_wait, each an α (≤ 0) times a tail plus a β (≥ 0) times a share of work done —
+    /// the mean JTL of the window's complete jobs (s) and the share of its jobs complete; the
+    /// change over the window of the oldest running task's age (s) and the tasks processed per
+    /// offered; the same for the oldest waiting task and the tasks taken into batches. Needs
+    /// `reward_scope: system` and `credit: td`.
+    Edgetuner {
+        /// α1, α2, α3 (the paper: negative).
+        alpha: [f64; 3],
+        /// β1, β2, β3 (the paper: positive).
+        beta: [f64; 3],
+    },
 }
 
 /// The learning algorithm of the meta-policy network.
@@ -67,6 +79,10 @@ pub enum Granularity {
     /// One decision per class for all schedulers: the action most schedulers would choose
     /// (ties to the lower action index), EdgeTuner's one configuration for the cluster.
     Global,
+    /// One agent for the whole system, trained as it runs: one state (the mean of the
+    /// schedulers' states), one action per class and window applied at every scheduler, one
+    /// reward (the system's window). EdgeTuner's global agent.
+    System,
 }
 
 /// How streams are grouped into classes for the meta-policy's actions.

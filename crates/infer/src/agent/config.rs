@@ -1,6 +1,7 @@
 //! Hyper-parameters of the DQN meta-policy, read from one YAML file (`config/dqn.yaml`); every
 //! field has a documented default.
 
+use continuum_core::admission::QueueBound;
 use continuum_core::config::{ConfigError, Source};
 use continuum_core::metrics::Objective;
 use continuum_core::mitigation::Configuration;
@@ -28,8 +29,9 @@ pub struct DqnConfig {
     /// trades success ratio against the p99 of answered queries; see [`Objective`]).
     pub objective: Objective,
     /// Who shares a decision: each scheduler its own (`per_scheduler`), or one configuration
-    /// per class for every scheduler (`global`: EdgeTuner's granularity, the schedulers'
-    /// choices decided by majority).
+    /// per class for every scheduler — the schedulers' own choices decided by majority
+    /// (`global`), or one agent with the system's state, action and reward (`system`,
+    /// EdgeTuner's; needs `credit: td`, `reward_scope: system` and `fallback_levels: 0`).
     pub granularity: Granularity,
     /// Window T, s (docs/model.md §9 default 5 s).
     pub window_s: f64,
@@ -150,6 +152,11 @@ pub struct DqnConfig {
     /// schedulers keep believing the profiles), so one checkpoint learns every resource level
     /// in the range instead of one. 0: every episode at `capacity_scale`.
     pub capacity_spread: f64,
+    /// The workers' queue bound in every training, table-search and selection episode
+    /// (docs/model.md §7.3): `deadline` (the simulator's default) or `unbounded` (every admitted
+    /// query is served and a late answer is a failure, ASET's setting), or a number of queries.
+    /// Run the checkpoint under the same `--queue-bound`.
+    pub queue_bound: QueueBound,
     /// How the network learns: `dqn` (Double DQN, its output a value per action), `reinforce`
     /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
     /// `credit: counterfactual` unless `dqn`.
@@ -227,6 +234,7 @@ impl Default for DqnConfig {
             cf_apply: CfApply::All,
             capacity_scale: 1.0,
             capacity_spread: 0.0,
+            queue_bound: QueueBound::Deadline,
             algorithm: Algorithm::Dqn,
             entropy: 0.01,
             state_workers: 0,
@@ -363,6 +371,35 @@ impl DqnConfig {
                 "a tail objective with `credit: td` needs `reward_scope: system` (the window's \
                  p99 is measured over the whole system, not per scheduler); use \
                  `credit: counterfactual` or `objective: success_ratio` otherwise",
+            );
+        }
+        if let RewardSpec::Edgetuner { alpha, beta } = self.reward {
+            if alpha.iter().any(|a| !(*a <= 0.0 && a.is_finite()))
+                || beta.iter().any(|b| !(*b >= 0.0 && b.is_finite()))
+            {
+                return bad(
+                    "reward",
+                    "`edgetuner` expects alpha: three numbers <= 0 and beta: three numbers >= 0 \
+                     (the paper's signs)",
+                );
+            }
+            if self.credit != Credit::Td || self.reward_scope != RewardScope::System {
+                return bad(
+                    "reward",
+                    "`edgetuner` measures the whole system's window: it needs `credit: td` and \
+                     `reward_scope: system`",
+                );
+            }
+        }
+        if self.granularity == Granularity::System
+            && (self.credit != Credit::Td
+                || self.reward_scope != RewardScope::System
+                || self.fallback_levels != 0)
+        {
+            return bad(
+                "granularity",
+                "`system` (one agent for the system) needs `credit: td`, `reward_scope: system` \
+                 and `fallback_levels: 0` (its one state has no scheduler's load level)",
             );
         }
         if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {

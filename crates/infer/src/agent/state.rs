@@ -145,6 +145,25 @@ impl StateEncoder {
         }
     }
 
+    /// The system's state (`granularity: system`): the mean over schedulers of their states,
+    /// slot by slot — the average scheduler's view, of the same size as one scheduler's.
+    /// `scratch` holds one scheduler's state while it is added.
+    pub fn system_state_into(&self, out: &mut Vec<f32>, scratch: &mut Vec<f32>) {
+        out.clear();
+        out.resize(self.state_len(), 0.0);
+        let n = self.schedulers();
+        for s in 0..n {
+            self.state_into(s, scratch);
+            out.iter_mut()
+                .zip(scratch.iter())
+                .for_each(|(o, x)| *o += x);
+        }
+        if n > 0 {
+            let k = 1.0 / n as f32;
+            out.iter_mut().for_each(|o| *o *= k);
+        }
+    }
+
     /// Scheduler `s`'s state as a new vector.
     pub fn state(&self, s: usize) -> Vec<f32> {
         let mut v = Vec::new();
@@ -212,5 +231,35 @@ mod tests {
             let hot: Vec<usize> = (0..n).filter(|&k| st[(21 + k) * 2 + 1] == 1.0).collect();
             assert_eq!(hot, vec![s]);
         }
+    }
+
+    #[test]
+    fn the_system_state_is_the_mean_of_the_schedulers() {
+        let sc = fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(10.0, "periodic", 100.0, 0.0),
+        );
+        let cfg = DqnConfig::default();
+        let mut enc = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+        let n = enc.schedulers();
+        assert!(n > 1);
+        let mut loads = vec![WorkerLoad::default(); 3];
+        for (w, l) in loads.iter_mut().enumerate() {
+            l.load_qps = 10.0 * (w + 1) as f64;
+        }
+        let incoming: Vec<f64> = (0..12 * n).map(|i| i as f64).collect();
+        enc.push(&WindowObservation {
+            loads,
+            incoming_qps: incoming,
+            buckets: 12,
+        });
+        let (mut sys, mut scratch) = (Vec::new(), Vec::new());
+        enc.system_state_into(&mut sys, &mut scratch);
+        let states: Vec<Vec<f32>> = (0..n).map(|s| enc.state(s)).collect();
+        for (i, x) in sys.iter().enumerate() {
+            let mean = states.iter().map(|st| st[i]).sum::<f32>() / n as f32;
+            assert!((x - mean).abs() < 1e-6, "{i}: {x} vs {mean}");
+        }
+        assert!(sys.iter().any(|&x| x > 0.0));
     }
 }

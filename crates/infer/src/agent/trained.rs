@@ -1,10 +1,11 @@
 //! The [`Agent`] a checkpoint becomes: it encodes each window's observation and picks, per
 //! scheduler and stream class, a configuration (a dispatch policy, and a mitigation when the
 //! action set has them). With `granularity: global` every scheduler takes the action most of
-//! them chose. A class leaves its fallback action (chosen on
-//! validation episodes when training) only when the network's value of the greedy action beats
-//! the fallback's by more than the checkpoint's margin: the learned policy improves on the
-//! fallback where it is confident and keeps it elsewhere.
+//! them chose; with `granularity: system` one decision of the system's state is everyone's. A
+//! class leaves its fallback action (chosen on validation episodes when training) only when the
+//! network's value of the greedy action beats the fallback's by more than the checkpoint's
+//! margin: the learned policy improves on the fallback where it is confident and keeps it
+//! elsewhere.
 
 use super::checkpoint::{Checkpoint, topology_fingerprint};
 use super::config::{Granularity, parse_actions};
@@ -152,6 +153,9 @@ impl Agent {
     /// for all. With an infinite margin the network is not even evaluated.
     pub fn decide(&mut self) -> Vec<Vec<usize>> {
         let n = self.encoder.schedulers();
+        if self.granularity == Granularity::System {
+            return vec![self.system_choice(); n];
+        }
         let mut margins = Vec::with_capacity(n);
         let tables: Vec<Vec<usize>> = (0..n)
             .map(|s| {
@@ -182,7 +186,21 @@ impl Agent {
         match self.granularity {
             Granularity::PerScheduler => own,
             Granularity::Global => vec![majority(&own, self.actions.len()); n],
+            Granularity::System => unreachable!("decided above"),
         }
+    }
+
+    /// Under `granularity: system`: the greedy action per class of the system's state (the
+    /// network alone: such a checkpoint has no fallback tables).
+    fn system_choice(&mut self) -> Vec<usize> {
+        let mut scratch = Vec::new();
+        self.encoder
+            .system_state_into(&mut self.state, &mut scratch);
+        self.net.forward(&self.state, &mut self.q);
+        self.q
+            .chunks_exact(self.net.shape().actions)
+            .map(argmax)
+            .collect()
     }
 }
 

@@ -16,7 +16,7 @@ use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::{PolicyTable, StreamClasses};
-use continuum_sim::{Scenario, SimConfig, Simulation};
+use continuum_sim::{QueueBound, Scenario, SimConfig, Simulation};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -42,6 +42,8 @@ pub struct TableSearch<'a> {
     pub episodes: &'a [EpisodeSpec],
     /// Simulated duration of each, s.
     pub duration_s: f64,
+    /// The workers' queue bound in every run.
+    pub queue_bound: QueueBound,
     /// The candidate configurations.
     pub actions: &'a [Configuration],
     /// How streams are classed.
@@ -104,6 +106,7 @@ impl TableSearch<'_> {
             duration_s: self.duration_s,
             seed: ep.seed,
             capacity: ep.capacity,
+            queue_bound: self.queue_bound,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), cfg, self.actions[table[0]].policy);
@@ -273,6 +276,7 @@ apps:
             scenario: &sc,
             episodes: &episodes,
             duration_s: 60.0,
+            queue_bound: QueueBound::Deadline,
             actions: &actions,
             classes: &classes,
             objective: Objective::SuccessRatio,

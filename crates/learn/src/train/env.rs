@@ -8,13 +8,16 @@
 //! its queries have been answered, so each transition is emitted `lag` windows later.
 
 use super::counterfactual::{CfSettings, class_values};
+use super::edgetuner_reward::{self, WindowEnd};
 use crate::agent::Transition;
 use crate::episode::EpisodeSpec;
 use continuum_core::metrics::{Counts, LogHistogram, Objective};
 use continuum_core::mitigation::Configuration;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
-use continuum_infer::agent::{CfApply, Credit, DqnConfig, RewardScope, RewardSpec, StateEncoder};
+use continuum_infer::agent::{
+    CfApply, Credit, DqnConfig, Granularity, RewardScope, RewardSpec, StateEncoder,
+};
 use continuum_sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;
@@ -62,6 +65,9 @@ pub struct MetaEnv {
     /// Per scheduler and class, the moving average of past rewards (temporal-difference
     /// credit with `reward_baseline_rate` > 0).
     baseline: Vec<Vec<Option<f64>>>,
+    /// Under EdgeTuner's reward: the simulation at each window's end so far (index w: the end
+    /// of window w).
+    ends: Vec<WindowEnd>,
     /// The episode's workload.
     pub spec: EpisodeSpec,
 }
@@ -81,6 +87,7 @@ impl MetaEnv {
             window_s: cfg.window_s,
             seed: spec.seed,
             capacity: spec.capacity,
+            queue_bound: cfg.queue_bound,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
@@ -98,8 +105,14 @@ impl MetaEnv {
             })
             .collect();
         let encoder = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
-        let n = encoder.schedulers();
-        let states = (0..n).map(|s| encoder.state(s)).collect();
+        // One agent per scheduler, or one for the system.
+        let n = if cfg.granularity == Granularity::System {
+            1
+        } else {
+            encoder.schedulers()
+        };
+        let mut states = vec![Vec::new(); n];
+        Self::encode(&encoder, &cfg, &mut states);
         Self {
             sim,
             encoder,
@@ -118,17 +131,30 @@ impl MetaEnv {
             end: EpisodeEnd::Running,
             labelled: 0,
             baseline: vec![vec![None; classes.len()]; n],
+            ends: Vec::new(),
             spec,
             cfg,
         }
     }
 
-    /// Number of schedulers (agents).
+    /// Every agent's state from `encoder`: each scheduler's, or (`granularity: system`) the
+    /// system's.
+    fn encode(encoder: &StateEncoder, cfg: &DqnConfig, states: &mut [Vec<f32>]) {
+        if cfg.granularity == Granularity::System {
+            encoder.system_state_into(&mut states[0], &mut Vec::new());
+        } else {
+            for (s, st) in states.iter_mut().enumerate() {
+                encoder.state_into(s, st);
+            }
+        }
+    }
+
+    /// Number of agents: one per scheduler, or one for the system (`granularity: system`).
     pub fn schedulers(&self) -> usize {
         self.states.len()
     }
 
-    /// Every scheduler's current state.
+    /// Every agent's current state.
     pub fn states(&self) -> &[Vec<f32>] {
         &self.states
     }
@@ -173,13 +199,14 @@ impl MetaEnv {
     ) -> f32 {
         if c.offered == 0 {
             return match spec {
-                RewardSpec::SuccessRatio => 1.0,
+                RewardSpec::SuccessRatio | RewardSpec::Edgetuner { .. } => 1.0,
                 RewardSpec::Linear { base, .. } => base as f32,
             };
         }
         let n = c.offered as f64;
         (match spec {
-            RewardSpec::SuccessRatio => objective.score(c, latency),
+            // EdgeTuner's reward is the system's window, computed apart (`edgetuner_reward`).
+            RewardSpec::SuccessRatio | RewardSpec::Edgetuner { .. } => objective.score(c, latency),
             RewardSpec::Linear {
                 base,
                 failed,
@@ -202,9 +229,9 @@ impl MetaEnv {
         })
     }
 
-    /// Runs the next window with `actions[s][c]` at scheduler `s` for class `c` (during
-    /// warm-up the actions are replaced by random ones) and returns the transitions whose
-    /// values became final.
+    /// Runs the next window with `actions[s][c]` at scheduler `s` for class `c` (under
+    /// `granularity: system`, `actions[0]` at every scheduler; during warm-up the actions are
+    /// replaced by random ones) and returns the transitions whose values became final.
     pub fn step(&mut self, actions: &[Vec<u32>]) -> Vec<Transition> {
         assert_eq!(
             self.end,
@@ -228,7 +255,9 @@ impl MetaEnv {
                     .collect()
             })
             .collect();
-        for (s, per_class) in taken.iter().enumerate() {
+        let system = self.cfg.granularity == Granularity::System;
+        for s in 0..self.encoder.schedulers() {
+            let per_class = &taken[if system { 0 } else { s }];
             for (c, &a) in per_class.iter().enumerate() {
                 self.sim
                     .set_class_configuration(s, c, &self.actions[a as usize]);
@@ -250,8 +279,12 @@ impl MetaEnv {
         self.sim.run_until(self.window as f64 * self.window_ms);
         let obs = self.sim.close_window().expect("observed run");
         self.encoder.push(&obs);
-        for (s, st) in self.states.iter_mut().enumerate() {
-            self.encoder.state_into(s, st);
+        Self::encode(&self.encoder, &self.cfg, &mut self.states);
+        if matches!(self.cfg.reward, RewardSpec::Edgetuner { .. }) {
+            self.ends.push(WindowEnd {
+                ages: self.sim.task_ages(),
+                flow: self.sim.task_flow(),
+            });
         }
         // The window before the one just run is complete now (its queries had a whole window
         // to be answered); check θ on it.
@@ -331,13 +364,19 @@ impl MetaEnv {
                     .map_or_else(|| self.states[s].clone(), |n| n.state.clone());
                 let mut rewards = Vec::with_capacity(self.class_apps.len());
                 let mut weights = Vec::with_capacity(self.class_apps.len());
+                if let RewardSpec::Edgetuner { alpha, beta } = self.cfg.reward {
+                    // The system's window, the same for every class.
+                    let r = self.edgetuner_reward(alpha, beta, p.window);
+                    rewards.resize(self.class_apps.len(), r);
+                    weights.resize(self.class_apps.len(), 1.0);
+                }
                 let no_latency = LogHistogram::default();
                 let latency = if self.cfg.objective.needs_latency() {
                     self.sim.metrics().window_latency(p.window)
                 } else {
                     &no_latency
                 };
-                for apps in &self.class_apps {
+                for apps in self.class_apps.iter().skip(rewards.len()) {
                     let c = match self.cfg.reward_scope {
                         RewardScope::Scheduler => self.window_counts(p.window, Some(s), Some(apps)),
                         RewardScope::System => self.window_counts(p.window, None, Some(apps)),
@@ -376,6 +415,20 @@ impl MetaEnv {
                 self.pending[s].clear();
             }
         }
+    }
+}
+
+impl MetaEnv {
+    /// EdgeTuner's reward of window `w` ([`edgetuner_reward`]).
+    fn edgetuner_reward(&mut self, alpha: [f64; 3], beta: [f64; 3], w: usize) -> f32 {
+        let jobs = self.sim.window_jobs(w);
+        let offered = self.window_counts(w, None, None).offered;
+        let start = if w == 0 {
+            WindowEnd::default()
+        } else {
+            self.ends[w - 1]
+        };
+        edgetuner_reward::reward(alpha, beta, &jobs, &start, &self.ends[w], offered) as f32
     }
 }
 
@@ -429,5 +482,107 @@ mod tests {
             &h,
         );
         assert!(t < s - 0.4, "{t}");
+    }
+
+    #[test]
+    fn a_system_agent_has_one_state_one_action_and_one_transition_per_window() {
+        use continuum_core::fixtures;
+        use continuum_core::workload::Lambda;
+        let sc = fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(10.0, "periodic", 100.0, 0.0),
+        );
+        let cfg = DqnConfig {
+            granularity: Granularity::System,
+            credit: Credit::Td,
+            reward_scope: RewardScope::System,
+            fallback_levels: 0,
+            warmup_windows: 0,
+            horizon_s: 30.0,
+            theta: 0.0,
+            ..DqnConfig::default()
+        };
+        cfg.validate().unwrap();
+        let classes = crate::train::classes_for(&sc, &cfg);
+        let mut env = MetaEnv::new(
+            &sc,
+            Arc::new(cfg.clone()),
+            &classes,
+            EpisodeSpec::new(Lambda::Constant(40.0), 3),
+        );
+        assert_eq!(env.schedulers(), 1);
+        let per_scheduler = StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+        assert!(
+            per_scheduler.schedulers() > 1,
+            "the fixture has several schedulers"
+        );
+        let mut emitted = 0;
+        while env.end() == EpisodeEnd::Running {
+            let ts = env.step(&[vec![1; classes.len()]]);
+            // Every scheduler runs the one action (`load-balancing`) for every class.
+            for s in 0..per_scheduler.schedulers() {
+                for c in 0..classes.len() {
+                    assert_eq!(env.sim().policy(s, c).name(), "load-balancing");
+                }
+            }
+            assert_eq!(env.states()[0].len(), per_scheduler.state_len());
+            for t in &ts {
+                assert_eq!(t.actions, vec![1; classes.len()]);
+            }
+            emitted += ts.len();
+        }
+        // One transition per window: six 5 s windows.
+        assert_eq!(emitted, 6);
+    }
+
+    #[test]
+    fn edgetuners_reward_is_the_systems_window() {
+        use continuum_core::fixtures;
+        use continuum_core::workload::Lambda;
+        let sc = fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(20.0, "periodic", 100.0, 0.0),
+        );
+        let reward = RewardSpec::Edgetuner {
+            alpha: [-1.0, -0.5, -0.5],
+            beta: [1.0, 0.5, 0.5],
+        };
+        let per_scheduler = DqnConfig {
+            reward,
+            credit: Credit::Td,
+            ..DqnConfig::default()
+        };
+        assert_eq!(per_scheduler.validate().unwrap_err().0, "reward");
+        let cfg = DqnConfig {
+            reward_scope: RewardScope::System,
+            granularity: Granularity::System,
+            fallback_levels: 0,
+            warmup_windows: 0,
+            horizon_s: 30.0,
+            theta: 0.0,
+            reward_scale: 1.0,
+            ..per_scheduler
+        };
+        cfg.validate().unwrap();
+        let classes = crate::train::classes_for(&sc, &cfg);
+        let mut env = MetaEnv::new(
+            &sc,
+            Arc::new(cfg),
+            &classes,
+            EpisodeSpec::new(Lambda::Constant(60.0), 5),
+        );
+        let mut values = Vec::new();
+        while env.end() == EpisodeEnd::Running {
+            for t in env.step(&[vec![0; classes.len()]]) {
+                values.push(t.taken_value().expect("a taken action"));
+            }
+        }
+        assert_eq!(values.len(), 6);
+        // Work is done and jobs complete in every window: β's terms make each reward positive,
+        // bounded by β1 + β2 + β3 plus the ages' falls.
+        assert!(
+            values.iter().all(|v| v.is_finite() && *v > 0.0 && *v < 3.0),
+            "{values:?}"
+        );
     }
 }

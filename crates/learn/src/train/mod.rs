@@ -8,6 +8,7 @@
 mod budget;
 mod counterfactual;
 mod curve;
+mod edgetuner_reward;
 mod env;
 pub mod meta_learn;
 
@@ -310,7 +311,12 @@ pub fn learn(
         }
     }
     let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
-    let schedulers = encoder.schedulers();
+    // Agents: one per scheduler, or one for the system.
+    let schedulers = if cfg.granularity == continuum_infer::agent::Granularity::System {
+        1
+    } else {
+        encoder.schedulers()
+    };
     let windows = (cfg.horizon_s / cfg.window_s).floor() as usize;
     let total_transitions =
         (budget.episodes * windows.saturating_sub(cfg.warmup_windows) * schedulers) as u64;

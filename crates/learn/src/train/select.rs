@@ -128,6 +128,7 @@ pub fn select(
             scenario,
             episodes: &episodes,
             duration_s: cfg.horizon_s,
+            queue_bound: cfg.queue_bound,
             actions: &actions,
             classes: &meta.classes,
             objective: cfg.objective,
@@ -269,6 +270,7 @@ fn score(
                 window_s: cfg.window_s,
                 seed: episodes[e].seed,
                 capacity: episodes[e].capacity,
+                queue_bound: cfg.queue_bound,
                 ..SimConfig::default()
             };
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())

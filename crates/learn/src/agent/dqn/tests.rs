@@ -268,6 +268,12 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
         let d = agent.decide();
         assert_eq!(d, vec![per_class.to_vec(); 2], "margin {margin}");
     }
+    // One agent for the system: the greedy actions of the system's state (zeros too), the
+    // network alone, for every scheduler.
+    let mut system = ck.clone();
+    system.meta.config.granularity = continuum_infer::agent::Granularity::System;
+    let mut agent = Agent::new(&system, &path, &sc.topology, &sc.fleet, &names).unwrap();
+    assert_eq!(agent.decide(), vec![vec![2, 3, 1]; 2]);
     // Another topology (one cluster fewer) is refused with a clear message.
     let other = continuum_core::topology::Topology::from_source(
         &continuum_core::config::Source::inline("o.yaml", "clusters:\n  - {id: a0, layer: access, capacity: {cpu: 1}, deploy: {fill: [small-b1]}}\n"),
