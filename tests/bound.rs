@@ -77,7 +77,7 @@ fn no_policy_exceeds_the_bound_and_the_best_comes_close_where_it_binds() {
             ]);
             let b = bound(&v);
             let rows = v["results"].as_array().unwrap();
-            assert_eq!(rows.len(), 16 + 2);
+            assert_eq!(rows.len(), 17 + 2);
             let best = rows
                 .iter()
                 .map(|r| r["success_ratio"].as_f64().unwrap())
