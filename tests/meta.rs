@@ -408,3 +408,45 @@ fn training_refuses_a_bad_capacity_spread() {
     assert!(err.contains("capacity_spread"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn a_checkpoint_trained_under_a_queue_bound_says_so_when_run_under_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("unbounded.yaml");
+    let base = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
+    std::fs::write(&cfg, format!("{base}\nqueue_bound: unbounded\n")).unwrap();
+    let out = dir.path().join("unbounded.dqn");
+    train_tiny_with(
+        cfg.to_str().unwrap(),
+        "tests/fixtures/tiny-workload.yaml",
+        &out,
+    );
+    let run = |bound: &str| {
+        let o = continuum(
+            &[
+                &["compare", "tests/fixtures/tiny-topology.yaml"][..],
+                &TINY[..],
+                &[
+                    "--policies",
+                    "closest",
+                    "--agent",
+                    out.to_str().unwrap(),
+                    "--duration",
+                    "10",
+                    "--queue-bound",
+                    bound,
+                ],
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let warned = run("deadline");
+    assert!(
+        warned.contains("trained with the workers' queue bound `unbounded`")
+            && warned.contains("runs under `deadline`"),
+        "{warned}"
+    );
+    assert!(!run("unbounded").contains("warning"));
+}

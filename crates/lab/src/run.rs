@@ -114,6 +114,18 @@ pub fn build_report_with(
     progress: ProgressDrawTarget,
 ) -> Result<Report> {
     let (sc, cfg) = scenario_and_config(run)?;
+    for r in runners {
+        if let Runner::Dqn(name, ck, _) = r {
+            let trained = ck.meta.config.queue_bound;
+            if trained != cfg.queue_bound {
+                eprintln!(
+                    "warning: `{name}` was trained with the workers' queue bound `{trained}`, \
+                     and runs under `{}` (--queue-bound {trained} runs it as trained)",
+                    cfg.queue_bound
+                );
+            }
+        }
+    }
     let pull = continuum_sim::PullConfig {
         step_ms: run.pull_step_ms.unwrap_or(run.staleness_ms),
         patience: run.patience,
