@@ -21,6 +21,8 @@ The ablation (--ablation-topology, default full-edge) trains beside the shipped 
   tail       the system agent on continuum's tail objective (success − 0.1 ln p99) instead of
              eqs. 3–6
   longer     the system agent trained twice as long (800 episodes)
+  iqn        the system agent learnt by an implicit quantile network (quantile-Huber loss,
+             sampled τ, risk-neutral action) instead of the Double DQN
 
 Usage: python3 -m experiments.edgetuner_global [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--reuse] [--ray HOST:PORT]
@@ -70,6 +72,8 @@ AGENTS = [
     ("tail", "the system agent on success − 0.1 ln p99 instead of eqs. 3–6",
      {"reward": "success_ratio", "reward_scale": 100.0}),
     ("longer", "the system agent with twice the episodes (800)", {"episodes": 800}),
+    ("iqn", "the system agent learnt by an implicit quantile network (EdgeTuner's learner) "
+     "instead of the Double DQN", {"algorithm": "iqn"}),
 ]
 
 

@@ -34,6 +34,11 @@ impl Dense {
         Self { w, b, inputs }
     }
 
+    /// Inputs per output.
+    pub(crate) fn inputs(&self) -> usize {
+        self.inputs
+    }
+
     /// `W x + b` (x given in parts, concatenated), appended to `out`.
     pub(crate) fn apply(&self, parts: &[&[f32]], out: &mut Vec<f32>) {
         for (row, b) in self.w.chunks_exact(self.inputs).zip(&self.b) {

@@ -38,6 +38,11 @@ pub enum RewardSpec {
 pub enum Algorithm {
     /// Double DQN on the values (ε-greedy behaviour, replay).
     Dqn,
+    /// An implicit quantile network (Dabney et al., ICML 2018; EdgeTuner's learner): the same
+    /// network with a cosine embedding of the quantile τ multiplied into its trunk, trained on
+    /// the quantile-Huber loss over sampled τ; it acts on the mean over a fixed grid of τ
+    /// (risk-neutral), Double-DQN targets, ε-greedy behaviour and replay as `dqn`.
+    Iqn,
     /// REINFORCE: actions sampled from the policy; the gradient of the taken action's log
     /// probability times its value less the class's mean value.
     Reinforce,

@@ -157,9 +157,10 @@ pub struct DqnConfig {
     /// query is served and a late answer is a failure, ASET's setting), or a number of queries.
     /// Run the checkpoint under the same `--queue-bound`.
     pub queue_bound: QueueBound,
-    /// How the network learns: `dqn` (Double DQN, its output a value per action), `reinforce`
-    /// or `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
-    /// `credit: counterfactual` unless `dqn`.
+    /// How the network learns: `dqn` (Double DQN, its output a value per action), `iqn` (an
+    /// implicit quantile network, EdgeTuner's learner; docs/model.md §9.5), `reinforce` or
+    /// `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
+    /// `credit: counterfactual` unless `dqn` or `iqn`.
     pub algorithm: Algorithm,
     /// Entropy bonus weight of `reinforce-improved`.
     pub entropy: f64,
@@ -405,7 +406,9 @@ impl DqnConfig {
         if self.margins.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
             return bad("margins", "expected numbers >= 0");
         }
-        if self.algorithm != Algorithm::Dqn && self.credit != Credit::Counterfactual {
+        if !matches!(self.algorithm, Algorithm::Dqn | Algorithm::Iqn)
+            && self.credit != Credit::Counterfactual
+        {
             return bad(
                 "algorithm",
                 "`reinforce` and `reinforce-improved` need `credit: counterfactual` (every \

@@ -3,7 +3,9 @@
 //! class shares), then one head per stream class with one Q-value per action, on one state at a
 //! time over the checkpoint's weights, with no allocation per call once its buffers have grown.
 //! Training (candle's `QNet` in `continuum-learn`) checks its forward against this within 1e-5;
-//! a trained [`super::Agent`] decides with it.
+//! a trained [`super::Agent`] decides with it. An implicit quantile network (`algorithm: iqn`,
+//! recognised by its `tau` layer) values an action by the mean of its quantiles over the fixed
+//! grid [`quantile_grid`], as training does.
 
 use crate::linalg::{Dense, dot};
 use crate::weights::Weights;
@@ -34,6 +36,22 @@ impl NetShape {
     }
 }
 
+/// Quantiles an implicit quantile network averages to value an action (K of Dabney et al.,
+/// 2018).
+pub const IQN_GRID: usize = 32;
+
+/// The fixed τ of an implicit quantile network's action values: the midpoints (k + ½) / K of K
+/// equal slices of (0, 1), so that a decision is deterministic (the paper samples them).
+pub fn quantile_grid() -> [f32; IQN_GRID] {
+    std::array::from_fn(|k| (k as f32 + 0.5) / IQN_GRID as f32)
+}
+
+/// The cosine embedding of quantile `tau`: cos(π i τ) for i = 0 … n − 1, into `out`.
+pub fn cos_embedding(tau: f32, n: usize, out: &mut Vec<f32>) {
+    out.clear();
+    out.extend((0..n).map(|i| (std::f32::consts::PI * i as f32 * tau).cos()));
+}
+
 /// `out = relu?(W x + b)`, reusing `out`'s allocation.
 fn layer(d: &Dense, x: &[f32], out: &mut Vec<f32>, relu: bool) {
     out.clear();
@@ -53,14 +71,21 @@ pub struct FastQNet {
     fc1: Dense,
     fc2: Dense,
     out: Dense,
+    /// An implicit quantile network's τ embedding (`hidden × n_cos`), else none.
+    tau: Option<Dense>,
     h0: Vec<f32>,
     h1: Vec<f32>,
     h2: Vec<f32>,
+    emb: Vec<f32>,
+    phi: Vec<f32>,
+    mixed: Vec<f32>,
+    o: Vec<f32>,
 }
 
 impl FastQNet {
     /// The network of `shape` from `weights` (variables `conv`, `fc1`, `fc2` and `out`, as the
-    /// training network names them); a missing weight or one of another shape is refused.
+    /// training network names them, and `tau` for an implicit quantile network); a missing
+    /// weight or one of another shape is refused.
     pub fn read(shape: NetShape, weights: &Weights) -> Result<Self, String> {
         let s = shape;
         if s.conv_kernel == 0 || s.conv_kernel > s.history {
@@ -77,6 +102,16 @@ impl FastQNet {
             let (w, b) = weights.linear(name, outs, ins, true)?;
             Ok(Dense::new(w, b))
         };
+        let tau = match weights.get("tau.weight") {
+            Some(p) if p.dims.len() == 2 => Some(dense("tau", s.hidden, p.dims[1])?),
+            Some(p) => {
+                return Err(format!(
+                    "tau.weight: expected 2 dimensions, got {:?}",
+                    p.dims
+                ));
+            }
+            None => None,
+        };
         Ok(Self {
             shape,
             conv_w,
@@ -84,9 +119,14 @@ impl FastQNet {
             fc1: dense("fc1", s.hidden, s.conv_channels * s.steps())?,
             fc2: dense("fc2", s.hidden, s.hidden)?,
             out: dense("out", s.classes * s.actions, s.hidden)?,
+            tau,
             h0: Vec::new(),
             h1: Vec::new(),
             h2: Vec::new(),
+            emb: Vec::new(),
+            phi: Vec::new(),
+            mixed: Vec::new(),
+            o: Vec::new(),
         })
     }
 
@@ -117,7 +157,28 @@ impl FastQNet {
             }
         }
         layer(&self.fc1, &self.h0, &mut self.h1, true);
-        layer(&self.fc2, &self.h1, &mut self.h2, true);
-        layer(&self.out, &self.h2, q, false);
+        let Some(tau) = &self.tau else {
+            layer(&self.fc2, &self.h1, &mut self.h2, true);
+            layer(&self.out, &self.h2, q, false);
+            return;
+        };
+        // An implicit quantile network: the mean over the grid of τ of the quantile values,
+        // each the trunk's output times the τ embedding, through the last two layers.
+        let n_cos = tau.inputs();
+        q.clear();
+        q.resize(s.classes * s.actions, 0.0);
+        let grid = quantile_grid();
+        for &t in &grid {
+            cos_embedding(t, n_cos, &mut self.emb);
+            layer(tau, &self.emb, &mut self.phi, true);
+            self.mixed.clear();
+            self.mixed
+                .extend(self.h1.iter().zip(&self.phi).map(|(h, p)| h * p));
+            layer(&self.fc2, &self.mixed, &mut self.h2, true);
+            layer(&self.out, &self.h2, &mut self.o, false);
+            q.iter_mut().zip(&self.o).for_each(|(a, b)| *a += b);
+        }
+        let k = 1.0 / grid.len() as f32;
+        q.iter_mut().for_each(|v| *v *= k);
     }
 }

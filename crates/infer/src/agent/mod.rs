@@ -18,6 +18,6 @@ pub use config::{
     MarginPerLevel, RewardScope, RewardSpec, parse_actions,
 };
 pub use fallback::Fallback;
-pub use fast::{FastQNet, NetShape};
+pub use fast::{FastQNet, IQN_GRID, NetShape, cos_embedding, quantile_grid};
 pub use state::StateEncoder;
 pub use trained::{Agent, argmax, conservative_choice, majority};

@@ -3,12 +3,24 @@
 //! periodic target sync. Each class's head has its own Double-DQN target: the online network
 //! picks the class's next action, the target network values it (Tavakoli et al. 2018, with
 //! per-branch targets). With γ = 0 (counterfactual credit) the target is the value itself.
+//!
+//! With `quantiles` > 0 the networks are implicit quantile networks (Dabney et al., ICML 2018;
+//! EdgeTuner's learner) and the loss is the quantile-Huber loss: N quantiles τ of the online
+//! network against N′ of the target's, each τ drawn uniformly from the learner's own seeded
+//! stream; the next action is the online network's greedy one (its mean over the fixed grid
+//! of τ), as above.
 
-use super::net::{QNet, build, copy_weights};
+use super::net::{QNet, build_with, copy_weights};
 use super::replay::Batch;
 use candle_core::{D, DType, Device, Result, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarMap};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_infer::agent::NetShape;
+use rand::Rng;
+
+/// Quantiles τ sampled per state for the online network and for the target (N = N′ = 8, the
+/// IQN paper's choice).
+const IQN_SAMPLES: usize = 8;
 
 /// Learning settings (a subset of [`super::DqnConfig`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,6 +33,9 @@ pub struct LearnSettings {
     pub max_grad_norm: f64,
     /// Gradient steps between target syncs.
     pub target_update_interval: u64,
+    /// Cosines of an implicit quantile network's τ embedding (64 in the IQN paper); 0: Double
+    /// DQN.
+    pub quantiles: usize,
 }
 
 /// The learner: online network, target network, optimiser.
@@ -32,13 +47,15 @@ pub struct Learner {
     target: QNet,
     opt: AdamW,
     steps: u64,
+    /// Draws of τ (implicit quantile networks).
+    taus: SimRng,
 }
 
 impl Learner {
     /// A learner with freshly initialised networks (target = online) drawn from `seed`.
     pub fn new(shape: NetShape, settings: LearnSettings, seed: u64) -> Result<Self> {
-        let (online_vars, online) = build(shape, seed)?;
-        let (target_vars, target) = build(shape, seed)?;
+        let (online_vars, online) = build_with(shape, settings.quantiles, seed)?;
+        let (target_vars, target) = build_with(shape, settings.quantiles, seed)?;
         copy_weights(&online_vars, &target_vars)?;
         let opt = AdamW::new(
             online_vars.all_vars(),
@@ -56,6 +73,7 @@ impl Learner {
             target,
             opt,
             steps: 0,
+            taus: stream_rng(seed, Purpose::Other, 0x0074_6175, 0),
         })
     }
 
@@ -87,6 +105,10 @@ impl Learner {
     /// One gradient step on `batch`; returns the loss. Syncs the target every
     /// `target_update_interval` steps.
     pub fn train_step(&mut self, batch: &Batch) -> Result<f32> {
+        if self.online.is_quantile() {
+            let loss = self.quantile_step(batch)?;
+            return self.apply(loss);
+        }
         let n = batch.len();
         let shape = self.online.shape();
         let (c, a) = (shape.classes, shape.actions);
@@ -121,6 +143,12 @@ impl Learner {
         };
         let q = self.online.forward(&s)?;
         let loss = weighted_huber(&(q - target)?, &weights)?;
+        self.apply(loss)
+    }
+
+    /// Back-propagates `loss`, clips, steps the optimiser, syncs the target when due; returns
+    /// the loss.
+    fn apply(&mut self, loss: Tensor) -> Result<f32> {
         let mut grads = loss.backward()?;
         clip_grad_norm(&self.online_vars, &mut grads, self.settings.max_grad_norm)?;
         self.opt.step(&grads)?;
@@ -129,6 +157,70 @@ impl Learner {
             self.sync_target()?;
         }
         loss.to_scalar::<f32>()
+    }
+
+    /// `k` quantiles per state drawn uniformly from (0, 1): `[n, k]`.
+    fn draw_taus(&mut self, n: usize, k: usize) -> Result<Tensor> {
+        let t: Vec<f32> = (0..n * k).map(|_| self.taus.random::<f32>()).collect();
+        Tensor::from_slice(&t, (n, k), &Device::Cpu)
+    }
+
+    /// The quantile-Huber loss of `batch` (implicit quantile networks): for each state, class
+    /// and weighted action, ρ_τ(δ) = |τ − 1{δ < 0}| · huber(δ) of every pair of an online
+    /// quantile τ_i and a target sample j, δ = r + γ Z′_τ′j(s′, a*) − Z_τi(s, a); summed over
+    /// i, averaged over j, weighted as [`weighted_huber`].
+    fn quantile_step(&mut self, batch: &Batch) -> Result<Tensor> {
+        let n = batch.len();
+        let shape = self.online.shape();
+        let (c, a) = (shape.classes, shape.actions);
+        let dev = Device::Cpu;
+        let s = Tensor::from_slice(&batch.states, (n, shape.features, shape.history), &dev)?;
+        let values = Tensor::from_slice(&batch.values, (n, 1, c, a), &dev)?;
+        let weights = Tensor::from_slice(&batch.weights, (n, 1, 1, c, a), &dev)?;
+        // Targets `[n, N′, c, a]`: the value, plus the discounted target quantiles of the online
+        // network's next action.
+        let (target, n2) = if self.settings.gamma > 0.0 {
+            let s2 =
+                Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
+            let done = Tensor::from_slice(&batch.dones, (n, 1, 1), &dev)?;
+            let next_a = self
+                .online
+                .forward(&s2)?
+                .detach()
+                .argmax_keepdim(D::Minus1)?
+                .unsqueeze(1)?
+                .broadcast_as((n, IQN_SAMPLES, c, 1))?
+                .contiguous()?;
+            let taus2 = self.draw_taus(n, IQN_SAMPLES)?;
+            let next_z = self
+                .target
+                .quantiles(&s2, &taus2)?
+                .detach()
+                .gather(&next_a, 3)?
+                .squeeze(3)?;
+            let not_done = done.affine(-1.0, 1.0)?;
+            let boot = next_z
+                .broadcast_mul(&not_done)?
+                .affine(self.settings.gamma, 0.0)?;
+            (
+                values.broadcast_add(&boot.unsqueeze(3)?)?.detach(),
+                IQN_SAMPLES,
+            )
+        } else {
+            (values, 1)
+        };
+        let taus = self.draw_taus(n, IQN_SAMPLES)?;
+        let z = self.online.quantiles(&s, &taus)?;
+        // δ `[n, N, N′, c, a]`.
+        let delta = target.unsqueeze(1)?.broadcast_sub(&z.unsqueeze(2)?)?;
+        let below = delta.lt(0.0)?.to_dtype(DType::F32)?;
+        let tau = taus.reshape((n, IQN_SAMPLES, 1, 1, 1))?;
+        let rho = tau
+            .broadcast_sub(&below)?
+            .abs()?
+            .mul(&huber_elements(&delta)?)?;
+        let total = weights.sum_all()?.to_scalar::<f32>()?.max(1e-6);
+        rho.broadcast_mul(&weights)?.sum_all()? / f64::from(total * n2 as f32)
     }
 }
 

@@ -2,12 +2,15 @@
 //! two dense layers — the trunk every class shares — then one head per stream class with one
 //! Q-value per action (action branching, Tavakoli et al. 2018: each class's policy is a branch
 //! of its own). With one class it is docs/model.md §9's network. Built with candle; weights are
-//! initialised from a seeded stream so training is reproducible.
+//! initialised from a seeded stream so training is reproducible. As an implicit quantile
+//! network (`algorithm: iqn`) it has one more layer, `tau`, embedding a quantile τ that
+//! multiplies the first dense layer's output; its action values are the mean of the quantile
+//! values over a fixed grid of τ ([`continuum_infer::agent::quantile_grid`]).
 
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{Conv1d, Conv1dConfig, Linear, VarBuilder, VarMap, conv1d, linear};
 use continuum_core::rng::{Purpose, stream_rng};
-use continuum_infer::agent::NetShape;
+use continuum_infer::agent::{IQN_GRID, NetShape, quantile_grid};
 use rand::Rng;
 
 /// The Q-network.
@@ -18,13 +21,27 @@ pub struct QNet {
     fc1: Linear,
     fc2: Linear,
     out: Linear,
+    /// The quantile embedding of an implicit quantile network (`n_cos` inputs), else none.
+    tau: Option<Linear>,
 }
 
 impl QNet {
     /// Builds the layers on `vb` (creating their variables in its var map).
     pub fn new(shape: NetShape, vb: VarBuilder) -> Result<Self> {
+        Self::with_quantiles(shape, 0, vb)
+    }
+
+    /// Builds the layers on `vb`; with `n_cos` > 0 an implicit quantile network whose τ
+    /// embedding has `n_cos` cosines.
+    pub fn with_quantiles(shape: NetShape, n_cos: usize, vb: VarBuilder) -> Result<Self> {
         let steps = shape.history - shape.conv_kernel + 1;
+        let tau = if n_cos > 0 {
+            Some(linear(n_cos, shape.hidden, vb.pp("tau"))?)
+        } else {
+            None
+        };
         Ok(Self {
+            tau,
             conv: conv1d(
                 shape.features,
                 shape.conv_channels,
@@ -45,23 +62,69 @@ impl QNet {
         self.shape
     }
 
-    /// Q-values `[batch, classes, actions]` of states `[batch, features, history]`.
+    /// Whether it is an implicit quantile network.
+    pub fn is_quantile(&self) -> bool {
+        self.tau.is_some()
+    }
+
+    /// Q-values `[batch, classes, actions]` of states `[batch, features, history]` (an implicit
+    /// quantile network's: the mean of its quantile values over the fixed grid of τ).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let n = x.dim(0)?;
-        let h = self.conv.forward(x)?.relu()?.flatten_from(1)?;
-        let h = self.fc1.forward(&h)?.relu()?;
+        if self.tau.is_some() {
+            let grid = quantile_grid();
+            let taus = Tensor::from_slice(&grid, (1, IQN_GRID), x.device())?
+                .broadcast_as((n, IQN_GRID))?
+                .contiguous()?;
+            return self.quantiles(x, &taus)?.mean(1);
+        }
+        let h = self.trunk(x)?;
         let h = self.fc2.forward(&h)?.relu()?;
         self.out
             .forward(&h)?
             .reshape((n, self.shape.classes, self.shape.actions))
     }
+
+    /// The convolution and the first dense layer: `[batch, hidden]`.
+    fn trunk(&self, x: &Tensor) -> Result<Tensor> {
+        let h = self.conv.forward(x)?.relu()?.flatten_from(1)?;
+        self.fc1.forward(&h)?.relu()
+    }
+
+    /// An implicit quantile network's quantile values `[batch, quantiles, classes, actions]`
+    /// of states `x` at `taus` (`[batch, quantiles]`, each in (0, 1)).
+    pub fn quantiles(&self, x: &Tensor, taus: &Tensor) -> Result<Tensor> {
+        let tau_layer = self.tau.as_ref().ok_or_else(|| {
+            candle_core::Error::Msg("quantiles of a network without a τ embedding".into())
+        })?;
+        let (n, k) = taus.dims2()?;
+        let n_cos = tau_layer.weight().dim(1)?;
+        let h = self.trunk(x)?;
+        let i: Vec<f32> = (0..n_cos)
+            .map(|i| std::f32::consts::PI * i as f32)
+            .collect();
+        let i = Tensor::from_slice(&i, (1, 1, n_cos), x.device())?;
+        let emb = taus.unsqueeze(2)?.broadcast_mul(&i)?.cos()?;
+        let phi = tau_layer.forward(&emb)?.relu()?;
+        let mixed = h.unsqueeze(1)?.broadcast_mul(&phi)?;
+        let h2 = self.fc2.forward(&mixed)?.relu()?;
+        self.out
+            .forward(&h2)?
+            .reshape((n, k, self.shape.classes, self.shape.actions))
+    }
 }
 
 /// A var map with a network of `shape` on the CPU, weights drawn from `seed`.
 pub fn build(shape: NetShape, seed: u64) -> Result<(VarMap, QNet)> {
+    build_with(shape, 0, seed)
+}
+
+/// [`build`], as an implicit quantile network with `n_cos` cosines when `n_cos` > 0.
+pub(crate) fn build_with(shape: NetShape, n_cos: usize, seed: u64) -> Result<(VarMap, QNet)> {
     let vm = VarMap::new();
-    let net = QNet::new(
+    let net = QNet::with_quantiles(
         shape,
+        n_cos,
         VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu),
     )?;
     init_weights(&vm, seed)?;
@@ -167,26 +230,29 @@ mod tests {
                 actions,
                 classes,
             };
-            let (vm, net) = build(shape, i as u64 + 1).unwrap();
-            let mut fast = FastQNet::read(shape, &weights_of(&vm).unwrap()).unwrap();
-            let n = 9;
-            let x: Vec<f32> = (0..n * features * history)
-                .map(|_| rng.random_range(-3.0..3.0))
-                .collect();
-            let t = Tensor::from_slice(&x, (n, features, history), &Device::Cpu).unwrap();
-            let want = net.forward(&t).unwrap().to_vec3::<f32>().unwrap();
-            let mut q = Vec::new();
-            for b in 0..n {
-                let one = &x[b * features * history..(b + 1) * features * history];
-                fast.forward(one, &mut q);
-                assert_eq!(q.len(), classes * actions);
-                for c in 0..classes {
-                    for a in 0..actions {
-                        let (w, g) = (want[b][c][a], q[c * actions + a]);
-                        assert!(
-                            (w - g).abs() <= 1e-5 * w.abs().max(1.0),
-                            "shape {i}, state {b}, class {c}, action {a}: candle {w}, plain {g}"
-                        );
+            // Each shape as a Q-network and as an implicit quantile network.
+            for n_cos in [0, 8] {
+                let (vm, net) = build_with(shape, n_cos, i as u64 + 1).unwrap();
+                let mut fast = FastQNet::read(shape, &weights_of(&vm).unwrap()).unwrap();
+                let n = 9;
+                let x: Vec<f32> = (0..n * features * history)
+                    .map(|_| rng.random_range(-3.0..3.0))
+                    .collect();
+                let t = Tensor::from_slice(&x, (n, features, history), &Device::Cpu).unwrap();
+                let want = net.forward(&t).unwrap().to_vec3::<f32>().unwrap();
+                let mut q = Vec::new();
+                for b in 0..n {
+                    let one = &x[b * features * history..(b + 1) * features * history];
+                    fast.forward(one, &mut q);
+                    assert_eq!(q.len(), classes * actions);
+                    for c in 0..classes {
+                        for a in 0..actions {
+                            let (w, g) = (want[b][c][a], q[c * actions + a]);
+                            assert!(
+                                (w - g).abs() <= 1e-5 * w.abs().max(1.0),
+                                "shape {i}, n_cos {n_cos}, state {b}, class {c}, action {a}: candle {w}, plain {g}"
+                            );
+                        }
                     }
                 }
             }

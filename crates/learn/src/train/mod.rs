@@ -41,6 +41,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Cosines of an implicit quantile network's τ embedding (`algorithm: iqn`; n = 64 in Dabney et
+/// al., 2018).
+const IQN_COSINES: usize = 64;
+
 /// What one finished episode did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EpisodeLog {
@@ -270,6 +274,11 @@ pub fn learn(
         learning_rate: cfg.learning_rate,
         max_grad_norm: cfg.max_grad_norm,
         target_update_interval: cfg.target_update_interval,
+        quantiles: if cfg.algorithm == Algorithm::Iqn {
+            IQN_COSINES
+        } else {
+            0
+        },
     };
     let budget = Budget::plan(scenario, cfg, classes.len());
     progress(TrainEvent::Phase(&format!(
@@ -282,7 +291,7 @@ pub fn learn(
         cfg.actions.len()
     )));
     let mut learning = match cfg.algorithm {
-        Algorithm::Dqn => Learning::Dqn(
+        Algorithm::Dqn | Algorithm::Iqn => Learning::Dqn(
             Box::new(Learner::new(shape, settings, seed).context("cannot build the network")?),
             ReplayBuffer::new(
                 cfg.buffer_size,

@@ -14,6 +14,7 @@ fn settings() -> LearnSettings {
         learning_rate: 1e-2,
         max_grad_norm: 10.0,
         target_update_interval: 1_000_000,
+        quantiles: 0,
     }
 }
 
@@ -141,6 +142,72 @@ fn learns_a_per_class_bandit_from_taken_actions() {
             assert!((qc[best(c, x)] - 1.0).abs() < 0.2, "{q:?}");
         }
     }
+}
+
+/// The bandit of [`learns_a_per_class_bandit_from_taken_actions`] with one class whose best
+/// action pays 1 or 0 at random (mean ½) and the others 0: filled into a buffer.
+fn noisy_bandit(rng: &mut continuum_core::rng::SimRng) -> ReplayBuffer {
+    let mut buf = ReplayBuffer::new(3000, 2, 1, 3);
+    for _ in 0..3000 {
+        let x = rng.random_range(0..2usize);
+        let a = rng.random_range(0..3u32);
+        let r = if a as usize == x && rng.random::<bool>() {
+            1.0
+        } else {
+            0.0
+        };
+        let mut s = vec![0.0f32; 2];
+        s[x] = 1.0;
+        buf.push(&Transition::taken(
+            s.clone(),
+            vec![a],
+            &[r],
+            &[1.0],
+            3,
+            s,
+            true,
+        ));
+    }
+    buf
+}
+
+/// An implicit quantile network on the noisy bandit, with γ = 0 and with γ = 0.9 on terminal
+/// transitions (the target network's quantiles then gathered and zeroed): the greedy action is
+/// the paying one in both contexts, valued near its mean ½, and its low quantiles sit below its
+/// high ones (the network has learnt the 0-or-1 spread, not only the mean).
+#[test]
+fn an_implicit_quantile_network_learns_the_mean_and_the_spread() {
+    for gamma in [0.0, 0.9] {
+        let iqn = LearnSettings {
+            quantiles: 16,
+            gamma,
+            ..settings()
+        };
+        let mut l = Learner::new(bandit_shape(1), iqn, 21).unwrap();
+        assert!(l.online().is_quantile());
+        let mut rng = stream_rng(21, Purpose::Other, 1, 0);
+        let buf = noisy_bandit(&mut rng);
+        let q = train_on(&mut l, &buf, &mut rng, 600);
+        for (x, per_class) in q.iter().enumerate() {
+            assert_eq!(argmax(&per_class[0]), x, "γ {gamma}, context {x}: {q:?}");
+            assert!((per_class[0][x] - 0.5).abs() < 0.15, "γ {gamma}: {q:?}");
+        }
+        let (lo, hi) = (z_at(&l, 0.1), z_at(&l, 0.9));
+        assert!(hi - lo > 0.4, "γ {gamma}: τ 0.1 → {lo}, τ 0.9 → {hi}");
+    }
+}
+
+/// The online network's quantile `tau` of action 0 in context 0.
+fn z_at(l: &Learner, tau: f32) -> f32 {
+    let s = Tensor::from_slice(&[1.0f32, 0.0], (1, 2, 1), &Device::Cpu).unwrap();
+    let t = Tensor::from_slice(&[tau], (1, 1), &Device::Cpu).unwrap();
+    l.online()
+        .quantiles(&s, &t)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap()[0]
 }
 
 /// The same bandit from full-information values (counterfactual credit): every action of one
