@@ -450,3 +450,36 @@ fn a_checkpoint_trained_under_a_queue_bound_says_so_when_run_under_another() {
     );
     assert!(!run("unbounded").contains("warning"));
 }
+
+#[test]
+fn an_implicit_quantile_network_trains_saves_and_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("iqn.yaml");
+    let base = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
+    std::fs::write(&cfg, format!("{base}\nalgorithm: iqn\n")).unwrap();
+    let out = dir.path().join("iqn.dqn");
+    train_tiny_with(
+        cfg.to_str().unwrap(),
+        "tests/fixtures/tiny-workload.yaml",
+        &out,
+    );
+    let o = continuum(
+        &[
+            &["compare", "tests/fixtures/tiny-topology.yaml"][..],
+            &TINY[..],
+            &[
+                "--policies",
+                "closest",
+                "--agent",
+                out.to_str().unwrap(),
+                "--duration",
+                "20",
+                "--format",
+                "json",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(row_names(&json_report(&o)), ["closest", "dqn"]);
+}
