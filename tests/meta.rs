@@ -409,37 +409,42 @@ fn training_refuses_a_bad_capacity_spread() {
     assert!(!out.exists());
 }
 
-#[test]
-fn a_checkpoint_trained_under_a_queue_bound_says_so_when_run_under_another() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("unbounded.yaml");
+/// A checkpoint trained on the tiny scenario with `tests/fixtures/tiny-dqn.yaml` plus the line
+/// `extra`, under `dir`.
+fn train_tiny_plus(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let cfg = dir.join("plus.yaml");
     let base = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
-    std::fs::write(&cfg, format!("{base}\nqueue_bound: unbounded\n")).unwrap();
-    let out = dir.path().join("unbounded.dqn");
+    std::fs::write(&cfg, format!("{base}\n{extra}\n")).unwrap();
+    let out = dir.join("plus.dqn");
     train_tiny_with(
         cfg.to_str().unwrap(),
         "tests/fixtures/tiny-workload.yaml",
         &out,
     );
+    out
+}
+
+/// `compare` on the tiny scenario: `closest` and the checkpoint `ck`, with `extra` options.
+fn compare_tiny_agent(ck: &Path, extra: &[&str]) -> Output {
+    let o = continuum(
+        &[
+            &["compare", "tests/fixtures/tiny-topology.yaml"][..],
+            &TINY[..],
+            &["--policies", "closest", "--agent", ck.to_str().unwrap()],
+            extra,
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+#[test]
+fn a_checkpoint_trained_under_a_queue_bound_says_so_when_run_under_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = train_tiny_plus(dir.path(), "queue_bound: unbounded");
     let run = |bound: &str| {
-        let o = continuum(
-            &[
-                &["compare", "tests/fixtures/tiny-topology.yaml"][..],
-                &TINY[..],
-                &[
-                    "--policies",
-                    "closest",
-                    "--agent",
-                    out.to_str().unwrap(),
-                    "--duration",
-                    "10",
-                    "--queue-bound",
-                    bound,
-                ],
-            ]
-            .concat(),
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = compare_tiny_agent(&out, &["--duration", "10", "--queue-bound", bound]);
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
     let warned = run("deadline");
@@ -454,32 +459,7 @@ fn a_checkpoint_trained_under_a_queue_bound_says_so_when_run_under_another() {
 #[test]
 fn an_implicit_quantile_network_trains_saves_and_decides() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("iqn.yaml");
-    let base = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
-    std::fs::write(&cfg, format!("{base}\nalgorithm: iqn\n")).unwrap();
-    let out = dir.path().join("iqn.dqn");
-    train_tiny_with(
-        cfg.to_str().unwrap(),
-        "tests/fixtures/tiny-workload.yaml",
-        &out,
-    );
-    let o = continuum(
-        &[
-            &["compare", "tests/fixtures/tiny-topology.yaml"][..],
-            &TINY[..],
-            &[
-                "--policies",
-                "closest",
-                "--agent",
-                out.to_str().unwrap(),
-                "--duration",
-                "20",
-                "--format",
-                "json",
-            ],
-        ]
-        .concat(),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = train_tiny_plus(dir.path(), "algorithm: iqn");
+    let o = compare_tiny_agent(&out, &["--duration", "20", "--format", "json"]);
     assert_eq!(row_names(&json_report(&o)), ["closest", "dqn"]);
 }
