@@ -117,26 +117,14 @@ impl Learner {
         let values = Tensor::from_slice(&batch.values, (n, c, a), &dev)?;
         let weights = Tensor::from_slice(&batch.weights, (n, c, a), &dev)?;
         let target = if self.settings.gamma > 0.0 {
-            let s2 =
-                Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
-            let done = Tensor::from_slice(&batch.dones, (n, 1), &dev)?;
-            // Double DQN per branch: the online network picks each class's next action, the
-            // target network values it.
-            let next_a = self
-                .online
-                .forward(&s2)?
-                .detach()
-                .argmax_keepdim(D::Minus1)?;
+            let (s2, not_done, next_a) = self.next_step(batch)?;
             let next_q = self
                 .target
                 .forward(&s2)?
                 .detach()
                 .gather(&next_a, 2)?
                 .squeeze(2)?;
-            let not_done = done.affine(-1.0, 1.0)?;
-            let boot = next_q
-                .broadcast_mul(&not_done)?
-                .affine(self.settings.gamma, 0.0)?;
+            let boot = self.discounted(&next_q, &not_done)?;
             values.broadcast_add(&boot.unsqueeze(2)?)?.detach()
         } else {
             values
@@ -144,6 +132,29 @@ impl Learner {
         let q = self.online.forward(&s)?;
         let loss = weighted_huber(&(q - target)?, &weights)?;
         self.apply(loss)
+    }
+
+    /// What the bootstrap of `batch` needs: its next states, 1 − done per transition (`[n, 1]`)
+    /// and the online network's greedy next action per class (`[n, classes, 1]`: Double DQN per
+    /// branch, the online network picks, the target network values).
+    fn next_step(&self, batch: &Batch) -> Result<(Tensor, Tensor, Tensor)> {
+        let n = batch.len();
+        let shape = self.online.shape();
+        let dev = Device::Cpu;
+        let s2 = Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
+        let not_done = Tensor::from_slice(&batch.dones, (n, 1), &dev)?.affine(-1.0, 1.0)?;
+        let next_a = self
+            .online
+            .forward(&s2)?
+            .detach()
+            .argmax_keepdim(D::Minus1)?;
+        Ok((s2, not_done, next_a))
+    }
+
+    /// γ · `next` where the transition goes on (`not_done` broadcast over `next`).
+    fn discounted(&self, next: &Tensor, not_done: &Tensor) -> Result<Tensor> {
+        next.broadcast_mul(not_done)?
+            .affine(self.settings.gamma, 0.0)
     }
 
     /// Back-propagates `loss`, clips, steps the optimiser, syncs the target when due; returns
@@ -180,14 +191,8 @@ impl Learner {
         // Targets `[n, N′, c, a]`: the value, plus the discounted target quantiles of the online
         // network's next action.
         let (target, n2) = if self.settings.gamma > 0.0 {
-            let s2 =
-                Tensor::from_slice(&batch.next_states, (n, shape.features, shape.history), &dev)?;
-            let done = Tensor::from_slice(&batch.dones, (n, 1, 1), &dev)?;
-            let next_a = self
-                .online
-                .forward(&s2)?
-                .detach()
-                .argmax_keepdim(D::Minus1)?
+            let (s2, not_done, next_a) = self.next_step(batch)?;
+            let next_a = next_a
                 .unsqueeze(1)?
                 .broadcast_as((n, IQN_SAMPLES, c, 1))?
                 .contiguous()?;
@@ -198,10 +203,7 @@ impl Learner {
                 .detach()
                 .gather(&next_a, 3)?
                 .squeeze(3)?;
-            let not_done = done.affine(-1.0, 1.0)?;
-            let boot = next_z
-                .broadcast_mul(&not_done)?
-                .affine(self.settings.gamma, 0.0)?;
+            let boot = self.discounted(&next_z, &not_done.unsqueeze(2)?)?;
             (
                 values.broadcast_add(&boot.unsqueeze(3)?)?.detach(),
                 IQN_SAMPLES,
