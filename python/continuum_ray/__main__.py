@@ -2,6 +2,7 @@
 
   --address HOST:PORT sweep GRID --dir DIR      a grid's jobs and cells as Ray tasks, merged
   --address HOST:PORT meta-train -- ARGS…       meta-training's inner loops as Ray tasks
+  --address HOST:PORT train -- ARGS…            Ape-X training's actors as Ray tasks
 
 The `continuum` binary (--bin) and the files the grid names must be at the same paths on every
 node (e.g. a shared checkout); results come back through Ray."""
@@ -32,6 +33,9 @@ def main(argv=None):
     m = sub.add_parser("meta-train", help="`continuum meta-train` with its inner loops on Ray")
     m.add_argument("args", nargs=argparse.REMAINDER,
                    help="continuum meta-train's arguments (after `--`)")
+    t = sub.add_parser("train", help="`continuum train` (an `apex:` config) with its actors on Ray")
+    t.add_argument("args", nargs=argparse.REMAINDER,
+                   help="continuum train's arguments (after `--`)")
     a = ap.parse_args(argv)
     cwd = str(pathlib.Path(a.cwd).resolve())
     binary = str((pathlib.Path(cwd) / a.bin).resolve()) if not os.path.isabs(a.bin) else a.bin
@@ -43,6 +47,10 @@ def main(argv=None):
         index = run_sweep(binary, a.grid, a.dir, cwd, a.retries, a.fault_kill_once)
         print(f"{index['cells']} cells merged into {len(index['reports'])} reports under "
               f"{pathlib.Path(a.dir) / 'reports'}")
+    elif a.cmd == "train":
+        from .apex import run_apex_train
+        args = a.args[1:] if a.args[:1] == ["--"] else a.args
+        run_apex_train(binary, args, cwd, a.retries)
     else:
         from .meta import run_meta_train
         args = a.args[1:] if a.args[:1] == ["--"] else a.args

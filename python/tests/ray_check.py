@@ -2,7 +2,8 @@
 """The Ray driver on a loopback head (run by .ci/run): a 12-cell sweep equals the local run
 (timings aside) although one task's Ray worker is killed mid-run and retried; an interrupted
 sweep resumes from the cells written; meta-training with its inner loops on Ray writes the same
-checkpoint as the local run. The head listens on 127.0.0.1 only and is stopped at the end.
+checkpoint as the local run; Ape-X training with its actors on Ray writes the same checkpoint as
+with its actors on threads. The head listens on 127.0.0.1 only and is stopped at the end.
 
 usage: python3 python/tests/ray_check.py [--bin target/debug/continuum]"""
 import argparse
@@ -91,6 +92,25 @@ def check_meta_train(binary, port, tmp):
     print("ray meta-train: checkpoint identical to the local run")
 
 
+def check_apex_train(binary, port, tmp):
+    cfg = tmp / "apex.yaml"
+    base = [l for l in (ROOT / "tests/fixtures/tiny-dqn.yaml").read_text().splitlines()
+            if not l.startswith("episodes:")]
+    cfg.write_text("\n".join(base + ["episodes: 5", "apex: {actors: 2}", ""]))
+    args = ["train", "tests/fixtures/tiny-topology.yaml", "--profiles",
+            "tests/fixtures/tiny-profiles.yaml", "--workload", "tests/fixtures/tiny-workload.yaml",
+            "--config", str(cfg), "--seed", "3"]
+    local, dist = tmp / "apex-local.dqn", tmp / "apex-ray.dqn"
+    run([binary, *args, "--out", local])
+    r = driver(binary, port, "train", "--", *args[1:], "--out", str(dist))
+    assert "round 2: 1 actors on Ray, 5 episodes" in r.stderr, r.stderr[-2000:]
+    assert local.read_bytes() == dist.read_bytes(), "the Ape-X checkpoints differ"
+    la, ra = (p.with_suffix(".training.csv").read_text().splitlines() for p in (local, dist))
+    strip = lambda rows: [",".join(x.split(",")[:-1]) for x in rows]  # noqa: E731 (no wall_s)
+    assert strip(la) == strip(ra), "the episode logs differ"
+    print("ray apex train: 2 actors × 3 rounds on Ray, checkpoint identical to the threads' run")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/debug/continuum")
@@ -108,6 +128,7 @@ def main():
     try:
         check_sweep(binary, port, tmp)
         check_meta_train(binary, port, tmp)
+        check_apex_train(binary, port, tmp)
     finally:
         subprocess.run(["ray", "stop", "--force"], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)

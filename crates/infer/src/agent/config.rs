@@ -7,6 +7,8 @@ use continuum_core::metrics::Objective;
 use continuum_core::mitigation::Configuration;
 use continuum_core::observe::DemandBuckets;
 use serde::{Deserialize, Serialize};
+
+pub use super::apex::ApexConfig;
 use std::path::Path;
 
 pub use super::choices::{
@@ -168,6 +170,12 @@ pub struct DqnConfig {
     /// every reachable worker, so the state's size depends on the topology). A fixed K gives
     /// every topology the same network shape, which `--init` and meta-training need.
     pub state_workers: usize,
+    /// Ape-X (`apex: {actors: 4}`, the rest defaulting to the paper's): several actors with
+    /// fixed ε each run whole episodes and feed one learner through a prioritised replay
+    /// (docs/model.md §9.5); `eps_start`, `eps_end`, `eps_fraction` and `parallel_envs` are then
+    /// unused. Needs `algorithm: dqn` or `iqn`. Absent: the one-process loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apex: Option<ApexConfig>,
 }
 
 impl Default for DqnConfig {
@@ -239,6 +247,7 @@ impl Default for DqnConfig {
             algorithm: Algorithm::Dqn,
             entropy: 0.01,
             state_workers: 0,
+            apex: None,
         }
     }
 }
@@ -417,6 +426,12 @@ impl DqnConfig {
         }
         if !(self.entropy >= 0.0 && self.entropy.is_finite()) {
             return bad("entropy", "expected a number >= 0");
+        }
+        if let Some(a) = &self.apex {
+            a.validate()?;
+            if !matches!(self.algorithm, Algorithm::Dqn | Algorithm::Iqn) {
+                return bad("apex", "Ape-X needs `algorithm: dqn` or `iqn` (a replay)");
+            }
         }
         Ok(())
     }

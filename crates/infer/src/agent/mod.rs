@@ -4,6 +4,7 @@
 //! policy per scheduler and class per window. The hyper-parameters ([`DqnConfig`]) live here
 //! because every checkpoint carries them and the encoder reads its sizes from them.
 
+mod apex;
 mod checkpoint;
 mod choices;
 mod config;
@@ -14,7 +15,7 @@ mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta, topology_fingerprint};
 pub use config::{
-    Algorithm, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile,
+    Algorithm, ApexConfig, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile,
     MarginPerLevel, RewardScope, RewardSpec, parse_actions,
 };
 pub use fallback::Fallback;

@@ -8,8 +8,8 @@ use continuum_infer::agent::DqnConfig;
 use continuum_learn::train::{self, EpisodeLog, TrainEvent};
 use continuum_sim::Scenario;
 
-/// Runs `continuum train`.
-pub(super) fn execute(args: &TrainArgs) -> Result<()> {
+/// The scenario and the hyper-parameters `args` name, with their overrides applied.
+fn load(args: &TrainArgs) -> Result<(DqnConfig, Scenario)> {
     let mut cfg = if args.config.exists() {
         DqnConfig::load(&args.config)?
     } else if args.config.as_os_str() == "config/dqn.yaml" {
@@ -40,11 +40,26 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         }
         cfg.budget_queries = b + train::Budget::plan(&sc, &cfg, classes).validation_queries;
     }
+    Ok((cfg, sc))
+}
+
+/// Runs `continuum train`.
+pub(super) fn execute(args: &TrainArgs) -> Result<()> {
+    let (cfg, sc) = load(args)?;
+    if cfg.apex.is_none() && (args.apex_learner || args.apex_actor.is_some()) {
+        bail!(
+            "--apex-learner and --apex-actor need a config with an `apex:` block ({})",
+            args.config.display()
+        );
+    }
+    let pool = crate::thread_pool(args.threads)?;
+    if let Some(job) = &args.apex_actor {
+        return pool.install(|| super::apex::actor(args, &sc, &cfg, job));
+    }
     let init = match &args.init {
         Some(p) => Some(train::init_weights_from(&sc, &cfg, p)?),
         None => None,
     };
-    let pool = crate::thread_pool(args.threads)?;
     let progress = crate::progress::Progress::new(args.progress);
     let on_event = |event: TrainEvent| match event {
         TrainEvent::Episode(log, total) => progress.step(
@@ -65,9 +80,27 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         } => progress.step(phase, &what, done, total),
     };
     let started = std::time::Instant::now();
-    let outcome =
-        pool.install(|| train::train(&sc, &cfg, args.seed, init.as_ref(), &args.out, &on_event))?;
+    let mut stdio = args
+        .apex_learner
+        .then(|| super::apex::StdioActors::new(&args.out))
+        .transpose()?;
+    let outcome = pool.install(|| {
+        train::train_with_actors(
+            &sc,
+            &cfg,
+            args.seed,
+            init.as_ref(),
+            &args.out,
+            &on_event,
+            stdio
+                .as_mut()
+                .map(|s| s as &mut dyn train::apex::ActorPool),
+        )
+    })?;
     progress.finish();
+    if let Some(s) = stdio {
+        s.finish(&args.out)?;
+    }
     let logs = &outcome.logs;
     let stem = args.out.with_extension("");
     let name = stem
@@ -80,6 +113,12 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     std::fs::write(&csv, train::training_csv(logs))
         .with_context(|| format!("cannot write {}", csv.display()))?;
     train::plot_training_curve(logs, &sc.topology.name, &svg).map_err(anyhow::Error::msg)?;
+    if !outcome.apex_rounds.is_empty() {
+        let path = stem.with_file_name(format!("{name}.apex.csv"));
+        std::fs::write(&path, super::apex::rounds_csv(&outcome.apex_rounds))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {} (Ape-X's rounds: actors' and learner's seconds)", path.display());
+    }
     let last: Vec<&EpisodeLog> = logs.iter().rev().take(10).collect();
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;
     let sel = &outcome.selection;

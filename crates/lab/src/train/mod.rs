@@ -5,6 +5,7 @@
 //! `continuum_learn` with progress on standard error, and writes the checkpoint, the episode log
 //! and the learning curve.
 
+mod apex;
 mod dqn;
 mod meta;
 mod meta_steps;
@@ -86,6 +87,18 @@ pub struct TrainArgs {
     /// thread count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Ape-X with actors in other processes (a config with an `apex:` block; what
+    /// `python -m continuum_ray train` runs): be the learner, asking for each round's actors on
+    /// standard output (a JSON line) and reading their output files' paths on standard input.
+    #[arg(long, conflicts_with = "apex_actor")]
+    pub apex_learner: bool,
+    /// Ape-X: run one actor's episode, `EPISODE:ACTOR`, with the learner's weights
+    /// (`--weights`), and write its transitions to `--out`.
+    #[arg(long, value_name = "EPISODE:ACTOR", requires = "weights")]
+    pub apex_actor: Option<String>,
+    /// The learner's weights for `--apex-actor` (as the learner wrote them).
+    #[arg(long, requires = "apex_actor")]
+    pub weights: Option<PathBuf>,
     /// Progress on standard error.
     #[command(flatten)]
     pub progress: ProgressArgs,

@@ -40,6 +40,32 @@ pub fn write_with_meta(path: &Path, vars: &VarMap, meta: String) -> Result<(), C
     safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
 }
 
+/// Writes `weights` to `path` in safetensors format (what [`Weights::read`] reads back, every
+/// f32 bit for bit), with no metadata: how a learner hands its weights to actors in other
+/// processes.
+pub fn write_weights(path: &Path, weights: &Weights) -> Result<(), CheckpointError> {
+    let io = |m: String| CheckpointError::Io {
+        path: path.display().to_string(),
+        message: m,
+    };
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = weights
+        .iter()
+        .map(|(name, p)| {
+            let data = p.data.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (name.to_string(), p.dims.clone(), data)
+        })
+        .collect();
+    let views = bytes
+        .iter()
+        .map(|(name, dims, data)| {
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, dims.clone(), data)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| io(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    safetensors::serialize_to_file(views, None, path).map_err(|e| io(e.to_string()))
+}
+
 /// Sets every variable of `vars` from the same-named weight of `weights`; a missing weight or
 /// one of another shape is refused with a message naming it.
 pub fn fill_vars(vars: &VarMap, weights: &Weights) -> Result<(), String> {

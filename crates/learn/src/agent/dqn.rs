@@ -105,9 +105,21 @@ impl Learner {
     /// One gradient step on `batch`; returns the loss. Syncs the target every
     /// `target_update_interval` steps.
     pub fn train_step(&mut self, batch: &Batch) -> Result<f32> {
+        Ok(self.step(batch, false)?.0)
+    }
+
+    /// [`Self::train_step`] on a prioritised draw (`batch.importance` weighs each transition's
+    /// loss); also returns each transition's new priority: the mean absolute error of its
+    /// weighted cells (Double DQN) or its quantile-Huber loss (implicit quantile networks).
+    pub fn train_step_prioritised(&mut self, batch: &Batch) -> Result<(f32, Vec<f32>)> {
+        let (loss, p) = self.step(batch, true)?;
+        Ok((loss, p.unwrap_or_default()))
+    }
+
+    fn step(&mut self, batch: &Batch, priorities: bool) -> Result<(f32, Option<Vec<f32>>)> {
         if self.online.is_quantile() {
-            let loss = self.quantile_step(batch)?;
-            return self.apply(loss);
+            let (loss, p) = self.quantile_step(batch, priorities)?;
+            return Ok((self.apply(loss)?, p));
         }
         let n = batch.len();
         let shape = self.online.shape();
@@ -130,8 +142,22 @@ impl Learner {
             values
         };
         let q = self.online.forward(&s)?;
-        let loss = weighted_huber(&(q - target)?, &weights)?;
-        self.apply(loss)
+        let e = (q - target)?;
+        let p = if priorities {
+            let per = (e.abs()?.detach() * &weights)?.sum((1, 2))?;
+            let mass = weights.sum((1, 2))?.clamp(1e-6, f64::INFINITY)?;
+            Some((per / mass)?.to_vec1::<f32>()?)
+        } else {
+            None
+        };
+        let loss = if batch.importance.is_empty() {
+            weighted_huber(&e, &weights)?
+        } else {
+            let total = weights.sum_all()?.to_scalar::<f32>()?.max(1e-6);
+            let w = weights.broadcast_mul(&importance(batch, (n, 1, 1))?)?;
+            ((huber_elements(&e)? * w)?.sum_all()? / f64::from(total))?
+        };
+        Ok((self.apply(loss)?, p))
     }
 
     /// What the bootstrap of `batch` needs: its next states, 1 − done per transition (`[n, 1]`)
@@ -180,7 +206,11 @@ impl Learner {
     /// and weighted action, ρ_τ(δ) = |τ − 1{δ < 0}| · huber(δ) of every pair of an online
     /// quantile τ_i and a target sample j, δ = r + γ Z′_τ′j(s′, a*) − Z_τi(s, a); summed over
     /// i, averaged over j, weighted as [`weighted_huber`].
-    fn quantile_step(&mut self, batch: &Batch) -> Result<Tensor> {
+    fn quantile_step(
+        &mut self,
+        batch: &Batch,
+        priorities: bool,
+    ) -> Result<(Tensor, Option<Vec<f32>>)> {
         let n = batch.len();
         let shape = self.online.shape();
         let (c, a) = (shape.classes, shape.actions);
@@ -222,8 +252,31 @@ impl Learner {
             .abs()?
             .mul(&huber_elements(&delta)?)?;
         let total = weights.sum_all()?.to_scalar::<f32>()?.max(1e-6);
-        rho.broadcast_mul(&weights)?.sum_all()? / f64::from(total * n2 as f32)
+        let p = if priorities {
+            let per = rho
+                .detach()
+                .broadcast_mul(&weights)?
+                .sum((1, 2, 3, 4))?
+                .affine(1.0 / n2 as f64, 0.0)?;
+            let mass = weights.sum((1, 2, 3, 4))?.clamp(1e-6, f64::INFINITY)?;
+            Some((per / mass)?.to_vec1::<f32>()?)
+        } else {
+            None
+        };
+        let weights = if batch.importance.is_empty() {
+            weights
+        } else {
+            weights.broadcast_mul(&importance(batch, (n, 1, 1, 1, 1))?)?
+        };
+        let loss = (rho.broadcast_mul(&weights)?.sum_all()? / f64::from(total * n2 as f32))?;
+        Ok((loss, p))
     }
+}
+
+/// A prioritised batch's importance weights as a tensor of `shape` (`[n, 1, …]`).
+fn importance(batch: &Batch, shape: impl candle_core::shape::ShapeWithOneHole) -> Result<Tensor> {
+    let w: Vec<f32> = batch.importance.iter().map(|&x| x as f32).collect();
+    Tensor::from_vec(w, shape, &Device::Cpu)
 }
 
 /// Huber loss (δ = 1) of the errors `e`, weighted by `w` (same shape): Σ w·huber(e) / Σ w.

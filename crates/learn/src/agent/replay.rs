@@ -86,6 +86,9 @@ pub struct Batch {
     pub next_states: Vec<f32>,
     /// 1.0 where the episode ended with the transition (no bootstrap), else 0.0.
     pub dones: Vec<f32>,
+    /// Importance weight per transition of a prioritised draw, multiplied into its loss
+    /// (empty: every transition weighs 1).
+    pub importance: Vec<f64>,
 }
 
 impl Batch {
@@ -117,6 +120,7 @@ impl Batch {
         self.values.clear();
         self.weights.clear();
         self.dones.clear();
+        self.importance.clear();
     }
 }
 
@@ -168,8 +172,8 @@ impl ReplayBuffer {
         self.len == 0
     }
 
-    /// Stores a transition.
-    pub fn push(&mut self, t: &Transition) {
+    /// Stores a transition; returns the slot it went to.
+    pub fn push(&mut self, t: &Transition) -> usize {
         assert_eq!(t.state.len(), self.state_len, "state length");
         assert_eq!(t.next_state.len(), self.state_len, "next state length");
         assert_eq!(t.actions.len(), self.classes, "actions per class");
@@ -185,6 +189,7 @@ impl ReplayBuffer {
         self.dones[i] = if t.done { 1.0 } else { 0.0 };
         self.next = (i + 1) % self.capacity;
         self.len = (self.len + 1).min(self.capacity);
+        i
     }
 
     /// Draws `n` transitions uniformly (with replacement) into `out`.
@@ -193,17 +198,29 @@ impl ReplayBuffer {
         out.clear();
         for _ in 0..n {
             let i = rng.random_range(0..self.len);
-            let r = i * self.state_len..(i + 1) * self.state_len;
-            out.states.extend_from_slice(&self.states[r.clone()]);
-            out.next_states.extend_from_slice(&self.next_states[r]);
-            out.actions
-                .extend_from_slice(&self.actions[i * self.classes..(i + 1) * self.classes]);
-            out.values
-                .extend_from_slice(&self.values[i * self.cells..(i + 1) * self.cells]);
-            out.weights
-                .extend_from_slice(&self.weights[i * self.cells..(i + 1) * self.cells]);
-            out.dones.push(self.dones[i]);
+            self.copy_into(i, out);
         }
+    }
+
+    /// Copies the transitions in `slots` into `out`, in that order.
+    pub(crate) fn gather(&self, slots: &[usize], out: &mut Batch) {
+        out.clear();
+        for &i in slots {
+            self.copy_into(i, out);
+        }
+    }
+
+    fn copy_into(&self, i: usize, out: &mut Batch) {
+        let r = i * self.state_len..(i + 1) * self.state_len;
+        out.states.extend_from_slice(&self.states[r.clone()]);
+        out.next_states.extend_from_slice(&self.next_states[r]);
+        out.actions
+            .extend_from_slice(&self.actions[i * self.classes..(i + 1) * self.classes]);
+        out.values
+            .extend_from_slice(&self.values[i * self.cells..(i + 1) * self.cells]);
+        out.weights
+            .extend_from_slice(&self.weights[i * self.cells..(i + 1) * self.cells]);
+        out.dones.push(self.dones[i]);
     }
 }
 

@@ -5,6 +5,7 @@
 //! parallel but their results are merged in a fixed order, and every random draw comes from a
 //! seeded stream.
 
+pub mod apex;
 mod budget;
 mod counterfactual;
 mod curve;
@@ -102,6 +103,8 @@ pub struct TrainOutcome {
     pub selection: Selection,
     /// The episode budget.
     pub budget: Budget,
+    /// Ape-X's rounds (empty without an `apex:` block).
+    pub apex_rounds: Vec<apex::ApexRound>,
 }
 
 struct Slot {
@@ -193,13 +196,27 @@ pub fn train(
     out: &Path,
     progress: Progress,
 ) -> Result<TrainOutcome> {
+    train_with_actors(scenario, cfg, seed, init, out, progress, None)
+}
+
+/// [`train`], with an Ape-X config's actors on `actors` (this process's threads when `None`).
+pub fn train_with_actors(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    seed: u64,
+    init: Option<&VarMap>,
+    out: &Path,
+    progress: Progress,
+    actors: Option<&mut dyn apex::ActorPool>,
+) -> Result<TrainOutcome> {
     let Learnt {
         vars,
         shape,
         classes,
         logs,
         budget,
-    } = learn(scenario, cfg, seed, init, progress)?;
+        apex_rounds,
+    } = learn_with_actors(scenario, cfg, seed, init, progress, actors)?;
     let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
     let mut meta = CheckpointMeta {
         actions: cfg.actions.clone(),
@@ -224,6 +241,7 @@ pub fn train(
         logs,
         selection,
         budget,
+        apex_rounds,
     })
 }
 
@@ -239,6 +257,58 @@ pub struct Learnt {
     pub logs: Vec<EpisodeLog>,
     /// The episode budget it ran.
     pub budget: Budget,
+    /// Ape-X's rounds (empty without an `apex:` block).
+    pub apex_rounds: Vec<apex::ApexRound>,
+}
+
+/// What every training of a config on a scenario sizes itself by.
+pub(crate) struct Setup {
+    classes: StreamClasses,
+    encoder: StateEncoder,
+    shape: NetShape,
+    settings: LearnSettings,
+    budget: Budget,
+}
+
+impl Setup {
+    fn new(scenario: &Scenario, cfg: &DqnConfig) -> Result<Self> {
+        cfg.validate()
+            .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
+        let classes = classes_for(scenario, cfg);
+        let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
+        let shape = NetShape {
+            features: encoder.features(),
+            history: encoder.history(),
+            conv_channels: cfg.conv_channels,
+            conv_kernel: cfg.conv_kernel,
+            hidden: cfg.hidden,
+            actions: cfg.actions.len(),
+            classes: classes.len(),
+        };
+        let settings = LearnSettings {
+            gamma: if cfg.credit == Credit::Counterfactual {
+                0.0
+            } else {
+                cfg.gamma
+            },
+            learning_rate: cfg.learning_rate,
+            max_grad_norm: cfg.max_grad_norm,
+            target_update_interval: cfg.target_update_interval,
+            quantiles: if cfg.algorithm == Algorithm::Iqn {
+                IQN_COSINES
+            } else {
+                0
+            },
+        };
+        let budget = Budget::plan(scenario, cfg, classes.len());
+        Ok(Self {
+            classes,
+            encoder,
+            shape,
+            settings,
+            budget,
+        })
+    }
 }
 
 /// The training episodes alone (no fallback tables, no margin, no checkpoint): from `init` or
@@ -250,46 +320,44 @@ pub fn learn(
     init: Option<&VarMap>,
     progress: Progress,
 ) -> Result<Learnt> {
-    cfg.validate()
-        .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
+    learn_with_actors(scenario, cfg, seed, init, progress, None)
+}
+
+/// [`learn`], with an Ape-X config's actors on `actors` (this process's threads when `None`).
+pub fn learn_with_actors(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    seed: u64,
+    init: Option<&VarMap>,
+    progress: Progress,
+    actors: Option<&mut dyn apex::ActorPool>,
+) -> Result<Learnt> {
+    let setup = Setup::new(scenario, cfg)?;
     let start = Instant::now();
     let cfg_arc = Arc::new(cfg.clone());
-    let classes = classes_for(scenario, cfg);
-    let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
-    let shape = NetShape {
-        features: encoder.features(),
-        history: encoder.history(),
-        conv_channels: cfg.conv_channels,
-        conv_kernel: cfg.conv_kernel,
-        hidden: cfg.hidden,
-        actions: cfg.actions.len(),
-        classes: classes.len(),
-    };
-    let settings = LearnSettings {
-        gamma: if cfg.credit == Credit::Counterfactual {
-            0.0
-        } else {
-            cfg.gamma
-        },
-        learning_rate: cfg.learning_rate,
-        max_grad_norm: cfg.max_grad_norm,
-        target_update_interval: cfg.target_update_interval,
-        quantiles: if cfg.algorithm == Algorithm::Iqn {
-            IQN_COSINES
-        } else {
-            0
-        },
-    };
-    let budget = Budget::plan(scenario, cfg, classes.len());
     progress(TrainEvent::Phase(&format!(
         "plan: {} episodes of {:.2e} simulated queries (forks included), then {:.2e} for the \
          fallback tables and margin ({} classes, {} actions)",
-        budget.episodes,
-        budget.episode_queries,
-        budget.validation_queries,
-        classes.len(),
+        setup.budget.episodes,
+        setup.budget.episode_queries,
+        setup.budget.validation_queries,
+        setup.classes.len(),
         cfg.actions.len()
     )));
+    if let Some(a) = &cfg.apex {
+        progress(TrainEvent::Phase(&format!(
+            "Ape-X: {} actors, one episode each per round, a prioritised replay (α {}, β {})",
+            a.actors, a.priority_exponent, a.importance_exponent
+        )));
+        return apex::learn(scenario, cfg, setup, seed, init, progress, actors);
+    }
+    let Setup {
+        classes,
+        encoder,
+        shape,
+        settings,
+        budget,
+    } = setup;
     let mut learning = match cfg.algorithm {
         Algorithm::Dqn | Algorithm::Iqn => Learning::Dqn(
             Box::new(Learner::new(shape, settings, seed).context("cannot build the network")?),
@@ -409,7 +477,9 @@ pub fn learn(
         for (slot, ts) in running.iter_mut().zip(&produced) {
             for t in ts {
                 match &mut learning {
-                    Learning::Dqn(_, replay) => replay.push(t),
+                    Learning::Dqn(_, replay) => {
+                        replay.push(t);
+                    }
                     Learning::Pg(pg) => {
                         if let Some(loss) = pg.push(t).context("policy-gradient step")? {
                             round_losses.push(f64::from(loss));
@@ -486,5 +556,6 @@ pub fn learn(
         classes,
         logs,
         budget,
+        apex_rounds: Vec::new(),
     })
 }

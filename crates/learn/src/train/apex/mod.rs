@@ -1,0 +1,285 @@
+//! Ape-X (Horgan et al., ICLR 2018; EdgeTuner's training, docs/model.md §9.5): several actors,
+//! each with its own fixed ε, run whole episodes with a copy of the learner's weights and send
+//! their transitions with initial priorities; one learner keeps them in a prioritised replay and
+//! takes gradient steps on prioritised draws, weighted by importance.
+//!
+//! Rounds make it reproducible: round r's actors act with the weights the learner had before it
+//! learnt from round r − 1's episodes (one round stale, as Ape-X's actors are behind the
+//! learner), and they run while the learner learns from round r − 1; the learner takes round r's
+//! outputs in actor order. So a seed gives one checkpoint wherever the actors run (threads of
+//! this process or Ray tasks, [`ActorPool`]) and whatever their timing.
+
+mod actor;
+mod codec;
+
+pub use actor::{ActorJob, ActorOutput};
+pub use codec::{decode, encode};
+
+use super::{EpisodeLog, Learnt, Progress, Setup, TrainEvent};
+use crate::agent::{Batch, Learner, PrioritisedReplay, weights_of};
+use actor::{ActorNet, run_actor};
+use anyhow::{Context, Result};
+use candle_nn::VarMap;
+use continuum_core::policy::StreamClasses;
+use continuum_core::rng::{Purpose, stream_rng};
+use continuum_infer::agent::{ApexConfig, DqnConfig, NetShape};
+use continuum_infer::weights::Weights;
+use continuum_sim::Scenario;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Where a round's actors run.
+pub trait ActorPool {
+    /// Runs `jobs` with `weights` while `learn` runs on this thread; returns the actors'
+    /// outputs in the order of `jobs`.
+    fn round(
+        &mut self,
+        jobs: &[ActorJob],
+        weights: &Weights,
+        learn: &mut (dyn FnMut() -> Result<()> + Send),
+    ) -> Result<Vec<ActorOutput>>;
+}
+
+/// What every actor of a run shares.
+pub struct ActorContext<'a> {
+    scenario: &'a Scenario,
+    cfg: Arc<DqnConfig>,
+    apex: ApexConfig,
+    classes: StreamClasses,
+    shape: NetShape,
+    quantiles: usize,
+    gamma: f64,
+    seed: u64,
+}
+
+impl<'a> ActorContext<'a> {
+    /// The actors of training `cfg` (with an `apex` block) on `scenario` from `seed`.
+    pub fn new(scenario: &'a Scenario, cfg: &DqnConfig, seed: u64) -> Result<Self> {
+        let setup = Setup::new(scenario, cfg)?;
+        let apex = cfg.apex.context("the config has no `apex:` block")?;
+        Ok(Self {
+            scenario,
+            cfg: Arc::new(cfg.clone()),
+            apex,
+            classes: setup.classes,
+            shape: setup.shape,
+            quantiles: setup.settings.quantiles,
+            gamma: setup.settings.gamma,
+            seed,
+        })
+    }
+
+    /// Runs `job` with `weights` (the learner's, as [`weights_of`] gives them).
+    pub fn run(&self, job: ActorJob, weights: &Weights) -> Result<ActorOutput> {
+        let net = ActorNet::new(self.shape, self.quantiles, weights)?;
+        run_actor(
+            self.scenario,
+            &self.cfg,
+            &self.classes,
+            &net,
+            self.seed,
+            job,
+            self.apex.actor_epsilon(job.actor),
+            self.gamma,
+        )
+    }
+}
+
+/// Actors on the threads of this process (rayon), beside the learner.
+pub struct ThreadActors<'a, 'b>(pub &'b ActorContext<'a>);
+
+impl ActorPool for ThreadActors<'_, '_> {
+    fn round(
+        &mut self,
+        jobs: &[ActorJob],
+        weights: &Weights,
+        learn: &mut (dyn FnMut() -> Result<()> + Send),
+    ) -> Result<Vec<ActorOutput>> {
+        let ctx = self.0;
+        let (outputs, learnt) = rayon::join(
+            || jobs.par_iter().map(|&j| ctx.run(j, weights)).collect(),
+            learn,
+        );
+        learnt?;
+        outputs
+    }
+}
+
+/// One round of an Ape-X run, for the scaling figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApexRound {
+    /// Round, from 0.
+    pub round: usize,
+    /// Episodes its actors ran.
+    pub episodes: usize,
+    /// Transitions they sent.
+    pub transitions: usize,
+    /// Gradient steps the learner took meanwhile (on the rounds before).
+    pub gradient_steps: usize,
+    /// Seconds the actors spent, summed over them.
+    pub actor_s: f64,
+    /// Seconds the slowest actor spent.
+    pub slowest_actor_s: f64,
+    /// Seconds the learner spent on its gradient steps.
+    pub learn_s: f64,
+    /// Wall-clock seconds of the round (actors and learner side by side).
+    pub round_s: f64,
+    /// Wall-clock seconds since training started, at its end.
+    pub wall_s: f64,
+}
+
+/// The episodes of round `r` of `n` actors, within `episodes` in all.
+fn jobs(r: usize, n: usize, episodes: usize) -> Vec<ActorJob> {
+    (r * n..((r + 1) * n).min(episodes))
+        .map(|episode| ActorJob {
+            episode,
+            actor: episode - r * n,
+        })
+        .collect()
+}
+
+/// Ape-X training: the episodes of `setup`'s budget, `apex.actors` per round on `pool` (this
+/// process's threads when `None`), learnt from by one learner.
+pub(super) fn learn(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    setup: Setup,
+    seed: u64,
+    init: Option<&VarMap>,
+    progress: Progress,
+    pool: Option<&mut dyn ActorPool>,
+) -> Result<Learnt> {
+    let apex = cfg.apex.context("the config has no `apex:` block")?;
+    let start = Instant::now();
+    let Setup {
+        classes,
+        encoder,
+        shape,
+        settings,
+        budget,
+    } = setup;
+    let ctx = ActorContext::new(scenario, cfg, seed)?;
+    let mut threads = ThreadActors(&ctx);
+    let pool: &mut dyn ActorPool = match pool {
+        Some(p) => p,
+        None => &mut threads,
+    };
+    let mut learner = Learner::new(shape, settings, seed).context("cannot build the network")?;
+    if let Some(w) = init {
+        crate::agent::copy_weights(w, learner.online_vars()).context("--init weights")?;
+        learner.sync_target().context("--init weights")?;
+    }
+    let mut replay = PrioritisedReplay::new(
+        cfg.buffer_size,
+        encoder.state_len(),
+        shape.classes,
+        shape.actions,
+        apex.priority_exponent,
+        apex.importance_exponent,
+    );
+    let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
+    let mut batch = Batch::default();
+    let episodes = budget.episodes;
+    let n = apex.actors;
+    let rounds = episodes.div_ceil(n);
+    let (mut logs, mut log_rounds) = (Vec::new(), Vec::new());
+    let snapshot = |l: &Learner| weights_of(l.online_vars()).context("the learner's weights");
+    let t0 = Instant::now();
+    let mut outputs = pool.round(&jobs(0, n, episodes), &snapshot(&learner)?, &mut || Ok(()))?;
+    log_rounds.push(record(0, &outputs, 0, 0.0, t0, start));
+    // Gradient steps owed, in units of 1 / parallel_envs: `gradient_steps` per `parallel_envs`
+    // actor windows, the one-process loop's replay ratio.
+    let mut owed = 0usize;
+    for r in 0..rounds {
+        for o in &outputs {
+            for (t, &p) in o.transitions.iter().zip(&o.priorities) {
+                replay.push(t, p);
+            }
+            owed += cfg.gradient_steps * o.windows;
+        }
+        let steps = owed / cfg.parallel_envs;
+        owed %= cfg.parallel_envs;
+        let weights = snapshot(&learner)?;
+        let ready = replay.len() >= cfg.learning_starts.max(cfg.batch_size);
+        let mut losses = Vec::new();
+        let mut learn_s = 0.0;
+        let mut learn = || -> Result<()> {
+            let t = Instant::now();
+            if ready {
+                for _ in 0..steps {
+                    replay.sample(cfg.batch_size, &mut rng, &mut batch);
+                    let (loss, p) = learner
+                        .train_step_prioritised(&batch)
+                        .context("gradient step")?;
+                    replay.update(&p);
+                    losses.push(f64::from(loss));
+                }
+            }
+            learn_s = t.elapsed().as_secs_f64();
+            Ok(())
+        };
+        let t0 = Instant::now();
+        let next = if r + 1 < rounds {
+            pool.round(&jobs(r + 1, n, episodes), &weights, &mut learn)?
+        } else {
+            learn()?;
+            Vec::new()
+        };
+        let mean_loss = if losses.is_empty() {
+            0.0
+        } else {
+            losses.iter().sum::<f64>() / losses.len() as f64
+        };
+        for o in &outputs {
+            let log = EpisodeLog {
+                episode: logs.len(),
+                lambda: o.lambda,
+                seed: o.seed,
+                windows: o.windows,
+                end: o.end.clone(),
+                mean_reward: o.mean_reward,
+                success_ratio: o.success_ratio,
+                epsilon: o.epsilon,
+                mean_loss,
+                wall_s: start.elapsed().as_secs_f64(),
+            };
+            progress(TrainEvent::Episode(&log, episodes));
+            logs.push(log);
+        }
+        let mut rec = record(r + 1, &next, losses.len(), learn_s, t0, start);
+        rec.episodes = next.len();
+        log_rounds.push(rec);
+        outputs = next;
+    }
+    Ok(Learnt {
+        vars: learner.online_vars().clone(),
+        shape,
+        classes,
+        logs,
+        budget,
+        apex_rounds: log_rounds,
+    })
+}
+
+fn record(
+    round: usize,
+    outputs: &[ActorOutput],
+    gradient_steps: usize,
+    learn_s: f64,
+    t0: Instant,
+    start: Instant,
+) -> ApexRound {
+    ApexRound {
+        round,
+        episodes: outputs.len(),
+        transitions: outputs.iter().map(|o| o.transitions.len()).sum(),
+        gradient_steps,
+        actor_s: outputs.iter().map(|o| o.sample_s).fold(0.0, |a, b| a + b),
+        slowest_actor_s: outputs.iter().map(|o| o.sample_s).fold(0.0, f64::max),
+        learn_s,
+        round_s: t0.elapsed().as_secs_f64(),
+        wall_s: start.elapsed().as_secs_f64(),
+    }
+}
