@@ -23,6 +23,10 @@ The ablation (--ablation-topology, default full-edge) trains beside the shipped 
   longer     the system agent trained twice as long (800 episodes)
   iqn        the system agent learnt by an implicit quantile network (quantile-Huber loss,
              sampled τ, risk-neutral action) instead of the Double DQN
+  apex       the system agent's Double DQN trained by Ape-X: 8 actors with fixed ε feeding the
+             learner through a prioritised replay (docs/model.md §9.5)
+  iqn-apex   EdgeTuner's learner as printed: the implicit quantile network trained by Ape-X
+             (8 actors); run on every topology, not only the ablation's
 
 Usage: python3 -m experiments.edgetuner_global [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--reuse] [--ray HOST:PORT]
@@ -74,7 +78,13 @@ AGENTS = [
     ("longer", "the system agent with twice the episodes (800)", {"episodes": 800}),
     ("iqn", "the system agent learnt by an implicit quantile network (EdgeTuner's learner) "
      "instead of the Double DQN", {"algorithm": "iqn"}),
+    ("apex", "the system agent's Double DQN trained by Ape-X, 8 actors",
+     {"apex": {"actors": 8}}),
+    ("iqn-apex", "EdgeTuner's learner: the implicit quantile network trained by Ape-X, 8 actors",
+     {"algorithm": "iqn", "apex": {"actors": 8}}),
 ]
+# Rows run on every topology (the others only on the ablation's).
+EVERYWHERE = ("system", "iqn-apex")
 
 
 def checkpoint(topology, name):
@@ -84,7 +94,7 @@ def checkpoint(topology, name):
 
 
 def agents_of(topology):
-    return [n for n, _, _ in AGENTS if n == "system" or topology == a.ablation_topology]
+    return [n for n, _, _ in AGENTS if n in EVERYWHERE or topology == a.ablation_topology]
 
 
 def train():

@@ -52,8 +52,7 @@ impl ApexConfig {
         if self.actors == 0 || self.actors > 256 {
             return Err(("apex", "expected 1 <= actors <= 256".into()));
         }
-        if !unit(self.priority_exponent) || !unit(self.importance_exponent) || !unit(self.epsilon)
-        {
+        if !unit(self.priority_exponent) || !unit(self.importance_exponent) || !unit(self.epsilon) {
             return Err((
                 "apex",
                 "priority_exponent, importance_exponent and epsilon must be in [0, 1]".into(),
@@ -80,10 +79,7 @@ mod tests {
         // The last actor: 0.4^8 ≈ 6.6e-4.
         assert!((a.actor_epsilon(7) - 0.4f64.powi(8)).abs() < 1e-12);
         assert!(a.actor_epsilon(3) < a.actor_epsilon(2));
-        let one = ApexConfig {
-            actors: 1,
-            ..a
-        };
+        let one = ApexConfig { actors: 1, ..a };
         assert_eq!(one.actor_epsilon(0), 0.4);
         assert!(ApexConfig { actors: 0, ..a }.validate().is_err());
         assert!(ApexConfig { epsilon: 1.5, ..a }.validate().is_err());

@@ -15,8 +15,8 @@ mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta, topology_fingerprint};
 pub use config::{
-    Algorithm, ApexConfig, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity, LambdaProfile,
-    MarginPerLevel, RewardScope, RewardSpec, parse_actions,
+    Algorithm, ApexConfig, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity,
+    LambdaProfile, MarginPerLevel, RewardScope, RewardSpec, parse_actions,
 };
 pub use fallback::Fallback;
 pub use fast::{FastQNet, IQN_GRID, NetShape, cos_embedding, quantile_grid};

@@ -27,10 +27,13 @@ pub(super) fn actor(args: &TrainArgs, sc: &Scenario, cfg: &DqnConfig, job: &str)
     if actor >= actors {
         bail!("--apex-actor: actor {actor} of a config with {actors} actors");
     }
-    let path = args.weights.as_ref().context("--weights: expected a file")?;
-    let bytes =
-        std::fs::read(path).with_context(|| format!("--weights {}", path.display()))?;
-    let weights = Weights::read(&bytes).map_err(|m| anyhow::anyhow!("--weights {}: {m}", path.display()))?;
+    let path = args
+        .weights
+        .as_ref()
+        .context("--weights: expected a file")?;
+    let bytes = std::fs::read(path).with_context(|| format!("--weights {}", path.display()))?;
+    let weights =
+        Weights::read(&bytes).map_err(|m| anyhow::anyhow!("--weights {}: {m}", path.display()))?;
     let ctx = ActorContext::new(sc, cfg, args.seed)?;
     let out = ctx.run(ActorJob { episode, actor }, &weights)?;
     std::fs::write(&args.out, encode(&out))
@@ -74,7 +77,8 @@ impl ActorPool for StdioActors {
         jobs: &[ActorJob],
         weights: &Weights,
         learn: &mut (dyn FnMut() -> Result<()> + Send),
-    ) -> Result<Vec<ActorOutput>> {
+    ) -> Result<(Vec<ActorOutput>, f64)> {
+        let t = std::time::Instant::now();
         let r = self.round;
         self.round += 1;
         let path = self.dir.join(format!("weights-{r}.safetensors"));
@@ -83,9 +87,7 @@ impl ActorPool for StdioActors {
             let _ = std::fs::remove_file(self.dir.join(format!("weights-{}.safetensors", r - 1)));
         }
         let pairs: Vec<[usize; 2]> = jobs.iter().map(|j| [j.episode, j.actor]).collect();
-        crate::print(
-            &serde_json::json!({"round": r, "weights": path, "jobs": pairs}).to_string(),
-        )?;
+        crate::print(&serde_json::json!({"round": r, "weights": path, "jobs": pairs}).to_string())?;
         learn()?;
         let mut line = String::new();
         std::io::stdin()
@@ -99,9 +101,14 @@ impl ActorPool for StdioActors {
             format!("round {r}: expected a JSON list of the actors' output files")
         })?;
         if files.len() != jobs.len() {
-            bail!("round {r}: {} output files for {} jobs", files.len(), jobs.len());
+            bail!(
+                "round {r}: {} output files for {} jobs",
+                files.len(),
+                jobs.len()
+            );
         }
-        files
+        let sampling_s = t.elapsed().as_secs_f64();
+        let outputs = files
             .iter()
             .zip(jobs)
             .map(|(f, j)| {
@@ -112,24 +119,26 @@ impl ActorPool for StdioActors {
                 }
                 Ok(o)
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok((outputs, sampling_s))
     }
 }
 
 /// Ape-X's rounds as CSV, one line each.
 pub(super) fn rounds_csv(rounds: &[ApexRound]) -> String {
     let mut s = String::from(
-        "round,episodes,transitions,gradient_steps,actor_s,slowest_actor_s,learn_s,round_s,wall_s\n",
+        "round,episodes,transitions,gradient_steps,actor_s,slowest_actor_s,sampling_s,learn_s,round_s,wall_s\n",
     );
     for r in rounds {
         s.push_str(&format!(
-            "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.3}\n",
+            "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3}\n",
             r.round,
             r.episodes,
             r.transitions,
             r.gradient_steps,
             r.actor_s,
             r.slowest_actor_s,
+            r.sampling_s,
             r.learn_s,
             r.round_s,
             r.wall_s

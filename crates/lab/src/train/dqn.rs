@@ -8,6 +8,12 @@ use continuum_infer::agent::DqnConfig;
 use continuum_learn::train::{self, EpisodeLog, TrainEvent};
 use continuum_sim::Scenario;
 
+/// Where the snapshot after `episodes` episodes of training into `out` goes.
+fn snapshot_path(out: &std::path::Path, episodes: usize) -> std::path::PathBuf {
+    let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("dqn");
+    out.with_file_name(format!("{stem}.at-{episodes}.dqn"))
+}
+
 /// The scenario and the hyper-parameters `args` name, with their overrides applied.
 fn load(args: &TrainArgs) -> Result<(DqnConfig, Scenario)> {
     let mut cfg = if args.config.exists() {
@@ -61,7 +67,26 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         None => None,
     };
     let progress = crate::progress::Progress::new(args.progress);
+    if args.snapshot_every == Some(0) {
+        bail!("--snapshot-every: expected at least 1 episode");
+    }
+    let snap_meta = train::snapshot_meta(&sc, &cfg);
+    let snapped = std::sync::Mutex::new(0usize);
+    let snap_err = std::sync::Mutex::new(None);
     let on_event = |event: TrainEvent| match event {
+        TrainEvent::Learnt { episodes, vars } => {
+            let Some(every) = args.snapshot_every else {
+                return;
+            };
+            let mut last = snapped.lock().expect("snapshot count");
+            if episodes / every > *last / every {
+                *last = episodes;
+                let path = snapshot_path(&args.out, episodes);
+                if let Err(e) = continuum_learn::agent::save(&path, vars, &snap_meta) {
+                    snap_err.lock().expect("snapshot error").get_or_insert(e);
+                }
+            }
+        }
         TrainEvent::Episode(log, total) => progress.step(
             "episodes",
             &format!(
@@ -92,12 +117,13 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
             init.as_ref(),
             &args.out,
             &on_event,
-            stdio
-                .as_mut()
-                .map(|s| s as &mut dyn train::apex::ActorPool),
+            stdio.as_mut().map(|s| s as &mut dyn train::apex::ActorPool),
         )
     })?;
     progress.finish();
+    if let Some(e) = snap_err.into_inner().expect("snapshot error") {
+        return Err(e).context("--snapshot-every");
+    }
     if let Some(s) = stdio {
         s.finish(&args.out)?;
     }
@@ -117,7 +143,10 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         let path = stem.with_file_name(format!("{name}.apex.csv"));
         std::fs::write(&path, super::apex::rounds_csv(&outcome.apex_rounds))
             .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {} (Ape-X's rounds: actors' and learner's seconds)", path.display());
+        eprintln!(
+            "wrote {} (Ape-X's rounds: actors' and learner's seconds)",
+            path.display()
+        );
     }
     let last: Vec<&EpisodeLog> = logs.iter().rev().take(10).collect();
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;

@@ -87,6 +87,10 @@ pub struct TrainArgs {
     /// thread count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Also write the network every N episodes, as `<out stem>.at-<episodes>.dqn` (the network
+    /// alone: no fallback tables, no margin), for learning curves.
+    #[arg(long, value_name = "N")]
+    pub snapshot_every: Option<usize>,
     /// Ape-X with actors in other processes (a config with an `apex:` block; what
     /// `python -m continuum_ray train` runs): be the learner, asking for each round's actors on
     /// standard output (a JSON line) and reading their output files' paths on standard input.

@@ -181,7 +181,10 @@ mod tests {
         }
         let share = counts[1] as f64 / 1600.0;
         assert!((share - 0.75).abs() < 0.03, "{counts:?}");
-        assert_eq!(counts[2], 0, "a zero-error transition is all but never drawn");
+        assert_eq!(
+            counts[2], 0,
+            "a zero-error transition is all but never drawn"
+        );
     }
 
     #[test]

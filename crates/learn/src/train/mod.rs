@@ -78,6 +78,14 @@ pub enum TrainEvent<'a> {
     Episode(&'a EpisodeLog, usize),
     /// A phase started (a line for the user).
     Phase(&'a str),
+    /// Episodes finished so far, and the network's weights now (after every round of
+    /// finished episodes; for snapshots along the way).
+    Learnt {
+        /// Episodes finished.
+        episodes: usize,
+        /// The network's variables at this point.
+        vars: &'a VarMap,
+    },
     /// A step of a long phase is about to run: `done` of `total` steps are behind it.
     Step {
         /// The phase, e.g. `fallback tables`.
@@ -217,17 +225,7 @@ pub fn train_with_actors(
         budget,
         apex_rounds,
     } = learn_with_actors(scenario, cfg, seed, init, progress, actors)?;
-    let fp = topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names());
-    let mut meta = CheckpointMeta {
-        actions: cfg.actions.clone(),
-        classes: classes.clone(),
-        topology: scenario.topology.name.clone(),
-        fingerprint: fp,
-        shape,
-        config: cfg.clone(),
-        fallback: Fallback::single(vec![0; classes.len()]),
-        margin: f64::INFINITY,
-    };
+    let mut meta = network_meta(scenario, cfg, shape, &classes);
     progress(TrainEvent::Phase(if cfg.fallback_levels == 0 {
         "no fallback tables and no margin (fallback_levels: 0)"
     } else {
@@ -243,6 +241,46 @@ pub fn train_with_actors(
         budget,
         apex_rounds,
     })
+}
+
+/// The network's shape for `encoder`'s states, `cfg`'s layers and actions, `classes`' heads.
+fn shape_of(encoder: &StateEncoder, cfg: &DqnConfig, classes: &StreamClasses) -> NetShape {
+    NetShape {
+        features: encoder.features(),
+        history: encoder.history(),
+        conv_channels: cfg.conv_channels,
+        conv_kernel: cfg.conv_kernel,
+        hidden: cfg.hidden,
+        actions: cfg.actions.len(),
+        classes: classes.len(),
+    }
+}
+
+/// [`network_meta`] of the network training `cfg` on `scenario` builds: a snapshot's metadata.
+pub fn snapshot_meta(scenario: &Scenario, cfg: &DqnConfig) -> CheckpointMeta {
+    let classes = classes_for(scenario, cfg);
+    let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
+    network_meta(scenario, cfg, shape_of(&encoder, cfg, &classes), &classes)
+}
+
+/// The metadata of a checkpoint of `cfg`'s network on `scenario` (of `shape`, with `classes`)
+/// before any validation: no fallback tables, no margin (the network alone decides).
+pub fn network_meta(
+    scenario: &Scenario,
+    cfg: &DqnConfig,
+    shape: NetShape,
+    classes: &StreamClasses,
+) -> CheckpointMeta {
+    CheckpointMeta {
+        actions: cfg.actions.clone(),
+        classes: classes.clone(),
+        topology: scenario.topology.name.clone(),
+        fingerprint: topology_fingerprint(&scenario.topology, &scenario.profiles.variant_names()),
+        shape,
+        config: cfg.clone(),
+        fallback: Fallback::single(vec![0; classes.len()]),
+        margin: f64::INFINITY,
+    }
 }
 
 /// What the training episodes produced: the network's weights and shape, the classes, the log.
@@ -276,15 +314,7 @@ impl Setup {
             .map_err(|(f, m)| anyhow::anyhow!("{f}: {m}"))?;
         let classes = classes_for(scenario, cfg);
         let encoder = StateEncoder::new(&scenario.topology, &scenario.fleet, cfg);
-        let shape = NetShape {
-            features: encoder.features(),
-            history: encoder.history(),
-            conv_channels: cfg.conv_channels,
-            conv_kernel: cfg.conv_kernel,
-            hidden: cfg.hidden,
-            actions: cfg.actions.len(),
-            classes: classes.len(),
-        };
+        let shape = shape_of(&encoder, cfg, &classes);
         let settings = LearnSettings {
             gamma: if cfg.credit == Credit::Counterfactual {
                 0.0
@@ -419,6 +449,7 @@ pub fn learn_with_actors(
         started += 1;
     }
     let mut logs = Vec::new();
+    let mut reported = 0;
     let mut env_steps: u64 = 0;
     let mut batch = Batch::default();
     let mut states = Vec::new();
@@ -544,6 +575,13 @@ pub fn learn_with_actors(
                 *slot = Some(new_env(&mut rng));
                 started += 1;
             }
+        }
+        if logs.len() > reported {
+            reported = logs.len();
+            progress(TrainEvent::Learnt {
+                episodes: reported,
+                vars: learning.vars(),
+            });
         }
     }
     let vars = match learning {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::{ReplayBuffer, Transition};
+use crate::agent::{ReplayBuffer, Transition, flat};
 use continuum_core::fixtures;
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, stream_rng};
@@ -374,4 +374,54 @@ fn branching_checkpoint_round_trip_gives_the_same_q_values() {
         err.to_string().contains("not a continuum checkpoint"),
         "{err}"
     );
+}
+
+/// A prioritised step: with every importance weight 1 it is the plain step (same loss, same
+/// weights after it); its priorities are each transition's |Q − v| (γ = 0), so the transition
+/// whose value the network is furthest from has the highest; a Double-DQN and an implicit
+/// quantile network both give one priority per transition.
+#[test]
+fn a_prioritised_step_weighs_by_importance_and_reports_each_error() {
+    let mut rng = stream_rng(5, Purpose::Other, 1, 0);
+    let buf = noisy_bandit(&mut rng);
+    let mut b = Batch::default();
+    buf.sample(32, &mut rng, &mut b);
+    let mut plain = Learner::new(bandit_shape(1), settings(), 9).unwrap();
+    let mut prio = Learner::new(bandit_shape(1), settings(), 9).unwrap();
+    let before = q_of(prio.online(), &b.states, b.len());
+    let l0 = plain.train_step(&b).unwrap();
+    let mut ones = b.clone();
+    ones.importance = vec![1.0; b.len()];
+    let (l1, p) = prio.train_step_prioritised(&ones).unwrap();
+    assert_eq!(l0, l1);
+    assert_eq!(
+        flat(plain.online_vars()).unwrap(),
+        flat(prio.online_vars()).unwrap()
+    );
+    assert_eq!(p.len(), b.len());
+    for (j, &pj) in p.iter().enumerate() {
+        let a = b.actions[j] as usize;
+        let want = (before[j][0][a] - b.values[3 * j + a]).abs();
+        assert!(
+            (pj - want).abs() < 1e-5,
+            "transition {j}: {pj} against {want}"
+        );
+    }
+    // Down-weighting every transition but one changes the step.
+    let mut skew = b.clone();
+    skew.importance = (0..b.len())
+        .map(|j| if j == 0 { 1.0 } else { 0.1 })
+        .collect();
+    let mut third = Learner::new(bandit_shape(1), settings(), 9).unwrap();
+    let l2 = third.train_step_prioritised(&skew).unwrap().0;
+    assert!(l2 < l1, "{l2} against {l1}");
+    let iqn = LearnSettings {
+        quantiles: 8,
+        gamma: 0.9,
+        ..settings()
+    };
+    let mut q = Learner::new(bandit_shape(1), iqn, 9).unwrap();
+    let (_, p) = q.train_step_prioritised(&ones).unwrap();
+    assert_eq!(p.len(), b.len());
+    assert!(p.iter().all(|x| x.is_finite() && *x >= 0.0), "{p:?}");
 }

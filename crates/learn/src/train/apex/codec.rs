@@ -58,7 +58,9 @@ impl Reader<'_> {
     }
 
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 
     fn f64(&mut self) -> Result<f64, String> {
@@ -110,9 +112,7 @@ pub fn decode(bytes: &[u8]) -> Result<ActorOutput, String> {
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
             .collect();
         let done = r.take(1)?[0] != 0;
-        priorities.push(f32::from_le_bytes(
-            r.take(4)?.try_into().expect("4 bytes"),
-        ));
+        priorities.push(f32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes")));
         transitions.push(Transition {
             state,
             actions,
@@ -173,7 +173,11 @@ mod tests {
         };
         let bytes = encode(&out);
         assert_eq!(decode(&bytes).unwrap(), out);
-        assert!(decode(&bytes[..bytes.len() - 1]).unwrap_err().contains("truncated"));
+        assert!(
+            decode(&bytes[..bytes.len() - 1])
+                .unwrap_err()
+                .contains("truncated")
+        );
         assert!(decode(b"garbage").unwrap_err().contains("magic"));
         let mut extra = bytes.clone();
         extra.push(0);

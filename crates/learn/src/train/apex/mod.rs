@@ -33,13 +33,14 @@ use std::time::Instant;
 /// Where a round's actors run.
 pub trait ActorPool {
     /// Runs `jobs` with `weights` while `learn` runs on this thread; returns the actors'
-    /// outputs in the order of `jobs`.
+    /// outputs in the order of `jobs`, and the wall-clock seconds until the last of them was in
+    /// hand (the round's sampling time).
     fn round(
         &mut self,
         jobs: &[ActorJob],
         weights: &Weights,
         learn: &mut (dyn FnMut() -> Result<()> + Send),
-    ) -> Result<Vec<ActorOutput>>;
+    ) -> Result<(Vec<ActorOutput>, f64)>;
 }
 
 /// What every actor of a run shares.
@@ -96,14 +97,18 @@ impl ActorPool for ThreadActors<'_, '_> {
         jobs: &[ActorJob],
         weights: &Weights,
         learn: &mut (dyn FnMut() -> Result<()> + Send),
-    ) -> Result<Vec<ActorOutput>> {
+    ) -> Result<(Vec<ActorOutput>, f64)> {
         let ctx = self.0;
+        let t = Instant::now();
         let (outputs, learnt) = rayon::join(
-            || jobs.par_iter().map(|&j| ctx.run(j, weights)).collect(),
+            || {
+                let o: Result<Vec<_>> = jobs.par_iter().map(|&j| ctx.run(j, weights)).collect();
+                (o, t.elapsed().as_secs_f64())
+            },
             learn,
         );
         learnt?;
-        outputs
+        Ok((outputs.0?, outputs.1))
     }
 }
 
@@ -122,6 +127,10 @@ pub struct ApexRound {
     pub actor_s: f64,
     /// Seconds the slowest actor spent.
     pub slowest_actor_s: f64,
+    /// Wall-clock seconds until the round's last actor output was in hand (its sampling time;
+    /// through `--apex-learner`, until the driver's answer, which the learner reads once its own
+    /// steps are done).
+    pub sampling_s: f64,
     /// Seconds the learner spent on its gradient steps.
     pub learn_s: f64,
     /// Wall-clock seconds of the round (actors and learner side by side).
@@ -187,8 +196,9 @@ pub(super) fn learn(
     let (mut logs, mut log_rounds) = (Vec::new(), Vec::new());
     let snapshot = |l: &Learner| weights_of(l.online_vars()).context("the learner's weights");
     let t0 = Instant::now();
-    let mut outputs = pool.round(&jobs(0, n, episodes), &snapshot(&learner)?, &mut || Ok(()))?;
-    log_rounds.push(record(0, &outputs, 0, 0.0, t0, start));
+    let (mut outputs, sampling_s) =
+        pool.round(&jobs(0, n, episodes), &snapshot(&learner)?, &mut || Ok(()))?;
+    log_rounds.push(record(0, &outputs, 0, 0.0, sampling_s, t0, start));
     // Gradient steps owed, in units of 1 / parallel_envs: `gradient_steps` per `parallel_envs`
     // actor windows, the one-process loop's replay ratio.
     let mut owed = 0usize;
@@ -221,11 +231,11 @@ pub(super) fn learn(
             Ok(())
         };
         let t0 = Instant::now();
-        let next = if r + 1 < rounds {
+        let (next, sampling_s) = if r + 1 < rounds {
             pool.round(&jobs(r + 1, n, episodes), &weights, &mut learn)?
         } else {
             learn()?;
-            Vec::new()
+            (Vec::new(), 0.0)
         };
         let mean_loss = if losses.is_empty() {
             0.0
@@ -248,7 +258,11 @@ pub(super) fn learn(
             progress(TrainEvent::Episode(&log, episodes));
             logs.push(log);
         }
-        let mut rec = record(r + 1, &next, losses.len(), learn_s, t0, start);
+        progress(TrainEvent::Learnt {
+            episodes: logs.len(),
+            vars: learner.online_vars(),
+        });
+        let mut rec = record(r + 1, &next, losses.len(), learn_s, sampling_s, t0, start);
         rec.episodes = next.len();
         log_rounds.push(rec);
         outputs = next;
@@ -268,6 +282,7 @@ fn record(
     outputs: &[ActorOutput],
     gradient_steps: usize,
     learn_s: f64,
+    sampling_s: f64,
     t0: Instant,
     start: Instant,
 ) -> ApexRound {
@@ -278,6 +293,7 @@ fn record(
         gradient_steps,
         actor_s: outputs.iter().map(|o| o.sample_s).fold(0.0, |a, b| a + b),
         slowest_actor_s: outputs.iter().map(|o| o.sample_s).fold(0.0, f64::max),
+        sampling_s,
         learn_s,
         round_s: t0.elapsed().as_secs_f64(),
         wall_s: start.elapsed().as_secs_f64(),
