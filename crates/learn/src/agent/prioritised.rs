@@ -142,9 +142,9 @@ impl PrioritisedReplay {
     /// in batch order).
     pub fn update(&mut self, priorities: &[f32]) {
         assert_eq!(priorities.len(), self.drawn.len(), "one priority per drawn");
-        for k in 0..priorities.len() {
-            let m = self.mass(priorities[k]);
-            self.tree.set(self.drawn[k], m);
+        for (&p, &slot) in priorities.iter().zip(&self.drawn) {
+            let m = self.mass(p);
+            self.tree.set(slot, m);
         }
     }
 }
