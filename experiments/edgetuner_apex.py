@@ -47,6 +47,8 @@ p = argparse.ArgumentParser()
 p.add_argument("--actors", default="1,2,4,8")
 p.add_argument("--seeds", default="101,102,103,104,105")
 p.add_argument("--curve-seeds", default="201,202,203")
+p.add_argument("--no-curve", default="",
+               help="runs (comma-separated) kept as trained, without snapshots: no convergence")
 p.add_argument("--loads", default="60,diurnal")
 p.add_argument("--duration", type=float, default=300)
 p.add_argument("--diurnal-duration", type=float, default=600)
@@ -62,6 +64,7 @@ CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "
 SEEDS = a.seeds.split(",")
 OUT = pathlib.Path(a.out)
 ACTORS = [int(x) for x in a.actors.split(",")]
+NO_CURVE = set(filter(None, a.no_curve.split(",")))
 
 
 def runs():
@@ -96,7 +99,7 @@ def train():
     OUT.mkdir(parents=True, exist_ok=True)
     base = yaml.safe_load(pathlib.Path(CONFIG).read_text())
     for name, _, _, ck, over in runs():
-        if ck.exists() and snapshots(ck):
+        if ck.exists() and (snapshots(ck) or name in NO_CURVE):
             continue
         cfg = OUT / f"{config_name(name)}.yaml"
         cfg.write_text(json.dumps(dict(base, **over), indent=1) + "\n")
@@ -122,6 +125,8 @@ def curve_cells():
     """One cell per run: its snapshots and final network at λ 60 on the curve seeds."""
     cells = []
     for name, _, _, ck, _ in runs():
+        if name in NO_CURVE:
+            continue
         agents = [str(f) for f in snapshots(ck).values()] + [str(ck)]
         cells.append(dict(name=name, topology=f"topologies/{a.topology}.yaml", configs=BEST,
                           agent=agents, **{"lambda": 60.0, "duration": float(a.duration)}))
@@ -143,6 +148,8 @@ def curves():
         got.setdefault(labels["cell"], []).append(by)
     out = {}
     for name, _, _, ck, _ in runs():
+        if name in NO_CURVE:
+            continue
         per_seed = got[name]
         points = []
         for ep, f in snapshots(ck).items():
@@ -164,12 +171,14 @@ def training_figures(curve):
         for r in log:
             total += max(0, int(r["windows"]) - warmup)
             counts.append((total, float(r["wall_s"])))
-        final = curve[name][-1][1]
-        at = next(ep for ep, v in curve[name] if ep == "final" or v >= final - NEAR_PP)
-        conv = counts[-1] if at == "final" else counts[at - 1]
-        f = {"episodes": len(log), "transitions": total, "converged_at": conv[0],
-             "converged_s": conv[1], "converged_episode": at if at != "final" else len(log),
-             "train_s": float(log[-1]["wall_s"]), "curve": curve[name]}
+        f = {"episodes": len(log), "transitions": total, "train_s": float(log[-1]["wall_s"]),
+             "curve": curve.get(name)}
+        if name in curve:
+            final = curve[name][-1][1]
+            at = next(ep for ep, v in curve[name] if ep == "final" or v >= final - NEAR_PP)
+            conv = counts[-1] if at == "final" else counts[at - 1]
+            f.update(converged_at=conv[0], converged_s=conv[1],
+                     converged_episode=at if at != "final" else len(log))
         if n:
             rounds = rows(stem.with_name(stem.name + ".apex.csv"))
             tr = sum(int(r["transitions"]) for r in rounds)
@@ -206,6 +215,14 @@ def measure():
     return {"cells": res, "training": training_figures(curves())}
 
 
+def converged(f, total=False):
+    """`transitions / s` at convergence (`transitions (of all) / s` with `total`), or why not."""
+    if "converged_at" not in f:
+        return "not measured (no snapshots)"
+    of = f" ({f['transitions']})" if total else ""
+    return f"{f['converged_at']}{of} / {f['converged_s']:.0f}"
+
+
 def gap(res, load, name):
     """Per-seed success of `name` minus `least-allocated`'s, pp."""
     return [s[name]["success"] - s[BEST]["success"] for s in res["cells"][load]]
@@ -218,8 +235,11 @@ def render(res):
             f"evaluation: {len(SEEDS)} seeds ({a.seeds}), λ 60 for {a.duration:.0f} s and the "
             f"diurnal workload over one {a.diurnal_duration:.0f} s period, success pp against "
             f"`{BEST}` alone (mean ± sd of the per-seed differences). Converged: the transitions "
-            f"collected when the trailing mean of {TRAILING} episodes' success first comes within "
-            f"{NEAR_PP:g} pp of its final value.\n",
+            f"collected (and the training seconds) by the first snapshot (every "
+            f"{SNAPSHOT_EVERY} episodes) whose success on the curve seeds ({a.curve_seeds}, "
+            f"λ 60) comes within {NEAR_PP:g} pp of the final network's. Sampling s: the rounds' "
+            f"actor phases, summed; learner busy: its gradient steps' share of the training "
+            f"seconds.\n",
             "Actor scaling (Double DQN + Ape-X):\n",
             "| actors | sampling s | one actor's ms per transition | training s | learner busy "
             "| gradient steps | converged at: transitions / s | "
@@ -231,7 +251,7 @@ def render(res):
         f = tr[name]
         text.append(f"| {n} | {f['sampling_s']:.0f} | {f['actor_ms']:.1f} | "
                     f"{f['train_s']:.0f} | {100 * f['learn_s'] / f['train_s']:.0f} % | "
-                    f"{f['steps']} | {f['converged_at']} / {f['converged_s']:.0f} | "
+                    f"{f['steps']} | {converged(f)} | "
                     + " | ".join(pm(gap(res, x, name)) for x in loads) + " |")
     text += ["", "Learners (Fig. 14):\n",
              "| learner | actors | training s | converged at: transitions (of all) / s | "
@@ -244,15 +264,17 @@ def render(res):
         f = tr[name]
         jtl = [s[name]["jtl"] for s in res["cells"][loads[0]]]
         text.append(f"| {learner} | {n or 'one process'} | {f['train_s']:.0f} | "
-                    f"{f['converged_at']} ({f['transitions']}) / {f['converged_s']:.0f} | "
+                    f"{converged(f, True)} | "
                     + " | ".join(pm(gap(res, x, name)) for x in loads)
                     + f" | {pm(jtl, 1)} |")
     text += ["", f"Learning curves: mean success % of each snapshot on the curve seeds "
              f"({a.curve_seeds}), λ 60, by episodes trained:\n"]
-    eps = sorted({ep for f in tr.values() for ep, _ in f["curve"] if ep != "final"})
+    eps = sorted({ep for f in tr.values() for ep, _ in f["curve"] or [] if ep != "final"})
     text += ["| run | " + " | ".join(str(e) for e in eps) + " | final |",
              "|---|" + "---|" * (len(eps) + 1)]
     for name, _, _, _, _ in runs():
+        if not tr[name]["curve"]:
+            continue
         c = dict(tr[name]["curve"])
         text.append(f"| {name} | " + " | ".join(f"{c[e]:.2f}" if e in c else "–" for e in eps)
                     + f" | {c['final']:.2f} |")

@@ -214,7 +214,10 @@ def headline(res):
             f"seeds {refs.seed_range(SEEDS)} | JTL {pm(column(per_seed, k, 'jtl'), 1)} ms, "
             f"{pm(jtl_change(per_seed, k, COMPARISON), 1)} % vs the comparison set (paper "
             f"−21.66 %); success vs best single configuration (`{best}`) "
-            f"{versus(column(per_seed, k, 'success'), column(per_seed, best, 'success'))} pp\n")
+            f"{versus(column(per_seed, k, 'success'), column(per_seed, best, 'success'))} pp"
+            + (f"; IQN + Ape-X (its learner) "
+               f"{versus(column(per_seed, 'agent:iqn-apex', 'success'), column(per_seed, best, 'success'))} pp"
+               if "iqn-apex" in agents_of(topology) else "") + "\n")
 
 
 results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
