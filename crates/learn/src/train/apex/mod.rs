@@ -58,13 +58,17 @@ pub struct ActorContext<'a> {
 impl<'a> ActorContext<'a> {
     /// The actors of training `cfg` (with an `apex` block) on `scenario` from `seed`.
     pub fn new(scenario: &'a Scenario, cfg: &DqnConfig, seed: u64) -> Result<Self> {
-        let setup = Setup::new(scenario, cfg)?;
+        Self::of(scenario, cfg, &Setup::new(scenario, cfg)?, seed)
+    }
+
+    /// [`Self::new`] from a training's `setup` already made.
+    fn of(scenario: &'a Scenario, cfg: &DqnConfig, setup: &Setup, seed: u64) -> Result<Self> {
         let apex = cfg.apex.context("the config has no `apex:` block")?;
         Ok(Self {
             scenario,
             cfg: Arc::new(cfg.clone()),
             apex,
-            classes: setup.classes,
+            classes: setup.classes.clone(),
             shape: setup.shape,
             quantiles: setup.settings.quantiles,
             gamma: setup.settings.gamma,
@@ -162,6 +166,7 @@ pub(super) fn learn(
 ) -> Result<Learnt> {
     let apex = cfg.apex.context("the config has no `apex:` block")?;
     let start = Instant::now();
+    let ctx = ActorContext::of(scenario, cfg, &setup, seed)?;
     let Setup {
         classes,
         encoder,
@@ -169,7 +174,6 @@ pub(super) fn learn(
         settings,
         budget,
     } = setup;
-    let ctx = ActorContext::new(scenario, cfg, seed)?;
     let mut threads = ThreadActors(&ctx);
     let pool: &mut dyn ActorPool = match pool {
         Some(p) => p,
