@@ -58,8 +58,12 @@ p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--ray", metavar="HOST:PORT")
 p.add_argument("--publish", action="store_true")
 p.add_argument("--from-json", action="store_true")
+p.add_argument("--refresh-learned", action="store_true",
+               help="table part: re-run only the learned rows and the bound of every run and "
+               "merge them into the recorded results (the rules' rows are kept)")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
+CMD = docgen.command(__file__, [x for x in sys.argv[1:] if x != "--refresh-learned"],
+                     drop_valued=("--out", "--bin", "--ray"))
 SEEDS = (a.seeds or ("1,2,3,4,5" if a.part == "selection" else "101,102,103,104,105")).split(",")
 if a.part == "stale" and a.loads == p.get_default("loads"):
     a.loads = "60,100"
@@ -77,7 +81,7 @@ def grid(rules):
     reports also run the learned rows and the bound."""
     loads = [load_flags(load, a.duration, a.diurnal_duration) for load in LOADS]
     modes = []
-    for m in (MODES if a.part == "selection" else TABLE_MODES):
+    for m in ([] if a.refresh_learned else MODES if a.part == "selection" else TABLE_MODES):
         entry = {"name": m, "own-bindings": m, "policies": ",".join(rules)}
         modes.append(entry)
     if a.part == "table":
@@ -144,6 +148,25 @@ def measure():
                 name = "tapfinger"
             cell["rows"].setdefault(name, {})[seed] = 100 * row["success_ratio"]
     return results
+
+
+def refreshed():
+    """The recorded results with every run's learned rows and bound measured again."""
+    results = docgen.recorded_or_exit(CMD)
+    fresh = measure()
+    for key, cell in fresh["cells"].items():
+        old = results["cells"][key]
+        old["bound"] = cell["bound"]
+        old["rows"].update(cell["rows"])
+    results["default"] = fresh["default"]
+    return results
+
+
+# How far a row may exceed its run's bound, in pp: none. The bound is a dual-feasible value of
+# the run's LP, carried work included (docs/model.md §16), so it holds whatever the solver's
+# accuracy; what is left is floating-point rounding in its sums (below 10⁻⁹ of the offered
+# queries).
+TOLERANCE_PP = 1e-7
 
 
 def mean(xs):
@@ -230,7 +253,7 @@ def render_table(results):
             for s in SEEDS:
                 slack.append((xs[s] - cell["bound"][s], name, key, s))
     worst = max(slack)
-    above = sum(1 for x in slack if x[0] > 0)
+    above = sum(1 for x in slack if x[0] > TOLERANCE_PP)
     lines.append("")
     lines.append(f"Largest excess of any row over its run's bound: {worst[0]:+.2f} pp "
                  f"({worst[1].replace('|', ' ')}, {cell_name(worst[2])}, seed {worst[3]}); rows "
@@ -290,9 +313,17 @@ if a.part == "selection":
 elif a.part == "stale":
     docgen.single_part(CMD, a.from_json, a.publish, measure_stale, render_stale)
 else:
-    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    if a.from_json:
+        results = docgen.recorded_or_exit(CMD)
+    else:
+        results = refreshed() if a.refresh_learned else measure()
     parts = render_table(results)
     for name, text in parts.items():
         print(text + "\n")
+    # A row above its run's bound is a bug in the bound or the simulator: never published.
+    above = [(k, n, s) for k, c in results["cells"].items() for n, xs in c["rows"].items()
+             for s in SEEDS if xs[s] - c["bound"][s] > TOLERANCE_PP]
+    if above:
+        sys.exit(f"baselines: {len(above)} rows above their run's bound, e.g. {above[:3]}")
     if a.publish:
         docgen.publish(CMD, parts, results)

@@ -21,10 +21,12 @@ const EVERY_POLICY: &str = "closest,load-balancing,farthest,cheaper,random-propo
 random-proportional-load,least-impedance,random,tetris,least-allocated,most-allocated,\
 worker-headroom,headroom,headroom-packing,two-choices,least-predicted,balanced-allocation";
 
-/// How far a run's success ratio may exceed its bound: the largest excess measured over the
-/// matrix of docs/baselines.md (the bound holds capacity per slice, while a queue can carry
-/// a burst into the next one), rounded up.
-const TOLERANCE: f64 = 0.005;
+/// How far a run's success ratio may exceed its bound: none. The bound is a dual-feasible value
+/// of the run's LP, carried work included (docs/model.md §16): valid at whatever prices the
+/// solver stops, so its accuracy moves how tight the bound is, never whether it holds. What is
+/// left is floating-point rounding in the sums (fewer than 10⁷ terms of relative error 2⁻⁵³
+/// each: below 10⁻⁹ of the offered queries).
+const TOLERANCE: f64 = 1e-9;
 
 fn run(extra: &[&str]) -> Value {
     let mut args = vec!["compare"];
@@ -60,7 +62,7 @@ fn every_row_gets_its_share_of_the_bound() {
 #[test]
 fn no_policy_exceeds_the_bound_and_the_best_comes_close_where_it_binds() {
     let mut worst: f64 = -1.0;
-    for lambda in ["30", "60", "120"] {
+    for lambda in ["30", "60", "120", "240"] {
         for seed in ["1", "2", "3"] {
             let v = run(&[
                 "--lambda",
@@ -73,11 +75,12 @@ fn no_policy_exceeds_the_bound_and_the_best_comes_close_where_it_binds() {
                 "--policies",
                 EVERY_POLICY,
                 "--configs",
-                "least-impedance+reissue@0.8,closest+discard@0.8",
+                "least-impedance+reissue@0.8,closest+discard@0.8,headroom+restart@0.8,\
+                 least-allocated+tdp@0.8,greedy-pull,random-pull,prior-pull",
             ]);
             let b = bound(&v);
             let rows = v["results"].as_array().unwrap();
-            assert_eq!(rows.len(), 17 + 2);
+            assert_eq!(rows.len(), 17 + 7);
             let best = rows
                 .iter()
                 .map(|r| r["success_ratio"].as_f64().unwrap())

@@ -3,8 +3,24 @@
 //! In slice k, with q_{i,k} the queries stream i emits in it and y_{i,w} those of them worker
 //! w ∈ F_i serves: maximise Σ y subject to Σ_w y_{i,w} ≤ q_{i,k} (a stream row per stream) and
 //! Σ_i u_{i,w} y_{i,w} ≤ R_w · L (a worker row per worker: its replicas' time in the slice; u
-//! the processing time of one query there), y ≥ 0. The slices are independent (a stream may be
-//! split differently in each), so each is bounded on its own, in parallel; the bound is the sum.
+//! the processing time of one query there), y ≥ 0. The slices are solved independently (a
+//! stream may be split differently in each), in parallel.
+//!
+//! **Carried work.** A run is not a sum of independent slices: a query emitted near the end of
+//! slice k can be processed in slice k + 1 (a queue, a batch, a held pull query). It succeeds
+//! only if processed before its emission + D^i, so work emitted in slice k that succeeds is done
+//! within [kL, (k + 1)L + D_k], D_k the longest deadline of the slice's streams. The run's LP
+//! couples the slices: worker w's work emitted in k is a_{w,k} (done in slice k) plus b_{w,k,j}
+//! (done in slice k + j, at most R_w · min(L, D_k − (j − 1)L) of it), and slice k's worker row
+//! holds a_{w,k} + Σ_j b_{w,k−j,j} ≤ R_w · L. Each slice's prices π_{w,k} (its Lagrangian
+//! bound's) complete to a feasible dual of that coupled LP with τ_{w,k,j} = max(0, π_{w,k} −
+//! π_{w,k+j}) on the b caps (π = 0 past the run's last slice and where a slice needs no
+//! prices), so
+//!
+//!   bound = Σ_k g_k(π_k) + Σ_{w,k,j} R_w · min(L, D_k − (j − 1)L) · max(0, π_{w,k} − π_{w,k+j})
+//!
+//! bounds the whole run, carried work included (docs/model.md §16). The second sum is the
+//! [`Solution::carried`] term: zero where the prices do not fall from a slice to the next.
 
 use super::BoundError;
 use super::solver::Lp;
@@ -12,12 +28,16 @@ use super::streams::BoundStream;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// The bound of every slice, summed, and what it took.
+/// The bound of a run, and what it took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Solution {
-    /// Queries served, summed over the slices: each slice's Lagrangian bound (see [`slice`]),
-    /// an upper bound on its LP's optimum whatever the solver's tolerance.
+    /// Queries served: each slice's Lagrangian bound (see [`slice`]) summed, plus
+    /// [`Solution::carried`], at most the queries offered. A dual-feasible value of the run's
+    /// coupled LP, so an upper bound on it whatever the solver's tolerance.
     pub served: f64,
+    /// Of `served`, the queries the bound allows for work carried across slice ends (the
+    /// module's second sum).
+    pub carried: f64,
     /// Slices with at least one query.
     pub slices: usize,
     /// Of them, those where every query fits without an LP (see [`all_fit`]).
@@ -55,9 +75,12 @@ const DROP: f64 = 0.01;
 const USED: f64 = 1e-4;
 
 /// What bounding one slice gave.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct SliceOutcome {
     served: f64,
+    /// The worker prices π_w > 0 at which `served` is the slice's Lagrangian bound (worker,
+    /// price), workers ascending; empty where `served` is all the slice's queries (π = 0).
+    prices: Vec<(u32, f64)>,
     lps: usize,
     columns: usize,
     pairs: usize,
@@ -153,8 +176,9 @@ fn slice(
         let lp = master(streams, active, &cols, &dense, &workers, capacity_ms);
         let opt = super::solver::maximise(&lp)?;
         lps += 1;
+        // Prices of `≤` rows are ≥ 0; an interior-point solution can sit a rounding below.
         for (d, &w) in workers.iter().enumerate() {
-            pi[w as usize] = opt.prices[d];
+            pi[w as usize] = opt.prices[d].max(0.0);
         }
         let sigma = &opt.prices[workers.len()..];
         // The Lagrangian bound at these prices; the columns that price out join, those far
@@ -212,8 +236,20 @@ fn slice(
             }
         }
     }
+    // The prices of the bound kept: those of `best`, or none where all the queries are less.
+    let prices = if best < total {
+        warm.pi
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| p > 0.0)
+            .map(|(w, &p)| (w as u32, p))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(SliceOutcome {
         served: best.min(total),
+        prices,
         lps,
         columns: cols.iter().map(Vec::len).sum(),
         pairs,
@@ -291,10 +327,14 @@ fn all_fit(streams: &[BoundStream], active: &[(u32, u32)], capacity_ms: &[f64]) 
     true
 }
 
-/// Bounds every slice for `streams` on workers whose processing time per slice is
-/// `capacity_ms` (indexed by worker), in parallel (the sum does not depend on the thread
-/// count: it is taken in slice order).
-pub fn solve(streams: &[BoundStream], capacity_ms: &[f64]) -> Result<Solution, BoundError> {
+/// Bounds a run of `streams` on workers whose processing time per slice of `slice_ms` is
+/// `capacity_ms` (indexed by worker): every slice in parallel, then the carried work (the sums
+/// do not depend on the thread count: they are taken in slice order).
+pub fn solve(
+    streams: &[BoundStream],
+    capacity_ms: &[f64],
+    slice_ms: f64,
+) -> Result<Solution, BoundError> {
     let t = Instant::now();
     let slices = streams
         .iter()
@@ -330,8 +370,20 @@ pub fn solve(streams: &[BoundStream], capacity_ms: &[f64]) -> Result<Solution, B
         .into_iter()
         .flatten()
         .collect();
+    let deadlines: Vec<f64> = active
+        .iter()
+        .map(|a| {
+            a.iter()
+                .map(|&(i, _)| streams[i as usize].deadline_ms)
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let carried = carried(&solved, &deadlines, capacity_ms, slice_ms);
+    let offered: f64 = active.iter().flatten().map(|x| f64::from(x.1)).sum();
+    let per_slice: f64 = solved.iter().map(|x| x.served).sum();
     Ok(Solution {
-        served: solved.iter().map(|x| x.served).sum(),
+        served: (per_slice + carried).min(offered),
+        carried: (offered - per_slice).clamp(0.0, carried),
         slices: active.iter().filter(|a| !a.is_empty()).count(),
         fit: active
             .iter()
@@ -346,6 +398,39 @@ pub fn solve(streams: &[BoundStream], capacity_ms: &[f64]) -> Result<Solution, B
     })
 }
 
+/// The bound's allowance for work carried across slice ends (the module's second sum): for
+/// each slice k, worker w priced π_{w,k} > 0 there and later slice k + j that the slice's
+/// longest deadline `deadlines[k]` reaches, R_w · min(L, D_k − (j − 1)L) · max(0, π_{w,k} −
+/// π_{w,k+j}); past the last slice π = 0. `capacity_ms[w]` is R_w · L.
+fn carried(solved: &[SliceOutcome], deadlines: &[f64], capacity_ms: &[f64], slice_ms: f64) -> f64 {
+    let price = |k: usize, w: u32| {
+        solved.get(k).map_or(0.0, |s| {
+            s.prices
+                .binary_search_by_key(&w, |x| x.0)
+                .map_or(0.0, |i| s.prices[i].1)
+        })
+    };
+    let mut sum = 0.0;
+    for (k, s) in solved.iter().enumerate() {
+        let d = deadlines[k];
+        for &(w, p) in &s.prices {
+            let per_ms = capacity_ms[w as usize] / slice_ms;
+            let mut j = 1;
+            while ((j - 1) as f64) * slice_ms < d {
+                let reach = (d - (j - 1) as f64 * slice_ms).min(slice_ms);
+                if k + j >= solved.len() {
+                    // Past the run: no price, and every later slice alike.
+                    sum += per_ms * (d - (j - 1) as f64 * slice_ms) * p;
+                    break;
+                }
+                sum += per_ms * reach * (p - price(k + j, w)).max(0.0);
+                j += 1;
+            }
+        }
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,11 +441,12 @@ mod tests {
             queries: u64::from(qps * (to - from)),
             per_slice: (from..to).map(|k| (k, qps)).collect(),
             workers: workers.to_vec(),
+            deadline_ms: 0.0,
         }
     }
 
     fn served(streams: &[BoundStream], caps: &[f64]) -> f64 {
-        solve(streams, caps).unwrap().served
+        solve(streams, caps, 1000.0).unwrap().served
     }
 
     #[test]
@@ -411,6 +497,54 @@ mod tests {
         assert!((served(std::slice::from_ref(&s), &[1000.0, 500.0]) - 100.0).abs() < 1e-3);
         assert!((served(std::slice::from_ref(&s), &[0.0, 250.0]) - 50.0).abs() < 1e-3);
         assert!((served(&[s], &[1000.0, 250.0]) - 100.0).abs() < 1e-3);
+    }
+
+    /// `stream` with a deadline.
+    fn due(mut s: BoundStream, deadline_ms: f64) -> BoundStream {
+        s.deadline_ms = deadline_ms;
+        s
+    }
+
+    #[test]
+    fn a_burst_carries_into_the_next_slice_up_to_its_deadline() {
+        // One worker of 100 qps (10 ms a query); 150 queries in slice 0, none in slice 1.
+        // Slice by slice, 100. A queue finishes the other 50 in slice 1, but only those whose
+        // deadline reaches it: with 200 ms, at most 200 ms of slice 1 (20 queries) → 120; with
+        // 1 s, all 150; with 0, none carried.
+        let burst = stream(0, 1, 150, &[(0, 10.0)]);
+        let quiet = stream(1, 2, 10, &[(0, 10.0)]);
+        for (deadline, want) in [(0.0, 110.0), (200.0, 130.0), (1000.0, 160.0)] {
+            let s = [due(burst.clone(), deadline), due(quiet.clone(), deadline)];
+            let sol = solve(&s, &[1000.0], 1000.0).unwrap();
+            assert!((sol.served - want).abs() < 1e-6, "{deadline}: {sol:?}");
+            assert!(
+                (sol.carried - (want - 110.0)).abs() < 1e-6,
+                "{deadline}: {sol:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn steady_overload_carries_only_past_the_run() {
+        // 200 qps on one worker of 100 qps for 10 s, deadline 500 ms: each slice serves its
+        // 100; nothing can move between equally loaded slices, and the last slice's work can
+        // run 500 ms past the run: 1000 + 50.
+        let s = due(stream(0, 10, 200, &[(0, 10.0)]), 500.0);
+        let sol = solve(&[s], &[1000.0], 1000.0).unwrap();
+        assert!((sol.served - 1050.0).abs() < 1e-6, "{sol:?}");
+        assert!((sol.carried - 50.0).abs() < 1e-6, "{sol:?}");
+    }
+
+    #[test]
+    fn a_deadline_longer_than_a_slice_reaches_several() {
+        // Slices of 100 ms (10 queries each on the worker); 30 queries in slice 0, deadline
+        // 250 ms: slices 1 and 2 whole and half of slice 3 take 25 more, capped by the 30
+        // offered: all 30.  With 150 ms: slice 1 and half of 2: 10 + 15 = 25.
+        let burst = stream(0, 1, 30, &[(0, 10.0)]);
+        for (deadline, want) in [(250.0, 30.0), (150.0, 25.0)] {
+            let sol = solve(&[due(burst.clone(), deadline)], &[100.0], 100.0).unwrap();
+            assert!((sol.served - want).abs() < 1e-6, "{deadline}: {sol:?}");
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub struct BoundStream {
     pub per_slice: Vec<(u32, u32)>,
     /// (worker, processing time one query needs there, ms) for every worker that can serve it.
     pub workers: Vec<(u32, f64)>,
+    /// Its deadline D^i, ms: a query that succeeds is processed before its emission + this, so
+    /// its work can spill at most this far past the end of the slice it was emitted in.
+    pub deadline_ms: f64,
 }
 
 /// Every stream of a run of `sc` with `seed` over `horizon_ms`, scheduler by scheduler, with
@@ -67,6 +70,7 @@ pub fn bound_streams(
                 queries,
                 per_slice,
                 workers,
+                deadline_ms: p.demand.max_delay_ms,
             });
         }
     }

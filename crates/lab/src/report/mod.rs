@@ -151,8 +151,13 @@ pub struct BoundReport {
     pub success_ratio: f64,
     /// Queries the run offers.
     pub offered: u64,
-    /// The most of them served at the LP's optimum.
+    /// The most of them served, work carried across slice ends included (a dual-feasible
+    /// value of the run's LP: an upper bound whatever the solver's accuracy).
     pub served: f64,
+    /// Of `served`, what work carried from one slice into the next adds (reports written
+    /// before the bound coupled slices have none: 0).
+    #[serde(default)]
+    pub carried: f64,
     /// Streams that emit a query.
     pub streams: usize,
     /// Of them, those no worker can serve even at zero load.
@@ -182,6 +187,7 @@ impl BoundReport {
             success_ratio: b.success_ratio,
             offered: b.offered,
             served: b.served,
+            carried: b.carried,
             streams: b.streams,
             unservable: b.unservable,
             slices: b.slices,
