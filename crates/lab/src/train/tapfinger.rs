@@ -120,3 +120,60 @@ fn fit_budget(sc: &Scenario, cfg: &mut TapConfig, budget: f64) -> Vec<String> {
     }
     changes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use continuum_core::fixtures;
+
+    /// The tiny scenario at λ 60 (two schedulers, 10 qps streams of 30 s: 200 expected qps) and
+    /// a config of 10 episodes of 100 s at λ 60: 20 000 simulated queries an episode.
+    fn setting() -> (Scenario, TapConfig) {
+        let sc = fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(60.0, "periodic", 1000.0, 0.0),
+        );
+        let cfg = TapConfig {
+            episodes: 10,
+            episode_s: 100.0,
+            lambda_range: [60.0, 60.0],
+            ..TapConfig::default()
+        };
+        (sc, cfg)
+    }
+
+    fn per_episode(sc: &Scenario, cfg: &TapConfig) -> f64 {
+        sc.workload.expected_qps(60.0) * sc.topology.schedulers.len() as f64 * cfg.episode_s
+    }
+
+    #[test]
+    fn a_budget_buys_whole_episodes_and_leaves_a_larger_one_alone() {
+        let (sc, base) = setting();
+        let e = per_episode(&sc, &base);
+        // Enough for all ten, or more: unchanged.
+        for budget in [10.0 * e, 100.0 * e] {
+            let mut cfg = base.clone();
+            assert!(fit_budget(&sc, &mut cfg, budget).is_empty());
+            assert_eq!((cfg.episodes, cfg.episode_s), (10, 100.0));
+        }
+        // 3.5 episodes' worth: three whole episodes, each as long as configured.
+        let mut cfg = base.clone();
+        assert_eq!(fit_budget(&sc, &mut cfg, 3.5 * e), ["episodes 10 → 3"]);
+        assert_eq!((cfg.episodes, cfg.episode_s), (3, 100.0));
+    }
+
+    #[test]
+    fn less_than_an_episode_shortens_one_but_never_below_30_s() {
+        let (sc, base) = setting();
+        let e = per_episode(&sc, &base);
+        let mut cfg = base.clone();
+        assert_eq!(
+            fit_budget(&sc, &mut cfg, 0.5 * e),
+            ["episodes 10 → 1", "episode length 100 → 50 s"]
+        );
+        assert_eq!((cfg.episodes, cfg.episode_s), (1, 50.0));
+        let mut cfg = base.clone();
+        fit_budget(&sc, &mut cfg, 1.0);
+        assert_eq!((cfg.episodes, cfg.episode_s), (1, 30.0));
+    }
+}

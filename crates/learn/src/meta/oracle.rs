@@ -144,6 +144,82 @@ mod tests {
         assert!(sim.metrics().sum(|_, _, _| true).conserved());
     }
 
+    /// The run continues from the kept fork: replaying the kept tables window by window from
+    /// the start gives the oracle's run, window for window. Checked on every order of the
+    /// candidates in which the kept one is, in some window, not the first tried.
+    #[test]
+    fn oracle_continues_from_the_kept_fork() {
+        let mut checked = 0;
+        for (lambda, deadline) in [(20.0, 60.0), (40.0, 45.0), (90.0, 60.0)] {
+            checked += continues_from_the_kept_fork(lambda, deadline);
+        }
+        assert!(
+            checked > 0,
+            "no run where the oracle keeps a later candidate"
+        );
+    }
+
+    /// [`oracle_continues_from_the_kept_fork`] at `lambda` and `deadline`: the orders checked.
+    fn continues_from_the_kept_fork(lambda: f64, deadline: f64) -> usize {
+        let sc = Arc::new(fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(lambda, "{uniform_ms: 3}", deadline, 0.0),
+        ));
+        let cfg = SimConfig {
+            duration_s: 60.0,
+            window_s: 5.0,
+            seed: 4,
+            ..SimConfig::default()
+        };
+        let names = ["closest", "farthest", "random-proportional-load"];
+        let orders = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        let mut checked = 0;
+        for order in orders {
+            let order: Vec<Configuration> = order
+                .iter()
+                .map(|&i| Configuration::plain(by_name(names[i]).unwrap()))
+                .collect();
+            let (sim, log) = run_oracle(
+                sc.clone(),
+                cfg,
+                &order,
+                &StreamClasses::single(),
+                2000.0,
+                Objective::SuccessRatio,
+            );
+            if log.iter().all(|w| w.chosen == 0) {
+                continue;
+            }
+            checked += 1;
+            let mut replay = Simulation::new(sc.clone(), cfg, order[0].policy);
+            replay.set_classes(Arc::new(StreamClasses::single()));
+            for (k, w) in log.iter().enumerate() {
+                for s in 0..sc.topology.schedulers.len() {
+                    replay.set_class_configuration(s, 0, &order[w.table[0]]);
+                }
+                replay.run_until((k + 1) as f64 * cfg.window_s * 1000.0);
+            }
+            replay.finish();
+            let (a, b) = (sim.metrics(), replay.metrics());
+            assert_eq!(a.windows(), b.windows());
+            for k in 0..a.windows() {
+                assert_eq!(
+                    a.sum(|w, _, _| w == k),
+                    b.sum(|w, _, _| w == k),
+                    "window {k}"
+                );
+            }
+        }
+        checked
+    }
+
     /// With two classes the oracle searches one class at a time: 3 candidates for the first,
     /// 2 more for the second, and the table it keeps scored best among them.
     #[test]

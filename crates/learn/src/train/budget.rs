@@ -216,3 +216,165 @@ pub fn fit_horizon(
         line
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use continuum_core::fixtures;
+
+    fn tiny() -> Scenario {
+        fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(60.0, "periodic", 1000.0, 0.0),
+        )
+    }
+
+    /// A config with something to shrink at every step: three table-search seeds, four
+    /// validation episodes, four margins, four load levels, 120 s episodes (floor 35 s).
+    fn roomy() -> DqnConfig {
+        DqnConfig {
+            fallback_seeds: 3,
+            validation_episodes: 4,
+            margins: vec![0.1, 0.0, 0.2, 0.05],
+            fallback_levels: 4,
+            horizon_s: 120.0,
+            warmup_windows: 2,
+            cf_horizon_windows: 2,
+            episodes: 50,
+            budget_queries: 0.0,
+            ..DqnConfig::default()
+        }
+    }
+
+    /// The step a change line reports.
+    fn step(line: &str) -> &'static str {
+        let steps = [
+            ("horizon", "horizon"),
+            ("table-search seeds", "seeds"),
+            ("validation episodes", "validation"),
+            ("load levels", "levels"),
+        ];
+        if line.starts_with("margins") {
+            return if line.ends_with(", 0.2]") {
+                "margins to two"
+            } else {
+                "margins to one"
+            };
+        }
+        if line.contains("→ 0 (no fallback tables)") {
+            return "no tables";
+        }
+        steps
+            .iter()
+            .find(|(p, _)| line.starts_with(p))
+            .map_or("?", |s| s.1)
+    }
+
+    #[test]
+    fn a_budget_at_least_the_configs_own_share_changes_nothing() {
+        let sc = tiny();
+        let plan = Budget::plan(&sc, &roomy(), 1);
+        let share = roomy().episodes as f64 * plan.episode_queries;
+        for budget in [share, 3.0 * share] {
+            let mut cfg = roomy();
+            assert!(fit(&sc, &mut cfg, 1, budget).is_empty());
+            assert_eq!(cfg, roomy());
+        }
+        // Just below it, the validation shrinks to its share of the budget.
+        let mut cfg = roomy();
+        let lines = fit(&sc, &mut cfg, 1, 0.7 * share);
+        assert!(!lines.is_empty());
+        assert!(
+            Budget::plan(&sc, &cfg, 1).validation_queries <= 0.7 * plan.validation_queries,
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_validation_larger_than_the_budget_is_kept_for_one_full_episode() {
+        // budget_queries below the config's own validation: its episodes get nothing, and
+        // any budget that buys one full episode keeps the validation as it is.
+        let sc = tiny();
+        let base = DqnConfig {
+            budget_queries: 1.0,
+            ..roomy()
+        };
+        let plan = Budget::plan(&sc, &base, 1);
+        assert!(plan.validation_queries > 1.0);
+        let mut cfg = base.clone();
+        assert!(fit(&sc, &mut cfg, 1, plan.episode_queries).is_empty());
+        assert_eq!(cfg, base);
+        // Below one episode the budget itself bounds the validation.
+        let mut cfg = base.clone();
+        let budget = 0.5 * plan.episode_queries;
+        let lines = fit(&sc, &mut cfg, 1, budget);
+        assert!(!lines.is_empty());
+        let after = Budget::plan(&sc, &cfg, 1);
+        assert!(
+            after.validation_queries <= budget || cfg.fallback_levels == 0,
+            "{lines:?}: {after:?}"
+        );
+    }
+
+    #[test]
+    fn every_shrink_step_is_taken_in_order_and_only_as_far_as_needed() {
+        let sc = tiny();
+        let plan = Budget::plan(&sc, &roomy(), 1);
+        let share = roomy().episodes as f64 * plan.episode_queries;
+        let order = [
+            "horizon",
+            "seeds",
+            "validation",
+            "margins to two",
+            "margins to one",
+            "levels",
+            "no tables",
+        ];
+        let mut seen = Vec::new();
+        let mut budget = share;
+        while budget > 1.0 {
+            budget *= 0.8;
+            let mut cfg = roomy();
+            let lines = fit(&sc, &mut cfg, 1, budget);
+            let steps: Vec<&str> = lines.iter().map(|l| step(l)).collect();
+            // In the documented order (a step may repeat: levels halve).
+            let rank: Vec<usize> = steps
+                .iter()
+                .map(|s| order.iter().position(|o| o == s).expect("a known step"))
+                .collect();
+            assert!(rank.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+            // As far as needed: the validation fits its share, or nothing is left to shrink.
+            let after = Budget::plan(&sc, &cfg, 1);
+            let limit = plan.validation_queries * budget / share;
+            assert!(
+                after.validation_queries <= limit || cfg.fallback_levels == 0,
+                "{budget}: {lines:?}"
+            );
+            seen.extend(steps.iter().map(|s| s.to_string()));
+        }
+        for s in order {
+            assert!(
+                seen.iter().any(|x| x == s),
+                "step `{s}` never taken: {seen:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_horizon_shrinks_to_fit_one_episode_but_not_below_its_floor() {
+        let sc = tiny();
+        let cfg = roomy();
+        let plan = Budget::plan(&sc, &cfg, 1);
+        let mut c = cfg.clone();
+        assert_eq!(fit_horizon(&sc, &mut c, 1, plan.episode_queries), None);
+        let mut c = cfg.clone();
+        let line = fit_horizon(&sc, &mut c, 1, plan.episode_queries / 2.0).expect("a change");
+        // Scaled with the budget, in whole windows: 120 s × 1/2.
+        assert_eq!(line, "horizon 120 → 60 s");
+        assert_eq!(c.horizon_s, 60.0);
+        let floor = c.window_s * (c.warmup_windows + c.cf_horizon_windows + 3) as f64;
+        let mut c = cfg.clone();
+        fit_horizon(&sc, &mut c, 1, 1.0);
+        assert_eq!(c.horizon_s, floor);
+    }
+}

@@ -181,7 +181,7 @@ pub fn select(
     });
     let mut scores = score(scenario, &ck, &settings, &validation)?;
     runs += settings.len() * validation.len();
-    let best = (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    let best = first_best(&scores);
     let mut selection = Selection {
         fallback,
         levels,
@@ -203,8 +203,7 @@ pub fn select(
         for (level, episodes) in level_episodes.iter().enumerate() {
             let at_level = score(scenario, &ck, &settings, episodes)?;
             selection.runs += settings.len() * episodes.len();
-            let b =
-                (1..at_level.len()).fold(0, |b, i| if at_level[i] > at_level[b] { i } else { b });
+            let b = first_best(&at_level);
             selection.levels[level].margin = (candidates[b], at_level[b]);
             per_level.push(candidates[b].is_finite().then_some(candidates[b]));
         }
@@ -222,6 +221,13 @@ pub fn select(
         }
     }
     Ok(selection)
+}
+
+/// The index of the highest score, the earliest on ties (index 0, the fallback alone, keeps
+/// its place unless a margin beats it strictly: the network must earn its deviations); a NaN
+/// never wins.
+fn first_best(scores: &[f64]) -> usize {
+    (1..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b })
 }
 
 /// How a run sets the agent's margins.
@@ -298,6 +304,118 @@ fn score(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use continuum_core::fixtures;
+    use continuum_infer::agent::DqnConfig;
+
+    #[test]
+    fn the_best_score_wins_and_ties_keep_the_earliest() {
+        assert_eq!(first_best(&[0.5, 0.7, 0.6]), 1);
+        assert_eq!(first_best(&[0.5, 0.6, 0.7]), 2);
+        assert_eq!(first_best(&[0.7, 0.7, 0.6]), 0, "a tie keeps the fallback");
+        assert_eq!(
+            first_best(&[0.5, 0.7, 0.7]),
+            1,
+            "the earliest of tied margins"
+        );
+        assert_eq!(first_best(&[0.5, f64::NAN, 0.6]), 2);
+        assert_eq!(first_best(&[0.9]), 0);
+    }
+
+    /// A network whose Q-values are its output biases whatever the state: every weight 0, the
+    /// bias of action `a` of every class `q[a]`.
+    fn constant_network(meta: &CheckpointMeta, q: &[f32]) -> VarMap {
+        let (vars, _) = crate::agent::build(meta.shape, 0).unwrap();
+        let data = vars.data().lock().unwrap();
+        for (name, var) in data.iter() {
+            let t = if name == "out.bias" {
+                let per_class: Vec<f32> =
+                    (0..meta.shape.classes).flat_map(|_| q.to_vec()).collect();
+                candle_core::Tensor::from_slice(&per_class, per_class.len(), var.device()).unwrap()
+            } else {
+                var.zeros_like().unwrap()
+            };
+            var.set(&t).unwrap();
+        }
+        drop(data);
+        vars
+    }
+
+    /// The tiny topology where action 0 (`closest+discard@0.01`: every query dropped on
+    /// arrival, its admission limit 1 % of a 1 s deadline) serves nothing and action 1
+    /// (`closest`) serves almost everything, with margins 0.5 and 2: the right table is action 1
+    /// for every class at every level, by construction.
+    fn setting() -> (Scenario, CheckpointMeta) {
+        let sc = fixtures::scenario(
+            fixtures::TOPOLOGY,
+            &fixtures::workload(20.0, "periodic", 1000.0, 0.0),
+        );
+        let cfg = DqnConfig {
+            actions: vec!["closest+discard@0.01".into(), "closest".into()],
+            history: 2,
+            conv_kernel: 2,
+            conv_channels: 2,
+            hidden: 4,
+            horizon_s: 40.0,
+            window_s: 5.0,
+            lambda_range: [10.0, 30.0],
+            fallback_levels: 2,
+            fallback_seeds: 1,
+            validation_episodes: 1,
+            margins: vec![0.5, 2.0],
+            ..DqnConfig::default()
+        };
+        let classes = super::super::classes_for(&sc, &cfg);
+        let enc = continuum_infer::agent::StateEncoder::new(&sc.topology, &sc.fleet, &cfg);
+        let shape = continuum_infer::agent::NetShape {
+            features: enc.features(),
+            history: 2,
+            conv_channels: 2,
+            conv_kernel: 2,
+            hidden: 4,
+            actions: 2,
+            classes: classes.len(),
+        };
+        let meta = super::super::network_meta(&sc, &cfg, shape, &classes);
+        (sc, meta)
+    }
+
+    #[test]
+    fn select_keeps_the_table_that_serves_and_a_margin_only_when_it_earns_it() {
+        let (sc, meta) = setting();
+        let quiet = |_: super::super::TrainEvent| {};
+        // The network prefers the dropping action by 1: margin 0.5 follows it and loses
+        // everything the table serves, margin 2 never deviates (a tie with the table alone),
+        // so the table alone is kept.
+        let wrong = constant_network(&meta, &[1.0, 0.0]);
+        let sel = select(&sc, &meta, &wrong, 5, &quiet).unwrap();
+        assert_eq!(sel.levels.len(), 2);
+        for l in &sel.levels {
+            assert_eq!(l.best_single.0, 1, "{l:?}");
+            assert!(l.table.0.iter().all(|&a| a == 1), "{l:?}");
+            assert!(l.table.1 > 0.9, "{l:?}");
+        }
+        assert_eq!(sel.fallback.tables, vec![vec![1; meta.classes.len()]; 2]);
+        assert!(sel.fallback_ratio > 0.9, "{sel:?}");
+        assert_eq!(sel.margins.len(), 2);
+        assert!(
+            sel.margins[0].1 < sel.fallback_ratio - 0.5,
+            "margin 0.5 follows the network: {sel:?}"
+        );
+        assert_eq!(
+            sel.margins[1].1, sel.fallback_ratio,
+            "margin 2 never deviates"
+        );
+        assert_eq!(sel.margin, f64::INFINITY, "{sel:?}");
+        // A network that agrees with the table changes nothing: every setting ties, and the
+        // table alone is still kept.
+        let right = constant_network(&meta, &[0.0, 1.0]);
+        let sel = select(&sc, &meta, &right, 5, &quiet).unwrap();
+        assert!(
+            sel.margins.iter().all(|m| m.1 == sel.fallback_ratio),
+            "{sel:?}"
+        );
+        assert_eq!(sel.margin, f64::INFINITY);
+    }
 
     #[test]
     fn levels_split_the_range_evenly() {

@@ -21,7 +21,7 @@ use actor::{ActorNet, run_actor};
 use anyhow::{Context, Result};
 use candle_nn::VarMap;
 use continuum_core::policy::StreamClasses;
-use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_infer::agent::{ApexConfig, DqnConfig, NetShape};
 use continuum_infer::weights::Weights;
 use continuum_sim::Scenario;
@@ -222,14 +222,14 @@ pub(super) fn learn(
         let mut learn = || -> Result<()> {
             let t = Instant::now();
             if ready {
-                for _ in 0..steps {
-                    replay.sample(cfg.batch_size, &mut rng, &mut batch);
-                    let (loss, p) = learner
-                        .train_step_prioritised(&batch)
-                        .context("gradient step")?;
-                    replay.update(&p);
-                    losses.push(f64::from(loss));
-                }
+                losses = learn_steps(
+                    &mut learner,
+                    &mut replay,
+                    cfg.batch_size,
+                    steps,
+                    &mut rng,
+                    &mut batch,
+                )?;
             }
             learn_s = t.elapsed().as_secs_f64();
             Ok(())
@@ -281,6 +281,29 @@ pub(super) fn learn(
     })
 }
 
+/// The learner's part of a round: `steps` gradient steps on prioritised draws of
+/// `batch_size` from `replay`, each drawn batch's priorities then set to the learner's new
+/// errors on it; the losses, in order.
+fn learn_steps(
+    learner: &mut Learner,
+    replay: &mut PrioritisedReplay,
+    batch_size: usize,
+    steps: usize,
+    rng: &mut SimRng,
+    batch: &mut Batch,
+) -> Result<Vec<f64>> {
+    let mut losses = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        replay.sample(batch_size, rng, batch);
+        let (loss, p) = learner
+            .train_step_prioritised(batch)
+            .context("gradient step")?;
+        replay.update(&p);
+        losses.push(f64::from(loss));
+    }
+    Ok(losses)
+}
+
 fn record(
     round: usize,
     outputs: &[ActorOutput],
@@ -301,5 +324,110 @@ fn record(
         learn_s,
         round_s: t0.elapsed().as_secs_f64(),
         wall_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{LearnSettings, Transition};
+    use rand::Rng;
+
+    /// A contextual bandit: two contexts, three actions, reward 1 for action `x` in context
+    /// `x`, else 0; one class, γ = 0.
+    fn bandit() -> (Learner, PrioritisedReplay, SimRng) {
+        let shape = NetShape {
+            features: 2,
+            history: 1,
+            conv_channels: 8,
+            conv_kernel: 1,
+            hidden: 16,
+            actions: 3,
+            classes: 1,
+        };
+        let settings = LearnSettings {
+            gamma: 0.0,
+            learning_rate: 1e-2,
+            max_grad_norm: 10.0,
+            target_update_interval: 1_000_000,
+            quantiles: 0,
+        };
+        let learner = Learner::new(shape, settings, 21).unwrap();
+        let mut replay = PrioritisedReplay::new(600, 2, 1, 3, 0.6, 0.4);
+        let mut rng = stream_rng(21, Purpose::Other, 1, 0);
+        for _ in 0..600 {
+            let x = rng.random_range(0..2usize);
+            let a = rng.random_range(0..3u32);
+            let r = if a as usize == x { 1.0 } else { 0.0 };
+            let mut s = vec![0.0f32; 2];
+            s[x] = 1.0;
+            // Every transition enters with the same priority: the draws start uniform.
+            replay.push(
+                &Transition::taken(s.clone(), vec![a], &[r], &[1.0], 3, s, true),
+                1.0,
+            );
+        }
+        (learner, replay, rng)
+    }
+
+    /// Greedy action per context.
+    fn greedy(l: &Learner) -> Vec<usize> {
+        let x = candle_core::Tensor::from_slice(
+            &[1.0f32, 0.0, 0.0, 1.0],
+            (2, 2, 1),
+            &candle_core::Device::Cpu,
+        )
+        .unwrap();
+        let q = l.online().forward(&x).unwrap().to_vec3::<f32>().unwrap();
+        q.iter()
+            .map(|per_class| continuum_infer::agent::argmax(&per_class[0]))
+            .collect()
+    }
+
+    #[test]
+    fn the_learner_steps_toward_the_best_action_and_reprioritises_what_it_drew() {
+        let (mut learner, mut replay, mut rng) = bandit();
+        let mut batch = Batch::default();
+        // Before: uniform priorities give every draw the same importance weight.
+        replay.sample(32, &mut rng, &mut batch);
+        assert!(batch.importance.iter().all(|&w| w == 1.0));
+        let losses = learn_steps(&mut learner, &mut replay, 32, 300, &mut rng, &mut batch).unwrap();
+        assert_eq!(losses.len(), 300);
+        // The loss falls and the greedy action is each context's best.
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        assert!(
+            mean(&losses[270..]) < 0.5 * mean(&losses[..30]),
+            "{} → {}",
+            mean(&losses[..30]),
+            mean(&losses[270..])
+        );
+        assert_eq!(greedy(&learner), vec![0, 1]);
+        // After: the drawn transitions carry their new errors, so the draws' weights differ.
+        replay.sample(32, &mut rng, &mut batch);
+        let (lo, hi) = batch
+            .importance
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
+                (lo.min(w), hi.max(w))
+            });
+        assert!(
+            hi / lo > 1.5,
+            "importance weights {lo}…{hi}: priorities never updated"
+        );
+    }
+
+    #[test]
+    fn no_steps_leave_the_network_and_the_priorities_as_they_were() {
+        let (mut learner, mut replay, mut rng) = bandit();
+        let before = weights_of(learner.online_vars()).unwrap();
+        let mut batch = Batch::default();
+        assert!(
+            learn_steps(&mut learner, &mut replay, 32, 0, &mut rng, &mut batch)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(weights_of(learner.online_vars()).unwrap(), before);
+        replay.sample(32, &mut rng, &mut batch);
+        assert!(batch.importance.iter().all(|&w| w == 1.0));
     }
 }
