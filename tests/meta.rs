@@ -307,6 +307,60 @@ fn a_checkpoint_runs_as_its_tables_and_as_its_network() {
         "the tables' and the network's rows took the same actions: {}",
         r["results"]
     );
+    // The main job's split of the meta-policy's gain: the meta-policy, its tables alone and the
+    // network over them, in pp against the best rule of the run, from the rows' own figures.
+    let o = compare_tiny_agent(
+        &ck,
+        &["--duration", "30", "--agent-tables", ck.to_str().unwrap()],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let o = compare_tiny_agent(
+        &ck,
+        &[
+            "--duration",
+            "30",
+            "--agent-tables",
+            ck.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let r = json_report(&o);
+    let success = |name: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["policy"] == name)
+            .unwrap_or_else(|| panic!("row {name}"))["success_ratio"]
+            .as_f64()
+            .unwrap()
+    };
+    let (rule, dqn, tables) = (success("closest"), success("dqn"), success("tables:tiny"));
+    let pp = |x: f64| format!("{:+.2} pp", 100.0 * x);
+    let block = &text[text
+        .find("learned default against the best rule")
+        .unwrap_or_else(|| panic!("no gain block in:\n{text}"))..];
+    let line = |label: &str| {
+        block
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` line in:\n{block}"))
+            .to_string()
+    };
+    assert!(
+        block.contains(&format!(
+            "best rule of this run (closest {:.2}%)",
+            100.0 * rule
+        )),
+        "{block}"
+    );
+    assert!(line("dqn ").contains(&pp(dqn - rule)), "{text}");
+    assert!(line("tables:tiny").contains(&pp(tables - rule)), "{text}");
+    assert!(
+        line("network over tables").contains(&pp(dqn - tables)),
+        "{text}"
+    );
 }
 
 #[test]

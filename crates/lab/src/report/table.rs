@@ -65,11 +65,12 @@ pub fn to_table(r: &Report) -> String {
     if let Some(b) = &r.bound {
         let _ = writeln!(
             s,
-            "{:<28} {:>7.2}%  offline upper bound (docs/model.md §16): {:.0} of {} queries served; {} streams ({} unservable); {} slices ({} fit), {} LPs, {} of {} columns; {:.2} s",
+            "{:<28} {:>7.2}%  offline upper bound (docs/model.md §16): {:.0} of {} queries served ({:.0} of them by work carried past a slice's end); {} streams ({} unservable); {} slices ({} fit), {} LPs, {} of {} columns; {:.2} s",
             "bound",
             100.0 * b.success_ratio,
             b.served,
             b.offered,
+            b.carried,
             b.streams,
             b.unservable,
             b.slices,
@@ -79,6 +80,9 @@ pub fn to_table(r: &Report) -> String {
             b.pairs,
             b.wall_s
         );
+    }
+    if let Some(g) = gain_split(r) {
+        s.push_str(&g);
     }
     if r.results.iter().any(|p| p.mitigation != Default::default()) {
         s.push_str(&tails(r, &apps));
@@ -116,6 +120,47 @@ pub fn to_table(r: &Report) -> String {
         r.sim.x_real_time_per_core
     );
     s
+}
+
+/// Where the learned default's gain comes from, when the report has a meta-policy row (`dqn`),
+/// the row of its per-class tables alone (`tables:<name>`) and registered rules: the
+/// meta-policy, its tables alone and the network over its tables, each in percentage points
+/// against the best rule of the run (one seed: docs/meta-results.md has them over seeds).
+fn gain_split(r: &Report) -> Option<String> {
+    let row = |name: &str| r.results.iter().find(|p| p.policy == name);
+    let dqn = row("dqn")?;
+    let tables = r.results.iter().find(|p| p.policy.starts_with("tables:"))?;
+    let rules = continuum_core::policy::names();
+    let best = r
+        .results
+        .iter()
+        .filter(|p| rules.contains(&p.policy.as_str()))
+        .max_by(|a, b| a.success_ratio.total_cmp(&b.success_ratio))?;
+    let pp = |a: f64, b: f64| 100.0 * (a - b);
+    let mut s = format!(
+        "learned default against the best rule of this run ({} {:.2}%):\n",
+        best.policy,
+        100.0 * best.success_ratio
+    );
+    let _ = writeln!(
+        s,
+        "  {:<26} {:>+7.2} pp",
+        "dqn",
+        pp(dqn.success_ratio, best.success_ratio)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<26} {:>+7.2} pp   its per-class tables alone",
+        tables.policy,
+        pp(tables.success_ratio, best.success_ratio)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<26} {:>+7.2} pp   what the network adds over its tables",
+        "network over tables",
+        pp(dqn.success_ratio, tables.success_ratio)
+    );
+    Some(s)
 }
 
 /// The tail block, shown when some row mitigates: the p99 per app, the streams' tail (p99 over
