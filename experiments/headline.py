@@ -32,7 +32,7 @@ ROWS = [
     ("deeprm.md", "", "experiments.deeprm"),
     ("oga.md", "", "experiments.oga"),
     ("fleet.md", "", "experiments.fleet"),
-    # ("performance.md", "#simulator", "experiments.performance"),
+    ("performance.md", "#simulator", "experiments.performance"),
 ]
 
 p = argparse.ArgumentParser()

@@ -272,7 +272,9 @@ def headline(found):
         words = [capacity_verdict(results["cells"][key(x, topology, load)],
                                   mean_rows(results["cells"][key(x, topology, load)]), "tuner",
                                   load)[0] for x in scales]
-        text += f"; capacity target at ×{', ×'.join(scales)}: {', '.join(words)}"
+        text += (f"; capacity target (success ≥ best-success static − {SUCCESS_ALLOWANCE_PP} pp"
+                 f"{' and p99 ≤ its p99' if load == '60' else ''}) at ×{', ×'.join(scales)}: "
+                 f"{', '.join(words)}")
     return (f"configuration tuner, {topology} λ {load}, capacity ×{scale}, seeds "
             f"{refs.seed_range(SEEDS)} | {text}\n")
 

@@ -5,9 +5,11 @@
 //! Ray head and the live gateway sequence start servers and are covered by their own tests.
 //!
 //! An unoptimised build (`cargo test`) leaves out the training commands (`train`,
-//! `meta-train`) and those that read what they write: unoptimised candle makes even their smoke size take minutes, and
-//! tests/policy_gradient.rs and tests/cli_pull.rs train on tiny fixtures there. `cargo test
-//! --release --test readme_tour` runs every command (about a minute on 2 cores).
+//! `meta-train`) and those that read what they write: unoptimised candle makes even their smoke
+//! size take minutes, and tests/policy_gradient.rs and tests/cli_pull.rs train on tiny fixtures
+//! there. With `CONTINUUM_TOUR_BIN` naming an optimised binary (what `.ci/run` does after `cargo
+//! build --release --bin continuum`) the unoptimised test runs every command with it, and so
+//! does `cargo test --release --test readme_tour` with its own (about a minute on 2 cores).
 
 use std::path::Path;
 use std::process::Command;
@@ -98,10 +100,18 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
     let mut times = Vec::new();
     // What the training commands left out would have written (their `--out`).
     let mut not_written: Vec<String> = Vec::new();
+    let bin = std::env::var_os("CONTINUUM_TOUR_BIN").map_or_else(
+        || env!("CARGO_BIN_EXE_continuum").into(),
+        std::path::PathBuf::from,
+    );
+    let optimised = !cfg!(debug_assertions) || std::env::var_os("CONTINUUM_TOUR_BIN").is_some();
+    eprintln!("the tour runs {}", bin.display());
+    let mut trained = 0;
     for c in &commands {
         let training = c.starts_with("train ") || c.starts_with("meta-train ");
+        trained += usize::from(training && optimised);
         let needs_skipped = not_written.iter().any(|f| c.contains(f.as_str()));
-        if cfg!(debug_assertions) && (training || needs_skipped) {
+        if !optimised && (training || needs_skipped) {
             if let Some(out) = c.split_whitespace().skip_while(|a| *a != "--out").nth(1) {
                 not_written.push(out.to_string());
             }
@@ -114,7 +124,7 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
             .collect();
         let args = smoke(&args);
         let t = Instant::now();
-        let o = Command::new(env!("CARGO_BIN_EXE_continuum"))
+        let o = Command::new(&bin)
             .args(&args)
             .current_dir(ROOT)
             .output()
@@ -129,6 +139,9 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
     }
     for (s, what) in &times {
         eprintln!("{s:>6.1} s  {what}");
+    }
+    if optimised {
+        assert!(trained >= 2, "the tour's training commands ran: {trained}");
     }
     assert_eq!(
         git_status(),
