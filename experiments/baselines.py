@@ -259,6 +259,7 @@ def render_table(results):
                  f"({worst[1].replace('|', ' ')}, {cell_name(worst[2])}, seed {worst[3]}); rows "
                  f"above their bound: {above} of {len(slack)}.")
     out["summary"] = "\n".join(lines)
+    out["says"] = render_says(results, worst, above, len(slack))
     out["headline"] = headline(results, worst, above, len(slack))
     # Every rule under every mode, one table per topology.
     lines = []
@@ -282,6 +283,80 @@ def render_table(results):
         lines.append("")
     out["rules"] = "\n".join(lines)
     return out
+
+
+def render_says(results, worst, above, runs):
+    """What the table says, as bullets computed from it (every figure and verdict of the page's
+    summary is here, so none of it is hand-written)."""
+    keys = [f"{t}|{x}" for t in TOPOLOGIES for x in LOADS]
+    cells = {cell_name(k): results["cells"][k] for k in keys}
+    n = len(cells)
+
+    def verdicts(name):
+        """{cell: (verdict, mean)} of `name` − the best heuristic."""
+        out = {}
+        for c, cell in cells.items():
+            d = refs.diff(series(cell, name), refs.best_heuristic(cell, SEEDS)[1])
+            out[c] = (refs.verdict(d, 0, refs.COMPARED), mean(d))
+        return out
+
+    def learned(name, label):
+        v = verdicts(name)
+        below = [c for c in v if v[c][0] == "below"]
+        others = [f"{v[c][0]} at {c}" for c in v if v[c][0] != "below"]
+        worst_cell = min(v, key=lambda c: v[c][1])
+        return (f"{label} below in {len(below)} of {n} cells"
+                + (f" ({', '.join(others)})" if others else "")
+                + f", by up to {-v[worst_cell][1]:.2f} pp ({worst_cell})")
+    gain = {c: refs.diff(refs.best_heuristic(cell, SEEDS)[1], refs.best_aset(cell, SEEDS)[1])
+            for c, cell in cells.items()}
+    lines = [f"- **The best heuristic against the best ASET policy**, by the verdict rule: "
+             f"{refs.tally(gain)}.",
+             f"- **The shipped learned rows against the best heuristic**: "
+             f"{learned('dqn', '`dqn`')}; {learned('tapfinger', 'TapFinger')}."]
+    # The best rule of each cell (without accounting), and each rule's largest gap to it.
+    rules = results["rules"]
+    best_by = {}
+    gaps = {r: [] for r in rules}
+    for c, cell in cells.items():
+        means = {r: mean(series(cell, f"{r}|off")) for r in rules}
+        top = max(means, key=lambda r: (means[r], r))
+        best_by.setdefault(top, []).append(c)
+        for r in rules:
+            gaps[r].append(means[top] - means[r])
+    robust = sorted(rules, key=lambda r: (max(gaps[r]), r))
+    lines.append("- **The best rule of each cell** (without accounting, by mean): " + "; ".join(
+        f"`{r}` in {len(cs)} ({', '.join(cs)})" for r, cs in
+        sorted(best_by.items(), key=lambda x: -len(x[1]))) + ". The rule never far from each "
+        f"cell's best: `{robust[0]}`, at most {max(gaps[robust[0]]):.2f} pp below it "
+        f"({mean(gaps[robust[0]]):.2f} pp on average over the {n} cells); the next, "
+        f"`{robust[1]}`, at most {max(gaps[robust[1]]):.2f} pp.")
+    # Own-binding accounting: the best rule under `window` against the best without accounting.
+    closest, higher, moved = 0.0, 0, 0.0
+    for cell in cells.values():
+        off = max(mean(series(cell, f"{r}|off")) for r in rules)
+        win = max(mean(series(cell, f"{r}|window")) for r in rules)
+        closest = max(closest, abs(win - off))
+        higher += win > off
+        moved = max([moved] + [abs(mean(series(cell, f"{r}|window"))
+                                   - mean(series(cell, f"{r}|off"))) for r in rules])
+    lines.append(f"- **Own-binding accounting**: the best rule's mean under `window` is within "
+                 f"{closest:.2f} pp of the best without accounting in every cell (higher in "
+                 f"{higher} of {n}); no rule's mean moves by more than {moved:.2f} pp between the "
+                 f"two modes.")
+    bounds = {c: mean(refs.bound(cell, SEEDS)) for c, cell in cells.items()}
+    full = [c for c in bounds if bounds[c] >= 99.9]
+    rest = [bounds[c] for c in bounds if bounds[c] < 99.9]
+    shares = [mean([100 * x / b for x, b in zip(refs.best_heuristic(cell, SEEDS)[1],
+                                                refs.bound(cell, SEEDS))])
+              for cell in cells.values()]
+    lines.append(f"- **The bound**: at least 99.9 % in {len(full)} of {n} cells, "
+                 + (f"{min(rest):.2f}–{max(rest):.2f} % in the others; " if rest else "")
+                 + f"the best heuristic reaches {min(shares):.1f}–{max(shares):.1f} % of it.")
+    lines.append(f"- **Rows above their run's bound: {above} of {runs}** (row, seed) runs; the "
+                 f"closest came to {-worst[0]:.2f} pp below it ({worst[1].replace('|', ' ')}, "
+                 f"{cell_name(worst[2])}, seed {worst[3]}).")
+    return "\n".join(lines)
 
 
 def headline(results, worst, above, runs):

@@ -106,6 +106,41 @@ fn no_policy_exceeds_the_bound_and_the_best_comes_close_where_it_binds() {
     println!("largest excess over the bound: {worst:+.4}");
 }
 
+/// The learned rows too: the shipped meta-policy, its tables alone and a pull row on full-edge
+/// at λ 400 (the bound about 82 %: capacity binds), each at or below the run's bound.
+#[test]
+fn learned_rows_stay_below_the_bound_in_overload() {
+    let v = json(&[
+        "compare",
+        "topologies/full-edge.yaml",
+        "--lambda",
+        "400",
+        "--duration",
+        "30",
+        "--seed",
+        "5",
+        "--bound",
+        "--policies",
+        "greedy-pull",
+        "--agent",
+        "models/full-edge-heuristics.dqn",
+        "--agent-tables",
+        "models/full-edge-heuristics.dqn",
+    ]);
+    let b = bound(&v);
+    assert!(b < 0.95, "overloaded: the bound binds ({b})");
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let s = r["success_ratio"].as_f64().unwrap();
+        assert!(
+            s <= b + TOLERANCE,
+            "{} {s} above the bound {b}",
+            r["policy"]
+        );
+    }
+}
+
 #[test]
 fn the_bound_does_not_depend_on_the_thread_count() {
     let one = run(&[
