@@ -1,6 +1,7 @@
 """Checks the prose of docs/*.md and README.md outside the generated blocks: every sentence that
 states a figure with `±`, or uses a verdict word (above, below, tie, ties, tied, met, missed,
-beat, beats, win, wins) as a result's verdict, must carry a claim that this check recomputes from
+beat, beats, win, wins, lose, loses, lost, miss, misses, meet, meets, outperform, outperforms) as
+a result's verdict, must carry a claim that this check recomputes from
 the recorded results in docs/generated/*.json. Reads files only: it runs no simulation and takes
 well under a second.
 
@@ -13,12 +14,18 @@ checked unless the unit's context shows it is not a verdict:
             "listed below", "below:" (a structure word just before it, or a pointer verb), "the
             baselines below are …", "the checkpoint above was …", "(*Section title* below)"
   quantity  a comparison with a stated quantity or threshold, not a result: "below 1 ms", "at or
-            above the share", "falls below θ", "never below 30 s"
+            above the share", "falls below θ", "never below 30 s" ("falls below it", "stays below
+            `x`" and a bare difference, "0.56 pp below,", are results)
   rule      a tie-break or selection rule: "ties go to the lower index", "ties: lower p99",
             "tie-break"
-  modal     a hypothetical: "must beat", "to beat", "would win", "cannot be met"
-  event     a query's own deadline: "queries that missed their deadline"
+  modal     a hypothetical: "must beat", "to beat", "would win", "would have lost", "cannot be met"
+  event     a query's own deadline: "queries that missed their deadline"; a thing lost in
+            transit: "streams lost", "lost packets", "the connection is lost", "no admitted query
+            is lost", "the misses are streams refused"
+  encounter meeting a thing, not a target: "how a checkpoint meets an application"
   quantity  (also) a threshold after the word: "valued above it by more than a margin"
+  definition the rule's own wording: "**above** if …", "**tie** otherwise", "a tie, not "met"",
+            "the words met, missed, above, below and tie"
   no-result a unit naming no figure (no digit) and no reference (heuristic, ASET, bound, target,
             agent, baseline, static, table(s) of a learned policy, …): "every crate above it in
             the graph", "allocation above dispatch", "the first answer wins"
@@ -43,17 +50,17 @@ A checked figure or word needs a claim in an HTML comment inside or right after 
 
 SERIES is `NAME:PATH` — NAME a recorded JSON (docs/generated/NAME.json, or an alias a page
 defines with `<!-- claim-data: ALIAS = NAME -->`), PATH keys separated by `/` (a key that holds `/` itself, "imported/abilene", is read as one; `*`: every item of
-a list or every value of a dict), ending on the per-seed values (a list, or a dict keyed by seed)
+a list or every value of a dict; `field=value[&field=value]` in a list: the item whose fields match, or with `*` after it every such item, by seed), ending on the per-seed values (a list, or a dict keyed by seed)
 — or `best-heuristic(REF)` / `best-aset(REF)`: the per-seed values of the reference chosen by
 mean (experiments/references.py), REF a `topology|load` cell of the recorded baselines table or
-a `NAME:PATH` naming a references dict.
+a `NAME:PATH` naming a references dict. `SERIES ++ SERIES` pools the seeds of several recorded
+runs (the two sides of a difference pooled in the same order).
 
 Exits 1 naming file:line and why for each failure, 0 otherwise.
 
-`--complete` checks only the pages listed in COMPLETE (those that already pass; CI gates on
-them); without it every page is checked.
+Every page is checked (docs/*.md and README.md); `.ci/run` gates on it.
 
-Usage: python3 -m experiments.checks.check_prose [--self-test] [--complete] [--verbose]
+Usage: python3 -m experiments.checks.check_prose [--self-test] [--verbose]
 """
 import json
 import re
@@ -64,7 +71,7 @@ sys.dont_write_bytecode = True  # a check leaves nothing behind
 from experiments import docgen  # noqa: E402
 from experiments import references as refs  # noqa: E402
 
-VERDICT = re.compile(r"\b(above|below|ties|tied|tie|met|missed|beats|beat|wins|win)\b", re.I)
+VERDICT = re.compile(r"\b(above|below|ties|tied|tie|met|missed|beats|beat|wins|win|loses|lose|lost|misses|miss|meets|meet|outperforms|outperform)\b", re.I)
 NUM = r"[+\-−]?\d+(?:\.\d+)?"
 FIGURE = re.compile(rf"({NUM})\s*(?:%|pp|ms|s)?\s*±\s*(\d+(?:\.\d+)?)")
 CLAIM = re.compile(r"<!--\s*claim:(.*?)-->", re.S)
@@ -82,7 +89,7 @@ STRUCTURE = (r"table|tables|list|lists|figure|figures|section|sections|paragraph
 POINTER = (r"see|shown|listed|described|defined|given|as|named|noted|printed|quoted|explained|"
            r"discussed|reported|recorded|measured|used|linked|following|follows|cited|stated")
 FOLLOW = (r"[.,;:()\]]|$|\s(?:is|are|was|were|has|have|from|on|in|with|and|for|to|by|it|them|both|"
-          r"that|which|shows?|lists?|gives?|says?|holds?|—|–)(?:\s|$|[.,;:)])")
+          r"that|which|shows?|lists?|gives?|gave|says?|holds?|—|–)(?:\s|$|[.,;:)])")
 DOC_BEFORE = re.compile(rf"\b(?:{STRUCTURE}|{POINTER})\s*\**\s*$", re.I)
 DOC_AFTER = re.compile(rf"^\s*\**\s*(?:{FOLLOW})", re.I)
 DOC_AFTER_NOUN = re.compile(rf"^\s+(?:the\s+)?(?:{STRUCTURE}|core|crates?|modules?|layers?|"
@@ -91,13 +98,20 @@ DOC_NAMED_BEFORE = re.compile(r"(?:^|[.;:(—]\s*|\b(?:and|but)\s+)(?:the|these|
                               r"[\w`…-]+\s*$", re.I)
 DOC_NAMED_AFTER = re.compile(r"^\s+(?:is|are|was|were|compares?|gives?|shows?|lists?|uses?|runs?)"
                              r"\s+(?!above|below|a tie|tied|met|missed)\w", re.I)
-# A figure stated earlier in the page: "the 35.6 s above was measured on …".
-FIGURE_BEFORE = re.compile(r"\d\s*(?:s|ms|min|µs|%|pp|×)\s*$")
-# The rule's own definition: "**above** if mean(d) …", "the words met, missed, above …".
-DEFINE = re.compile(r"^\**\s+if\b|^\W?\s*,\s*\**(?:above|below|tie|met|missed)\b|^\"", re.I)
-DEFINE_BEFORE = re.compile(r"(?:\bwords\s+|\"|(?:above|below|tie|met|missed),\s+|and\s+)$", re.I)
+# A figure stated earlier in the page, named by a determiner: "the 35.6 s above was measured on
+# …", "the 717–786× above"; a bare difference ("0.56 pp below,", "1.47 pp below it") is a result.
+FIGURE_BEFORE = re.compile(r"\b(?:the|this|that|these|those)\s+"
+                           r"(?:[\d.,–-]+\s*(?:s|ms|min|µs|%|pp|×)\s*)+$", re.I)
+# The rule's own definition: "**above** if mean(d) …", "**tie** otherwise", "the words met,
+# missed, above …", "is a tie, not \"met\"".
+DEFINE = re.compile(r"^\**\s+(?:if|otherwise)\b|^\W?\s*,\s*\**(?:above|below|tie|met|missed)\b|^\"|"
+                    r"^\s*,\s*not\s+[\"“]", re.I)
+DEFINE_BEFORE = re.compile(r"(?:\bwords\s+|\"|(?:above|below|tie|met|missed),\s+|(?:above|below|tie|met|missed),?\s+(?:and|or)\s+)$", re.I)
 # A clause that states a condition or a property of a bound, not a result.
-CONDITION = re.compile(r"^\W*(?:where|if|when|whenever|unless|whether)\b[^,;:]*$", re.I)
+# The clause opens the unit, or follows a `;` or `:` ("…; n/a where the oracle is not above the
+# best ASET policy").
+CONDITION = re.compile(r"(?:^|[;:]\s*(?:n/a\s+)?)\W*(?:where|if|when|whenever|unless|whether)\b"
+                       r"[^,;:]*$", re.I)
 NEGATED = re.compile(r"\bno\s+(?:[\w`…-]+\s+){0,2}$", re.I)
 # `wins` of a mechanism: the first answer, a copy, a restart, the lowest index wins.
 MECHANISM = re.compile(r"\b(?:answer|copy|copies|restart|index|claimant|offer|binding|worker|"
@@ -106,17 +120,31 @@ MECHANISM = re.compile(r"\b(?:answer|copy|copies|restart|index|claimant|offer|bi
 # A query's or job's own deadline: "queries that then missed their deadline" (an event, not a
 # verdict).
 EVENT_AFTER = re.compile(r"^\s+(?:(?:its|their|the|a|every|each)\s+)?(?:own\s+)?deadlines?\b", re.I)
+# A thing lost, missed or lost in transit, not a result lost: "streams lost", "lost packets",
+# "instead of lose packets", "the connection is lost", "no admitted query is lost", "the misses
+# are streams refused at their open".
+EVENT_NOUN = (r"streams?|quer(?:y|ies)|packets?|frames?|connections?|jobs?|tasks?|requests?|"
+              r"messages?|replicas?")
+EVENT_NOUN_BEFORE = re.compile(rf"\b(?:{EVENT_NOUN})\s+$", re.I)
+EVENT_NOUN_AFTER = re.compile(rf"^\s+(?:the\s+|their\s+|its\s+|any\s+)?(?:{EVENT_NOUN})\b", re.I)
+PASSIVE_BEFORE = re.compile(r"\b(?:is|are|was|were|be|been|being|gets?|got)\s+$", re.I)
+NOUN_EVENT_AFTER = re.compile(rf"^\s+(?:is|are|was|were)\s+(?:[\w`…-]+\s+){{0,2}}(?:{EVENT_NOUN})\b",
+                              re.I)
+# Meeting a thing, not a target: "how a checkpoint meets an application it does not know".
+ENCOUNTER_AFTER = re.compile(r"^\s+(?:an?|each|every|any)\s+(?!target|goal|bound|deadline|"
+                             r"threshold|floor)\w", re.I)
 THRESHOLD_AFTER = re.compile(r"^\s+[^,;.]*?\bby (?:more|less) than\b", re.I)
 QUANTITY = re.compile(r"^\s+(?:the\s+|a\s+|about\s+|~|≈|roughly\s+|some\s+)?"
                       r"(?:[+\-−]?\d|[α-ωΑ-Ω]\b|[a-zA-Z]\b|×|probability|one period|warm-up|"
                       r"what any|the share|the configuration's|the earlier)", re.I)
-QUANTITY_BEFORE = re.compile(r"\b(?:at or|or|falls|fall|falling|kept|keep|never|stays|stay|"
-                             r"drops|drop|goes|go|sits|sit|lies|lie|is not|well|far|just|remain|"
-                             r"remains)\s*$", re.I)
+# A floor or ceiling stated by its wording ("at or above the share", "never below the best single
+# policy"); a motion word ("falls below", "stays above") is a quantity only with a stated quantity
+# after it (QUANTITY: "falls below θ", "stays above 91 %"), else a result ("falls below it").
+QUANTITY_BEFORE = re.compile(r"\b(?:at or|or|kept|keep|never)\s*$", re.I)
 RULE_AFTER = re.compile(r"^(?:-break|-breaks|-breaking|\s*:|\s+(?:go|goes|going|to|are broken|"
                         r"broken|as below|in the deterministic))", re.I)
-MODAL_BEFORE = re.compile(r"\b(?:must|to|would|could|should|can|cannot|can't|might|may|will|"
-                          r"not be|be)\s*$", re.I)
+MODAL_BEFORE = re.compile(r"\b(?:(?:must|to|would|could|should|can|cannot|can't|might|may|will)"
+                          r"(?:\s+have)?|not be|be)\s*$", re.I)
 REFERENCE = re.compile(r"\d+\.\d|\d\s*(?:%|pp|ms|µs|s\b|×|qps)|×\s*\d|±|heuristic|ASET|bound|target|agent|baseline|static|paper|oracle|"
                        r"prior|transfer|scratch|tuner|network|learned|\bdqn\b|tables alone|"
                        r"the rules|every rule|comparison|goal", re.I)
@@ -158,6 +186,13 @@ def context(text, m, raw=""):
         return "quantity"
     if w in ("met", "missed") and EVENT_AFTER.match(after):
         return "event"
+    if w in ("lose", "loses", "lost", "miss", "misses") and (
+            EVENT_NOUN_BEFORE.search(before) or EVENT_NOUN_AFTER.match(after)
+            or (w == "lost" and PASSIVE_BEFORE.search(before))
+            or (w in ("misses", "miss") and NOUN_EVENT_AFTER.match(after))):
+        return "event"
+    if w in ("meet", "meets") and ENCOUNTER_AFTER.match(after):
+        return "encounter"
     if w in ("win", "wins") and MECHANISM.search(before):
         return "mechanism"
     if w in ("tie", "ties", "tied") and re.search(r"\bnear[- ]$", before, re.I):
@@ -172,7 +207,7 @@ def context(text, m, raw=""):
         return "rule"
     if w in ("ties",) and re.match(r"^\s*:", after):
         return "rule"
-    if re.search(r"\bnot\s+$", before) and CLAIM_VERDICT.search(raw):
+    if re.search(r"\b(?:not|neither\s+\w+\s+nor)\s+$", before) and CLAIM_VERDICT.search(raw):
         return "negated"
     if MODAL_BEFORE.search(before):
         return "modal"
@@ -289,10 +324,26 @@ def walk(x, keys):
         items = x if isinstance(x, list) else [x[s] for s in sorted(x, key=seed_key)]
         return [walk(v, rest) for v in items]
     if isinstance(x, dict) and "," in k and k not in x:
-        return [walk(x[s], rest) for s in k.split(",")]
+        # Several keys, one per seed; a key may hold `,` itself ("--beta 0.4,0.6 --seed 1"):
+        # the pieces are joined until each run is a key.
+        parts, cur = [], None
+        for piece in k.split(","):
+            cur = piece if cur is None else f"{cur},{piece}"
+            if cur in x:
+                parts.append(cur)
+                cur = None
+        if cur is not None:
+            raise ClaimError(f"no key {cur!r}")
+        return [walk(x[s], rest) for s in parts]
     if isinstance(x, list) and "=" in k:
-        field, want = k.split("=", 1)
-        hit = [v for v in x if isinstance(v, dict) and str(v.get(field)) == want]
+        # `field=value`, or several joined by `&`: the one item that matches; where several
+        # match and `*` follows, every one of them (ordered by its `seed` field where it has one).
+        conds = [c.split("=", 1) for c in k.split("&")]
+        hit = [v for v in x if isinstance(v, dict)
+               and all(str(v.get(f)) == want for f, want in conds)]
+        if rest and rest[0] == "*" and len(hit) > 1:
+            hit.sort(key=lambda v: seed_key(v.get("seed", "")))
+            return [walk(v, rest[1:]) for v in hit]
         if len(hit) != 1:
             raise ClaimError(f"{len(hit)} items with {k!r}")
         return walk(hit[0], rest)
@@ -327,6 +378,9 @@ def values(x):
 
 def series(expr, aliases, cell=None):
     expr = expr.strip()
+    if " ++ " in expr:
+        # Seeds pooled from several recorded runs: the series one after the other.
+        return [v for part in expr.split(" ++ ") for v in series(part, aliases, cell)]
     scale = re.match(r"^(\d+)\s*\*\s*", expr)
     if scale:
         return [int(scale.group(1)) * v for v in series(expr[scale.end():], aliases, cell)]
@@ -439,6 +493,18 @@ def evaluate(claim, aliases):
 
 # --- the check ---------------------------------------------------------------------------------
 
+# The verdicts a verdict word states: a claim that gives one of them covers the word ("loses" is
+# covered by a claim that gives below, or missed against a target; "meets" by met).
+SAME = {"ties": {"tie"}, "tied": {"tie"}, "meets": {"met"}, "meet": {"met"},
+        "misses": {"missed"}, "miss": {"missed"},
+        "loses": {"below", "missed"}, "lose": {"below", "missed"}, "lost": {"below", "missed"},
+        "beats": {"above", "met"}, "beat": {"above", "met"}, "wins": {"above", "met"},
+        "win": {"above", "met"}, "outperforms": {"above"}, "outperform": {"above"}}
+# The words that state a claim's verdict.
+VERDICT_FORMS = {v: "|".join(sorted({v} | {w for w, vs in SAME.items() if v in vs},
+                                    key=len, reverse=True))
+                 for v in ("above", "below", "tie", "met", "missed")}
+
 def check_unit(text, aliases):
     """The failures of one unit (list of strings) and the kind of each verdict word found
     ({"claimed": n, "doc": n, …})."""
@@ -478,8 +544,7 @@ def check_unit(text, aliases):
                               "state")
             covered_f.update(f[2] for f in match)
             if b:
-                forms = {"tie": r"ties?|tied", "met": r"met|meets?", "missed": r"missed|miss(?:es)?",
-                         "above": "above", "below": "below"}[b]
+                forms = VERDICT_FORMS[b]
                 if not re.search(rf"\b(?:{forms})\b", body, re.I):
                     errors.append(f"a claim gives the verdict {b}, which the sentence does not "
                                   "state")
@@ -503,33 +568,18 @@ def check_unit(text, aliases):
             if b:
                 quoted += [l for l in lines if all(w.lower() in l.lower() for w in b)]
             for w in set(words):
-                base = "tie" if w in ("ties", "tied") else w
-                if any(re.search(rf"\b(?:{w}|{base})\b", l, re.I) for l in quoted):
+                if any(re.search(rf"\b(?:{w}|{'|'.join(SAME.get(w, ()))})\b", l, re.I)
+                       for l in quoted):
                     covered_w.add(w)
     for f in figures:
         if f[2] not in covered_f:
             errors.append(f"`{f[2]}` has no claim that recomputes it from recorded results")
     for w in sorted(set(words)):
-        base = "tie" if w in ("ties", "tied") else w
-        if w not in covered_w and base not in covered_w:
+        if w not in covered_w and not covered_w & SAME.get(w, set()):
             errors.append(f"the verdict word `{w}` has no claim that recomputes it from recorded "
                           "results")
     kinds["claimed"] = len(words) if not errors else 0
     return errors, kinds
-
-
-# The pages whose every checked sentence holds: `--complete` checks only these (CI gates on it);
-# a page joins once `python3 -m experiments.checks.check_prose` reports nothing on it.
-COMPLETE = [
-    "docs/fleet.md",
-    "docs/model.md",
-    "docs/results.md",
-    "docs/scale-out.md",
-    "docs/soak.md",
-    "docs/tapfinger.md",
-    "docs/worker.md",
-    "README.md",
-]
 
 
 def check(verbose=False, only=None):
@@ -571,6 +621,12 @@ SELF_TESTS = [
     ("They flip a near-tie at full-edge λ 100 (seed 102: 70.14 % against 70.26 %).", {}, 0),
     ("The robust agent ties at most scales up to ×1 at λ 60. <!-- claim: quote "
      "tuner--capacity-scales-0.5,0.75,1,1.25,1.5-lambdas-60 row robust tie -->", {}, 0),
+    ("**above** if mean(d) − 2·SE > 0, **below** if mean(d) + 2·SE < 0, **tie** otherwise.", {}, 0),
+    ("A difference above a target by its mean only is a tie, not \"met\".", {}, 0),
+    ("The agent is a tie with the best heuristic, not above it.", {}, 1),
+    ("Retraining with the `x` command above gave a byte-identical checkpoint.", {}, 0),
+    ("The agent ties it at λ 100 and below it at λ 20 (−0.53 pp).", {}, 1),
+    ("The words met, missed, above, below and tie come from this rule.", {}, 0),
     ("The agent is above the best heuristic.", {}, 1),
     ("The agent is at 89.67 ± 0.74 %.", {}, 1),
     ("Full-edge λ 60 is below the best heuristic: −3.71 ± 0.52 pp. "
@@ -590,6 +646,24 @@ SELF_TESTS = [
      {"meta": "generalisation--topologies-full-edge,co-dc-cloud,dc-cloud-workloads-20,40,60,80,"
               "100,diurnal-agents-heuristics-models-topology-heuristics.dqn,"
               "shipped-models-topology-.dqn"}, 1),
+    # A bare difference before the word is a result; a determiner makes it a place in the page.
+    ("It is 0.56 pp below, as the table shows.", {}, 1),
+    ("The agent is 1.47 pp below it on dc-cloud.", {}, 1),
+    ("The 35.6 s above was measured once.", {}, 0),
+    # Motion words: a quantity only when a stated quantity follows.
+    ("Its success falls below it at λ 60 (−0.59 pp).", {}, 1),
+    ("The share of the bound stays above 91 % at every load.", {}, 0),
+    # Widened verdict words.
+    ("Step-inspection loses on every topology (−1.65, −1.23, −0.52 pp).", {}, 1),
+    ("The agent misses the target at λ 20.", {}, 1),
+    ("The agent meets the target at λ 60.", {}, 1),
+    ("The tuned agent outperforms every fixed configuration.", {}, 1),
+    # Events, encounters and modals are not verdicts.
+    ("No admitted query is lost when a worker restarts.", {}, 0),
+    ("A gateway killed: 0 of 54 streams lost.", {}, 0),
+    ("The misses are streams that never bound.", {}, 0),
+    ("How a checkpoint meets an application.", {}, 0),
+    ("Without the fallback it would have lost its first windows.", {}, 0),
 ]
 
 
@@ -611,17 +685,11 @@ def self_test():
     return 1 if bad else 0
 
 
+
 def main():
     if "--self-test" in sys.argv[1:]:
         return self_test()
-    only = COMPLETE if "--complete" in sys.argv[1:] else None
-    if only is not None:
-        known = {str(p.relative_to(docgen.ROOT)) for p in docgen.pages()}
-        missing = [p for p in only if p not in known]
-        if missing:
-            print(f"check_prose: COMPLETE names no page {', '.join(missing)}", file=sys.stderr)
-            return 1
-    failures, totals, checked = check("--verbose" in sys.argv[1:], only)
+    failures, totals, checked = check("--verbose" in sys.argv[1:], None)
     for f in failures:
         print(f"check_prose: {f}", file=sys.stderr)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(totals.items()))
