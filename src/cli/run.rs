@@ -5,7 +5,7 @@
 use super::args::{Cli, Command};
 use anyhow::{Result, bail};
 use continuum_lab::report;
-use continuum_lab::run::{Format, build_report, write_outputs};
+use continuum_lab::run::{Format, build_report, check_out_dir, write_outputs};
 use continuum_lab::runner::Runner;
 
 /// Runs the parsed command.
@@ -46,6 +46,9 @@ pub fn execute(cli: &Cli) -> Result<()> {
     };
     if runners.is_empty() {
         bail!("--policies: expected at least one policy name");
+    }
+    if let Some(dir) = &run.out {
+        check_out_dir(dir)?;
     }
     let report = build_report(run, &runners)?;
     let text = match run.format {

@@ -276,6 +276,18 @@ pub fn bound_report(run: &RunArgs) -> Result<Report> {
     })
 }
 
+/// Checks, before a run, that `dir` can take its outputs: creates it and writes and removes a
+/// probe file, so that an unwritable `--out` fails at once rather than after the run.
+pub fn check_out_dir(dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out: cannot create {}", dir.display()))?;
+    let probe = dir.join(".continuum-write-probe");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("--out: cannot write into {}", dir.display()))?;
+    std::fs::remove_file(&probe)
+        .with_context(|| format!("--out: cannot remove {}", probe.display()))
+}
+
 /// Writes results.json, results.csv and the SVG plots of `r` into `dir`.
 pub fn write_outputs(r: &Report, dir: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

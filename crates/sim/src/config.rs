@@ -5,6 +5,11 @@ use super::{CapacityScale, QueueBound};
 use continuum_core::load::OwnBindings;
 use continuum_core::mitigation::Mitigation;
 
+/// The most metrics windows a run may have: each keeps its own counters and latency
+/// histograms (about 2 KB), so this bounds a run's memory for them near 400 MB; with the
+/// default 5 s windows it is 11.6 days of simulated time.
+pub(crate) const MAX_WINDOWS: f64 = 200_000.0;
+
 /// Run settings (the scenario's files say what is simulated; these say how).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimConfig {
@@ -56,8 +61,17 @@ impl SimConfig {
         };
         pos(self.duration_s, "duration")?;
         pos(self.window_s, "window")?;
-        pos(self.staleness_ms, "staleness")?;
-        pos(self.load_window_ms, "load window")?;
+        pos(self.staleness_ms, "staleness-ms")?;
+        pos(self.load_window_ms, "load-window-ms")?;
+        let windows = (self.duration_s / self.window_s).ceil();
+        if windows > MAX_WINDOWS {
+            return Err(format!(
+                "duration: {} s in windows of {} s is {windows:.0} windows; at most {MAX_WINDOWS:.0} \
+                 (every window keeps its own counters and latency histograms in memory): shorten \
+                 --duration or lengthen --window",
+                self.duration_s, self.window_s
+            ));
+        }
         Ok(())
     }
 }

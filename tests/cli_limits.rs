@@ -1,0 +1,117 @@
+//! Flags that could exhaust memory or time are refused up front, with the bound and why, and
+//! an output folder that cannot be written fails before the run, not after it.
+
+mod cli_support;
+
+use cli_support::{continuum, fails};
+use std::time::{Duration, Instant};
+
+const TINY: [&str; 6] = [
+    "compare",
+    "tests/fixtures/tiny-topology.yaml",
+    "--profiles",
+    "tests/fixtures/tiny-profiles.yaml",
+    "--workload",
+    "tests/fixtures/tiny-workload.yaml",
+];
+
+fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = TINY.to_vec();
+    a.extend(extra);
+    a
+}
+
+/// Fails cleanly and at once (the refusal comes before any simulation).
+fn refused(extra: &[&str]) -> String {
+    let t = Instant::now();
+    let e = fails(&with(extra));
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "{extra:?} took {:?} to be refused",
+        t.elapsed()
+    );
+    e
+}
+
+#[test]
+fn a_run_too_long_for_its_windows_is_refused_with_the_bound() {
+    // 1e9 s once aborted allocating 409 600 000 000 bytes; 1e7 s ran for minutes.
+    for d in ["1e9", "1e7"] {
+        let e = refused(&["--duration", d, "--policies", "closest"]);
+        assert!(
+            e.contains("--duration: ") && e.contains("at most 200000") && e.contains("--window"),
+            "{e}"
+        );
+    }
+    // The bound counts windows (duration / --window), and the message says how many.
+    let e = refused(&[
+        "--duration",
+        "2e6",
+        "--window",
+        "5",
+        "--policies",
+        "closest",
+    ]);
+    assert!(e.contains("400000 windows"), "{e}");
+}
+
+#[test]
+fn thread_counts_outside_the_range_are_refused() {
+    let e = refused(&["--threads", "0", "--policies", "closest"]);
+    assert!(e.contains("--threads: expected at least 1, got 0"), "{e}");
+    for n in ["100000", "2000"] {
+        let e = refused(&["--threads", n, "--policies", "closest"]);
+        assert!(e.contains("--threads: at most") && e.contains(n), "{e}");
+    }
+}
+
+#[test]
+fn the_flags_are_named_as_the_user_typed_them() {
+    let e = refused(&["--staleness-ms", "-1", "--policies", "closest"]);
+    assert!(e.contains("--staleness-ms must be"), "{e}");
+    let e = refused(&["--load-window-ms", "0", "--policies", "closest"]);
+    assert!(e.contains("--load-window-ms must be"), "{e}");
+}
+
+#[test]
+fn an_unwritable_out_fails_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let under_a_file = file.join("out");
+    let e = refused(&[
+        "--duration",
+        "60",
+        "--policies",
+        "closest",
+        "--out",
+        under_a_file.to_str().unwrap(),
+    ]);
+    assert!(e.contains("--out: cannot create"), "{e}");
+    // A writable one is created, and the probe leaves nothing behind but the outputs.
+    let out = dir.path().join("ok");
+    let o = continuum(&with(&[
+        "--duration",
+        "10",
+        "--policies",
+        "closest",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(o.status.success());
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "p99_over_time.svg",
+            "results.csv",
+            "results.json",
+            "success_over_time.svg",
+            "success_per_app.svg"
+        ]
+    );
+}
