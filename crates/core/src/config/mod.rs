@@ -2,9 +2,11 @@
 
 mod dist;
 mod error;
+mod suggest;
 
 pub use dist::{Dist, DistSpec, TaggedDist};
 pub use error::ConfigError;
+pub use suggest::{closest_name, did_you_mean};
 
 use serde::de::DeserializeOwned;
 use serde_saphyr::Spanned;

@@ -110,10 +110,16 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static dyn Policy>, String> {
         .collect()
 }
 
-/// The message for an unknown policy name: it lists the known ones.
+/// The message for an unknown policy name: the closest known name of a policy or pull row when
+/// it looks like a typo, and the known policies.
 pub fn unknown(name: &str) -> String {
+    let rows = names()
+        .into_iter()
+        .chain(crate::pull::BASELINES)
+        .chain(["per-class", "tapfinger"]);
     format!(
-        "unknown policy `{name}`; known policies: {}, and `choices:<d>` (d from 1 to {})",
+        "unknown policy `{name}`{}; known policies: {}, and `choices:<d>` (d from 1 to {})",
+        crate::config::did_you_mean(name.split(':').next().unwrap_or(name), rows),
         names().join(", "),
         choices::MAX_D
     )

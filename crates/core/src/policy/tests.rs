@@ -169,6 +169,14 @@ fn registry_has_the_seventeen_policies_and_parses_lists() {
     assert_eq!(parse_list("closest, random").unwrap().len(), 2);
     let e = parse_list("closest,nearest").err().unwrap();
     assert!(e.contains("unknown policy `nearest`"), "{e}");
+    assert!(!e.contains("did you mean"), "{e}");
+    let e = parse_list("headrom").err().unwrap();
+    assert!(
+        e.starts_with("unknown policy `headrom` (did you mean `headroom`?); known policies:"),
+        "{e}"
+    );
+    let e = parse_list("greedy_pull").err().unwrap();
+    assert!(e.contains("(did you mean `greedy-pull`?)"), "{e}");
 }
 
 #[test]
