@@ -128,6 +128,12 @@ impl Checkpoint {
             message: m,
         };
         let (bytes, raw, format) = read_meta(path)?;
+        if format.starts_with("continuum-tapfinger/") {
+            return Err(fmt(format!(
+                "a TapFinger checkpoint (`{format}`), not a meta-policy's: run it as a row, \
+                 `--policies tapfinger:{p}`"
+            )));
+        }
         if format != FORMAT {
             return Err(fmt(format!(
                 "format is `{format}`, expected `{FORMAT}` (retrain it with this version: `continuum train`)"

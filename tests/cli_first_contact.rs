@@ -1,5 +1,6 @@
-//! Flags that could exhaust memory or time are refused up front, with the bound and why, and
-//! an output folder that cannot be written fails before the run, not after it.
+//! First contact: flags that could exhaust memory or time are refused up front, with the bound
+//! and why; an output folder that cannot be written fails before the run, not after it; a
+//! mistyped name gets the closest known one, and a wrong file the way to use it.
 
 mod cli_support;
 
@@ -114,4 +115,37 @@ fn an_unwritable_out_fails_before_the_run() {
             "success_per_app.svg"
         ]
     );
+}
+
+#[test]
+fn a_mistyped_row_gets_the_closest_name() {
+    let e = refused(&["--policies", "headrom"]);
+    assert!(
+        e.contains("unknown policy `headrom` (did you mean `headroom`?)"),
+        "{e}"
+    );
+    // The other rows are listed for an unknown name, …
+    assert!(e.contains("other rows: "), "{e}");
+    // … not when a known policy's mitigation is out of range.
+    let e = refused(&["--configs", "closest+reissue@1.5"]);
+    assert!(e.contains("r must be in (0, 1]"), "{e}");
+    assert!(!e.contains("other rows"), "{e}");
+}
+
+#[test]
+fn a_tapfinger_checkpoint_given_to_agent_says_how_to_run_it() {
+    let e = fails(&[
+        "compare",
+        "topologies/full-edge.yaml",
+        "--duration",
+        "5",
+        "--agent",
+        "models/full-edge-tapfinger.tapfinger",
+    ]);
+    assert!(
+        e.contains("a TapFinger checkpoint")
+            && e.contains("--policies tapfinger:models/full-edge-tapfinger.tapfinger"),
+        "{e}"
+    );
+    assert!(!e.contains("retrain"), "{e}");
 }
