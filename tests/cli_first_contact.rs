@@ -149,3 +149,27 @@ fn a_tapfinger_checkpoint_given_to_agent_says_how_to_run_it() {
     );
     assert!(!e.contains("retrain"), "{e}");
 }
+
+#[test]
+fn a_value_of_the_wrong_form_says_which_forms_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        "lambda_per_min: 60\napps:\n  - {name: a, share: \"lots\", task: detect, rate_qps: 10, \
+         frame_kb: 10, uplink_mbps: 80, max_delay_ms: 100, min_accuracy: 0, duration_s: 30}\n",
+    )
+    .unwrap();
+    let e = fails(&[
+        "compare",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        w.to_str().unwrap(),
+    ]);
+    // file:line:col at the value, the forms it may take, and no Rust type's name.
+    assert!(e.contains("w.yaml:3:"), "{e}");
+    assert!(e.contains("expected a number >= 0, `{step:"), "{e}");
+    assert!(!e.contains("untagged enum"), "{e}");
+}

@@ -54,7 +54,10 @@ impl fmt::Display for QueueBound {
 
 /// How a [`QueueBound`] is written in a file: a name or a number.
 #[derive(Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number of queries or a queue bound's name"
+)]
 enum BoundRepr {
     Queries(u32),
     Named(String),

@@ -8,7 +8,10 @@ use serde::Deserialize;
 
 /// A scalar distribution as written in YAML (validated by [`Dist::check`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number or one of `{uniform: [a, b]}`, `{normal: {mean, std}}`, `{lognormal: {mean, std}}`, `{exponential: {mean}}`, `{choice: [values]}`"
+)]
 pub enum DistSpec {
     /// A constant.
     Const(f64),
@@ -50,7 +53,10 @@ pub enum TaggedDist {
 
 /// Values for a `choice` distribution.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a list of numbers or `{values: [numbers], weights: [numbers]}`"
+)]
 pub enum ChoiceSpec {
     /// Equally likely values.
     Plain(Vec<f64>),

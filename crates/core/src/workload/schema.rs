@@ -17,7 +17,10 @@ struct File {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number >= 0, `{step: [{at_s, value}, …]}` or `{sine: {mean, amplitude, period_s}}`"
+)]
 enum LambdaSpec {
     Constant(f64),
     Tagged(TaggedLambda),
