@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate one dispatch policy on a topology and print its success ratio over time.
-    #[command(after_help = super::names::catalogue())]
+    #[command(after_help = super::names::simulate_catalogue())]
     Simulate {
         /// The policy every scheduler uses, optionally with a tail-latency mitigation:
         /// `least-impedance+reissue@0.8`, `closest+discard@0.9`.
@@ -71,11 +71,8 @@ pub enum Command {
         /// actions and one class per application without an agent.
         #[arg(long)]
         oracle: bool,
-        /// Comma-separated allocators above dispatch (`static`, `oga`, `oga-lookahead`, `drf`,
-        /// `fairness`, `binpacking`, `spreading`, and the ablations `drf-port-total`,
-        /// `binpacking-one-instance`, `spreading-one-instance`): every configuration row runs
-        /// under each,
-        /// named `<configuration>@<allocator>`. The topology's workers become every variant
+        /// Comma-separated allocators above dispatch (every name is listed after the options):
+        /// every configuration row runs under each, named `<configuration>@<allocator>`. The topology's workers become every variant
         /// that fits each cluster; every slot the allocator turns the demand of the slot just
         /// ended into replicas per variant per cluster (`static`: the file's deployment).
         #[arg(long)]

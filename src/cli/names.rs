@@ -57,6 +57,16 @@ pub(crate) fn catalogue() -> String {
     )
 }
 
+/// The text after `simulate`'s options: the names its `--policy` takes (one policy, and a
+/// mitigation), none of `compare`'s other rows or allocators.
+pub(crate) fn simulate_catalogue() -> String {
+    format!(
+        "Policies: {}.\nMitigations (<policy>+<mitigation>, r in (0, 1]): {}.",
+        policies(),
+        mitigations()
+    )
+}
+
 /// `name1`, `name2`, … in order.
 fn ticked<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names
@@ -86,5 +96,19 @@ mod tests {
         for k in MitigationKind::ALL {
             assert!(c.contains(&format!("`{}@<r>`", k.name())), "{c}");
         }
+        for n in continuum_alloc::alloc::ABLATIONS {
+            assert!(c.contains(&format!("`{n}`")), "{n} missing from {c}");
+        }
+    }
+
+    #[test]
+    fn simulate_names_only_what_it_takes() {
+        let c = simulate_catalogue();
+        assert!(
+            c.contains("`headroom`") && c.contains("`reissue@<r>`"),
+            "{c}"
+        );
+        assert!(!c.contains("Allocators") && !c.contains("`oga`"), "{c}");
+        assert!(!c.contains("`greedy-pull`"), "{c}");
     }
 }

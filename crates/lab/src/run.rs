@@ -88,7 +88,7 @@ pub struct RunArgs {
     pub own_bindings: String,
     /// Also compute the offline upper bound of the run (docs/model.md §16: a clairvoyant fluid
     /// assignment of the same streams, a linear program) and give every row its share of it.
-    /// Not with `--allocators` (the bound keeps the file's deployment).
+    /// Not with `compare --allocators` (the bound keeps the file's deployment).
     #[arg(long)]
     pub bound: bool,
     /// The bound's time slices, in each of which every worker's capacity holds, ms.
