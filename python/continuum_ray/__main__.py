@@ -4,6 +4,8 @@
   --address HOST:PORT meta-train -- ARGS…       meta-training's inner loops as Ray tasks
   --address HOST:PORT train -- ARGS…            Ape-X training's actors as Ray tasks
 
+--address defaults to the RAY_ADDRESS environment variable (host:port or `local`).
+
 The `continuum` binary (--bin) and the files the grid names must be at the same paths on every
 node (e.g. a shared checkout); results come back through Ray."""
 import argparse
@@ -17,8 +19,10 @@ from . import cluster
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="continuum-ray", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--address", required=True,
-                    help="Ray head, host:port (e.g. 127.0.0.1:6379), or `local`")
+    env_address = os.environ.get("RAY_ADDRESS")
+    ap.add_argument("--address", required=not env_address, default=env_address,
+                    help="Ray head, host:port (e.g. 127.0.0.1:6379), or `local`; default: "
+                         "the RAY_ADDRESS environment variable")
     ap.add_argument("--bin", default="target/release/continuum", help="the continuum binary")
     ap.add_argument("--cwd", default=".", help="directory the binary runs in (the checkout)")
     ap.add_argument("--retries", type=int, default=3,

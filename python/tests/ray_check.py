@@ -39,10 +39,16 @@ def run(cmd, **kw):
     return r
 
 
-def driver(binary, port, *args):
+def driver(binary, port, *args, by_env=False):
+    """The Ray driver on the head at `port`: named by --address, or (`by_env`) by RAY_ADDRESS."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    return run([sys.executable, "-m", "continuum_ray", "--address", f"127.0.0.1:{port}",
-                "--bin", binary, *args], env=env)
+    address = []
+    if by_env:
+        env["RAY_ADDRESS"] = f"127.0.0.1:{port}"
+    else:
+        address = ["--address", f"127.0.0.1:{port}"]
+    return run([sys.executable, "-m", "continuum_ray", *address, "--bin", binary, *args],
+               env=env)
 
 
 def check_sweep(binary, port, tmp):
@@ -87,7 +93,8 @@ def check_meta_train(binary, port, tmp):
             "tests/fixtures/tiny-meta.yaml", "--seed", "3", "--threads", "1"]
     local, dist = tmp / "local.dqn", tmp / "ray.dqn"
     run([binary, "meta-train", *args, "--out", local])
-    driver(binary, port, "meta-train", "--", *args, "--out", str(dist))
+    # Named by RAY_ADDRESS alone, as a Ray job's environment names its cluster.
+    driver(binary, port, "meta-train", "--", *args, "--out", str(dist), by_env=True)
     assert local.read_bytes() == dist.read_bytes(), "the checkpoints differ"
     print("ray meta-train: checkpoint identical to the local run")
 
