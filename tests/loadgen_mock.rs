@@ -270,3 +270,23 @@ async fn json_bodies_and_the_stream_cap() {
     );
     assert!(r.streams.opened <= r.streams.arrived);
 }
+
+/// `--warm-up N` guarantees N clients at the start, even where the run's own arrivals are fewer
+/// (λ 1/min for 1 s: almost surely none); a run with no client is named as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn warm_up_guarantees_its_clients_and_an_empty_run_is_named() {
+    let (url, _mock) = start_mock().await;
+    let mut o = options(&url, 1.0, 1.0);
+    let empty = loadgen::run(&o).await.unwrap();
+    assert_eq!(empty.streams.arrived, 0);
+    let m = loadgen::no_traffic(&empty, &o).expect("a warning");
+    assert!(
+        m.contains("no client arrived in 1 s") && m.contains("--warm-up"),
+        "{m}"
+    );
+    o.warm_up = 3;
+    let r = loadgen::run(&o).await.unwrap();
+    assert_eq!(r.streams.arrived, 3, "{:?}", r.streams);
+    assert!(r.queries.conserved(), "{:?}", r.queries);
+    assert!(loadgen::no_traffic(&r, &o).is_none());
+}

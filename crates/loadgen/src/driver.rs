@@ -190,6 +190,19 @@ pub async fn run_until(
     let horizon_ms = opts.duration_s * 1000.0;
     let mut arrivals: Vec<Arrival> =
         ClientArrivals::new(&opts.workload, opts.seed, opts.scheduler, horizon_ms).collect();
+    if arrivals.len() < opts.warm_up {
+        // `--warm-up N` promises N clients: the first N the arrival process draws, past the run
+        // if need be (the same draws, so those within it come first), looking at most a
+        // thousand runs ahead (a λ that falls to 0 draws no more).
+        arrivals = ClientArrivals::new(
+            &opts.workload,
+            opts.seed,
+            opts.scheduler,
+            horizon_ms.max(1.0) * 1000.0,
+        )
+        .take(opts.warm_up)
+        .collect();
+    }
     for a in arrivals.iter_mut().take(opts.warm_up) {
         a.t_ms = 0.0;
     }

@@ -80,7 +80,9 @@ pub struct LoadgenArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// The first this many clients arrive at once at the start (their streams as drawn), so
-    /// a short or slow run shows traffic at once; 0: every arrival as the process draws it.
+    /// a short or slow run shows traffic at once, even when fewer would arrive within
+    /// --duration (the next ones the arrival process draws join them); 0: every arrival as
+    /// the process draws it.
     #[arg(long, default_value_t = 0)]
     pub warm_up: usize,
     /// Which scheduler's random streams to draw clients from (to match a simulation's
@@ -130,6 +132,10 @@ pub struct LoadgenArgs {
     // assumption: a line every 5 s shows progress without flooding the terminal.
     #[arg(long, default_value_t = 5.0)]
     pub progress: f64,
+    /// Exit with an error (after printing the report) when no client arrived, instead of only
+    /// warning: a run that sent nothing measured nothing.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Everything a load run needs, loaded and checked.
@@ -389,7 +395,24 @@ pub fn execute(args: &LoadgenArgs) -> anyhow::Result<()> {
         ReportFormat::Table => print!("{}", report.to_table()),
         ReportFormat::Json => println!("{json}"),
     }
+    match no_traffic(&report, &opts) {
+        Some(m) if args.strict => bail!("{m}"),
+        Some(m) => eprintln!("warning: {m} (--strict makes this an error)"),
+        None => {}
+    }
     Ok(())
+}
+
+/// Why a finished run measured nothing, when no client arrived: what to change.
+pub fn no_traffic(report: &LoadReport, opts: &LoadOptions) -> Option<String> {
+    (report.streams.arrived == 0).then(|| {
+        format!(
+            "no client arrived in {} s at λ {} clients/min: every figure above is empty; \
+             lengthen --duration, raise --lambda, or start clients at once with --warm-up N",
+            opts.duration_s,
+            opts.workload.lambda.describe()
+        )
+    })
 }
 
 #[cfg(test)]
