@@ -173,3 +173,44 @@ fn a_value_of_the_wrong_form_says_which_forms_are_accepted() {
     assert!(e.contains("expected a number >= 0, `{step:"), "{e}");
     assert!(!e.contains("untagged enum"), "{e}");
 }
+
+/// `continuum worker --config <file>` with `env` set, expected to fail at once; its stderr.
+fn worker_fails(config: &std::path::Path, env: &[(&str, &str)]) -> String {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_continuum"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["worker", "--config", config.to_str().unwrap()])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+#[test]
+fn a_server_config_error_points_at_the_line_or_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("config/worker-co.yaml").unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("name:"))
+        .expect("a name line")
+        + 1;
+    let typo = dir.path().join("worker.yaml");
+    std::fs::write(&typo, text.replacen("name:", "nmae:", 1)).unwrap();
+    let e = worker_fails(&typo, &[]);
+    assert!(
+        e.contains(&format!("worker.yaml:{line}:1: unknown field `nmae`")),
+        "{e}"
+    );
+    // A wrong override names the variable, not the file.
+    let e = worker_fails(
+        std::path::Path::new("config/worker-co.yaml"),
+        &[("CONTINUUM_HTTP__LISTEN", "not-an-address")],
+    );
+    assert!(
+        e.contains("CONTINUUM_HTTP__LISTEN=not-an-address: ") && e.contains("`http.listen`"),
+        "{e}"
+    );
+}
