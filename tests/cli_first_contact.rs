@@ -214,3 +214,37 @@ fn a_server_config_error_points_at_the_line_or_the_variable() {
         "{e}"
     );
 }
+
+#[test]
+fn the_csv_has_the_median_and_one_precision_per_unit() {
+    let o = continuum(&with(&[
+        "--policies",
+        "closest,random",
+        "--duration",
+        "30",
+        "--format",
+        "csv",
+    ]));
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| {
+        head.iter()
+            .position(|h| *h == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let latencies = [col("p50_ms"), col("p95_ms"), col("p99_ms")];
+    let mut seen = 0;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        for &i in &latencies {
+            if !f[i].is_empty() {
+                let decimals = f[i].split('.').nth(1).map_or(0, str::len);
+                assert_eq!(decimals, 3, "{} in {l}", head[i]);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 10, "{text}");
+}

@@ -1,7 +1,8 @@
 //! CSV output: one row per policy overall, per app, and per window, written with the `csv`
 //! crate (names holding commas, quotes or newlines are quoted). The `degraded` count (`tdp`
-//! only) and each row's share of the run's offline bound (`--bound`) come last, so the columns
-//! before them keep their places; the bound itself is a row of scope `bound`.
+//! only), each row's share of the run's offline bound (`--bound`) and the median latency come
+//! last, so the columns before them keep their places; the bound itself is a row of scope
+//! `bound`. Every latency has three decimals (ms), every ratio six.
 
 use super::Report;
 
@@ -29,8 +30,10 @@ pub fn to_csv(r: &Report) -> String {
         "p99_ms",
         "degraded",
         "share_of_bound",
+        "p50_ms",
     ]
     .map(String::from));
+    let ms = |x: f64| format!("{x:.3}");
     let blank = String::new;
     for p in &r.results {
         row(&[
@@ -43,10 +46,11 @@ pub fn to_csv(r: &Report) -> String {
             p.failure.to_string(),
             p.rejected.to_string(),
             format!("{:.6}", p.success_ratio),
-            p.latency_ms.p95.to_string(),
-            p.latency_ms.p99.to_string(),
+            ms(p.latency_ms.p95),
+            ms(p.latency_ms.p99),
             p.degraded.to_string(),
             p.share_of_bound.map_or_else(blank, |x| format!("{x:.6}")),
+            ms(p.latency_ms.p50),
         ]);
         for a in &p.per_app {
             row(&[
@@ -59,10 +63,11 @@ pub fn to_csv(r: &Report) -> String {
                 a.failure.to_string(),
                 a.rejected.to_string(),
                 format!("{:.6}", a.success_ratio),
-                a.latency_ms.p95.to_string(),
-                a.latency_ms.p99.to_string(),
+                ms(a.latency_ms.p95),
+                ms(a.latency_ms.p99),
                 a.degraded.to_string(),
                 blank(),
+                ms(a.latency_ms.p50),
             ]);
         }
         for x in &p.per_window {
@@ -77,7 +82,8 @@ pub fn to_csv(r: &Report) -> String {
                 blank(),
                 format!("{:.6}", x.success_ratio),
                 blank(),
-                x.p99_ms.to_string(),
+                ms(x.p99_ms),
+                blank(),
                 blank(),
                 blank(),
             ]);
@@ -94,6 +100,7 @@ pub fn to_csv(r: &Report) -> String {
             blank(),
             blank(),
             format!("{:.6}", b.success_ratio),
+            blank(),
             blank(),
             blank(),
             blank(),

@@ -363,7 +363,17 @@ fn command_line(
     let topology = match flags.get("topology") {
         Some(Value::String(t)) => topology_path(&template(t, templates)),
         Some(other) => return Err(format!("topology: expected a name or a path, got {other}")),
-        None => return Err("expected a `topology` (in the options or an axis)".into()),
+        None => {
+            let typo = flags
+                .keys()
+                .find(|k| continuum_core::config::closest_name(k, ["topology"]).is_some())
+                .map_or_else(String::new, |k| {
+                    format!("; `{k}` is not an option (did you mean `topology`?)")
+                });
+            return Err(format!(
+                "expected a `topology` (in the options or an axis){typo}"
+            ));
+        }
     };
     let mut argv = vec![command.to_string(), topology];
     for (k, v) in flags {
@@ -481,6 +491,13 @@ mod tests {
         assert!(format!("{e:#}").contains("`threads`"), "{e:#}");
         let e = grid("name: t\nfoo: 1\n").unwrap_err();
         assert!(format!("{e:#}").contains("foo"), "{e:#}");
+        // A mistyped axis that leaves no topology says so, with the name it was meant to be.
+        let e = grid("name: t\naxes:\n  - {topolgy: [full-edge]}\n").unwrap_err();
+        let m = format!("{e:#}");
+        assert!(
+            m.contains("`topolgy` is not an option (did you mean `topology`?)"),
+            "{m}"
+        );
     }
 
     #[test]
