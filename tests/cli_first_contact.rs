@@ -248,3 +248,23 @@ fn the_csv_has_the_median_and_one_precision_per_unit() {
     }
     assert!(seen > 10, "{text}");
 }
+
+#[test]
+fn shell_completions_cover_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = continuum(&["completions", shell]);
+        assert!(o.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        for word in ["compare", "simulate", "train", "loadgen", "bound-slice-ms"] {
+            assert!(text.contains(word), "{shell}: no `{word}`");
+        }
+    }
+    // A shell it does not know is a usage error (clap's exit status 2) listing those it does.
+    let o = continuum(&["completions", "tcsh"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("invalid value 'tcsh'") && e.contains("bash"),
+        "{e}"
+    );
+}

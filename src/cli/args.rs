@@ -148,6 +148,13 @@ pub enum Command {
     },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
     Loadgen(continuum_loadgen::LoadgenArgs),
+    /// Print a shell's completion script for every subcommand and option, e.g.
+    /// `continuum completions bash > ~/.local/share/bash-completion/completions/continuum`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,
     /// spreading) on a synthetic trace: average reward over time, gains and regret.
     OgaBench(continuum_alloc::oga_bench::OgaBenchArgs),

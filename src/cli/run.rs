@@ -29,6 +29,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             return continuum_alloc_live::run_from_file(config, *slots);
         }
         Command::Loadgen(args) => return continuum_loadgen::execute(args),
+        Command::Completions { shell } => return completions(*shell),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {
             models,
@@ -69,5 +70,14 @@ pub fn execute(cli: &Cli) -> Result<()> {
             dir.display()
         );
     }
+    Ok(())
+}
+
+/// Prints `shell`'s completion script for the whole command line.
+fn completions(shell: clap_complete::Shell) -> Result<()> {
+    let mut text = Vec::new();
+    let mut cli = <super::Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cli, "continuum", &mut text);
+    super::print(String::from_utf8_lossy(&text).trim_end())?;
     Ok(())
 }
