@@ -123,6 +123,11 @@ pub enum Command {
         cmd: super::topology::TopologyCommand,
     },
     /// Serve ONNX model variants over HTTP (Open Inference Protocol v2) and QUIC.
+    #[command(after_help = super::names::server_settings(
+        continuum_worker::config::ENV_KEYS,
+        "config/worker.yaml",
+        "CONTINUUM_HTTP__LISTEN=127.0.0.1:9000",
+    ))]
     Worker {
         /// Worker settings (YAML; `CONTINUUM_*` variables override them).
         #[arg(long)]
@@ -130,6 +135,11 @@ pub enum Command {
     },
     /// Bind client streams to workers and forward their queries (one process per antenna or
     /// central office).
+    #[command(after_help = super::names::server_settings(
+        continuum_gateway::config::ENV_KEYS,
+        "config/gateway.yaml",
+        "CONTINUUM_ADMIN_TOKEN=s3cret",
+    ))]
     Gateway {
         /// Gateway settings (YAML; `CONTINUUM_*` variables override them).
         #[arg(long)]

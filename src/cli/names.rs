@@ -67,6 +67,18 @@ pub(crate) fn simulate_catalogue() -> String {
     )
 }
 
+/// The text after `worker`'s and `gateway`'s options: where the settings' keys are explained
+/// (`example`), the top-level `keys` a variable may set, and how (`variable`, an example).
+pub(crate) fn server_settings(keys: &[&str], example: &str, variable: &str) -> String {
+    format!(
+        "Settings: a YAML file ({example} shows and comments every key). A variable sets any \
+         key under these top-level ones instead: {}; CONTINUUM_<KEY>, nested keys joined by a \
+         double underscore (e.g. {variable}). An error names the variable at fault, or the \
+         file's line and column.",
+        ticked(keys.iter().copied())
+    )
+}
+
 /// `name1`, `name2`, … in order.
 fn ticked<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names
@@ -99,6 +111,22 @@ mod tests {
         for n in continuum_alloc::alloc::ABLATIONS {
             assert!(c.contains(&format!("`{n}`")), "{n} missing from {c}");
         }
+    }
+
+    #[test]
+    fn the_servers_help_names_every_key_a_variable_sets() {
+        let w = server_settings(
+            continuum_worker::config::ENV_KEYS,
+            "config/worker.yaml",
+            "X=1",
+        );
+        for k in continuum_worker::config::ENV_KEYS {
+            assert!(w.contains(&format!("`{k}`")), "{k}: {w}");
+        }
+        assert!(
+            w.contains("config/worker.yaml") && w.contains("CONTINUUM_<KEY>"),
+            "{w}"
+        );
     }
 
     #[test]

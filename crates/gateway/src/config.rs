@@ -303,7 +303,7 @@ fn default_closed_memory_ms() -> u64 {
 }
 
 /// Top-level keys that `CONTINUUM_*` variables may set.
-const ENV_KEYS: &[&str] = &[
+pub const ENV_KEYS: &[&str] = &[
     "name",
     "topology",
     "profiles",

@@ -93,7 +93,7 @@ fn default_threads() -> usize {
 }
 
 /// Top-level keys that `CONTINUUM_*` variables may set.
-const ENV_KEYS: &[&str] = &[
+pub const ENV_KEYS: &[&str] = &[
     "name",
     "backend",
     "models_dir",
