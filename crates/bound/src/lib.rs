@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 
+mod carry;
 mod lp;
 mod solver;
 mod streams;

@@ -20,7 +20,8 @@
 //!   bound = Σ_k g_k(π_k) + Σ_{w,k,j} R_w · min(L, D_k − (j − 1)L) · max(0, π_{w,k} − π_{w,k+j})
 //!
 //! bounds the whole run, carried work included (docs/model.md §16). The second sum is the
-//! [`Solution::carried`] term: zero where the prices do not fall from a slice to the next.
+//! [`Solution::carried`] term (`carry.rs`): zero where the prices do not fall from a slice to
+//! the next.
 
 use super::BoundError;
 use super::solver::Lp;
@@ -378,7 +379,8 @@ pub fn solve(
                 .fold(0.0, f64::max)
         })
         .collect();
-    let carried = carried(&solved, &deadlines, capacity_ms, slice_ms);
+    let prices: Vec<&[(u32, f64)]> = solved.iter().map(|s| s.prices.as_slice()).collect();
+    let carried = super::carry::carried(&prices, &deadlines, capacity_ms, slice_ms);
     let offered: f64 = active.iter().flatten().map(|x| f64::from(x.1)).sum();
     let per_slice: f64 = solved.iter().map(|x| x.served).sum();
     Ok(Solution {
@@ -396,39 +398,6 @@ pub fn solve(
         worst_gap: solved.iter().map(|x| x.gap).fold(0.0, f64::max),
         solve_s: t.elapsed().as_secs_f64(),
     })
-}
-
-/// The bound's allowance for work carried across slice ends (the module's second sum): for
-/// each slice k, worker w priced π_{w,k} > 0 there and later slice k + j that the slice's
-/// longest deadline `deadlines[k]` reaches, R_w · min(L, D_k − (j − 1)L) · max(0, π_{w,k} −
-/// π_{w,k+j}); past the last slice π = 0. `capacity_ms[w]` is R_w · L.
-fn carried(solved: &[SliceOutcome], deadlines: &[f64], capacity_ms: &[f64], slice_ms: f64) -> f64 {
-    let price = |k: usize, w: u32| {
-        solved.get(k).map_or(0.0, |s| {
-            s.prices
-                .binary_search_by_key(&w, |x| x.0)
-                .map_or(0.0, |i| s.prices[i].1)
-        })
-    };
-    let mut sum = 0.0;
-    for (k, s) in solved.iter().enumerate() {
-        let d = deadlines[k];
-        for &(w, p) in &s.prices {
-            let per_ms = capacity_ms[w as usize] / slice_ms;
-            let mut j = 1;
-            while ((j - 1) as f64) * slice_ms < d {
-                let reach = (d - (j - 1) as f64 * slice_ms).min(slice_ms);
-                if k + j >= solved.len() {
-                    // Past the run: no price, and every later slice alike.
-                    sum += per_ms * (d - (j - 1) as f64 * slice_ms) * p;
-                    break;
-                }
-                sum += per_ms * reach * (p - price(k + j, w)).max(0.0);
-                j += 1;
-            }
-        }
-    }
-    sum
 }
 
 #[cfg(test)]

@@ -387,6 +387,14 @@ impl GatewayConfig {
 
     /// Checks what the types cannot.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_pull()?;
+        self.validate_upstreams()?;
+        self.validate_numbers()?;
+        self.validate_access_and_policy()
+    }
+
+    /// `pull`: its periods and its puller's name.
+    fn validate_pull(&self) -> Result<(), String> {
         if let Some(p) = &self.pull {
             if p.step_ms == Some(0) || p.patience == 0 {
                 return Err("pull: step_ms and patience must be at least 1".into());
@@ -401,6 +409,11 @@ impl GatewayConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `workers` (unique names, addresses of their protocol) and `tasks` (shapes).
+    fn validate_upstreams(&self) -> Result<(), String> {
         if self.workers.is_empty() {
             return Err("workers: expected at least one worker".into());
         }
@@ -432,6 +445,11 @@ impl GatewayConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Limits, periods, rates and weights: in range.
+    fn validate_numbers(&self) -> Result<(), String> {
         let positive = [
             ("window_ms", self.window_ms),
             ("publish_ms", self.publish_ms),
@@ -472,6 +490,12 @@ impl GatewayConfig {
                 self.default_access_ms
             ));
         }
+        Ok(())
+    }
+
+    /// The admin token, the stream key, app class names, the policy, the mitigation, and a
+    /// policy table or an agent (not both).
+    fn validate_access_and_policy(&self) -> Result<(), String> {
         if self.admin_token.as_deref() == Some(WELL_KNOWN_ADMIN_TOKEN)
             && !self.http.listen.ip().is_loopback()
         {
