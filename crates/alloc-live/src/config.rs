@@ -6,6 +6,14 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
 
+/// The default floor: one variant of each task stays loaded on each worker that serves the
+/// task, so a slice with no traffic still answers the first stream (an assumption: the
+/// cheapest safe floor; a configured `floor` overrides it).
+pub const DEFAULT_FLOOR: usize = 1;
+/// The largest `floor` accepted: more variants of one task than a worker serves in any
+/// shipped configuration, far below what could exhaust anything.
+const MAX_FLOOR: u64 = 64;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -22,6 +30,8 @@ struct File {
     eta0: Option<Spanned<f64>>,
     #[serde(default)]
     horizon_slots: Option<Spanned<u64>>,
+    #[serde(default)]
+    floor: Option<Spanned<u64>>,
     gateways: Vec<GatewaySpec>,
     workers: Vec<WorkerSpec>,
 }
@@ -88,6 +98,9 @@ pub struct AllocatorConfig {
     pub model: continuum_alloc::placement::ModelOptions,
     /// The T of OGA's regret-bound learning rate (default: the slots of one day).
     pub horizon_slots: u64,
+    /// The fewest variants of each task that stay loaded on each worker serving that task,
+    /// whatever the allocator wants (default [`DEFAULT_FLOOR`]; 0 lets it unload them all).
+    pub floor: usize,
     /// Gateways, one per scheduler at most.
     pub gateways: Vec<GatewayTarget>,
     /// Workers.
@@ -194,7 +207,22 @@ impl AllocatorConfig {
                 return Err(src.error_at(h, "horizon_slots", "expected a number of slots > 0"));
             }
         };
+        let floor = match &f.floor {
+            None => DEFAULT_FLOOR,
+            Some(x) if x.value <= MAX_FLOOR => x.value as usize,
+            Some(x) => {
+                return Err(src.error_at(
+                    x,
+                    "floor",
+                    format!(
+                        "expected at most {MAX_FLOOR} variants per task and worker, got {}",
+                        x.value
+                    ),
+                ));
+            }
+        };
         Ok(Self {
+            floor,
             horizon_slots,
             topology: f.topology,
             profiles: f.profiles,
@@ -234,6 +262,8 @@ mod tests {
         assert_eq!(c.workers[0].url, "http://127.0.0.1:8010");
         assert_eq!(c.model, continuum_alloc::placement::ModelOptions::default());
         assert_eq!(c.horizon_slots, 2880, "one day of 30 s slots");
+        assert_eq!(c.floor, DEFAULT_FLOOR);
+        assert_eq!(parse(&format!("{GOOD}floor: 0\n")).unwrap().floor, 0);
     }
 
     #[test]
@@ -263,6 +293,7 @@ mod tests {
             (format!("{GOOD}units: furlongs\n"), "units"),
             (format!("{GOOD}eta0: -2\n"), "eta0"),
             (format!("{GOOD}colour: red\n"), "colour"),
+            (format!("{GOOD}floor: 1000\n"), "floor"),
         ] {
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");

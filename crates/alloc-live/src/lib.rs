@@ -11,9 +11,11 @@
 #![deny(unreachable_pub)]
 
 mod config;
+mod floor;
 mod scrape;
+mod workers;
 
-pub use config::{AllocatorConfig, GatewayTarget, WorkerTarget};
+pub use config::{AllocatorConfig, DEFAULT_FLOOR, GatewayTarget, WorkerTarget};
 pub use scrape::AppCounters;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -43,6 +45,8 @@ const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
 struct Served {
     worker: usize,
     variant: String,
+    /// Its task (the floor keeps variants per task and worker).
+    task: continuum_core::profiles::TaskId,
     /// Its index among the scenario's candidate workers.
     candidate: usize,
     loaded: bool,
@@ -53,27 +57,37 @@ struct Served {
 pub struct SlotReport {
     /// Demand per (scheduler, app) port, qps.
     pub demand_qps: Vec<f64>,
-    /// OGASched's reward of the slot's allocation.
+    /// OGASched's reward of the slot's allocation (0 while no worker is up).
     pub reward: f64,
-    /// `(worker index, variant, loaded)` after the slot, for every served variant.
+    /// `(worker index, variant, loaded)` after the slot, for every variant of a worker that
+    /// is up.
     pub state: Vec<(usize, String, bool)>,
     /// The loads (`+variant@cluster`) and unloads (`-variant@cluster`) it made.
     pub changes: Vec<String>,
+    /// What went wrong or changed on the slice (a worker or gateway down or back up), one
+    /// line each; the allocator goes on and retries every slot.
+    pub events: Vec<String>,
 }
 
 /// A running allocator: the model, the allocator's state and what the live slice looks like.
+/// A worker or gateway that does not answer is retried every slot: the allocator starts and
+/// goes on without it.
 pub struct LiveAllocator {
     cfg: AllocatorConfig,
     sc: Scenario,
-    placement: Placement,
+    /// `None` while no worker is up (nothing can be deployed).
+    placement: Option<Placement>,
     client: HttpClient,
     /// Scheduler index of each gateway.
     gateway_sched: Vec<usize>,
-    last: Vec<AppCounters>,
+    /// Each gateway's counters at the last scrape that answered (`None` before the first).
+    last: Vec<Option<AppCounters>>,
     last_at: Instant,
+    /// Whether each worker answered its last call.
+    up: Vec<bool>,
+    /// The variants of the workers that are up.
     served: Vec<Served>,
 }
-
 async fn call(
     client: &HttpClient,
     method: Method,
@@ -101,8 +115,9 @@ async fn call(
 }
 
 impl LiveAllocator {
-    /// Loads the scenario, checks the gateways and workers against it, reads which variants
-    /// each worker serves and every gateway's counters (the first slot's baseline).
+    /// Loads the scenario and checks the gateways against it, then reads which variants each
+    /// worker that answers serves and every gateway's counters (the first slot's baseline).
+    /// A worker or gateway that does not answer yet is retried every slot.
     pub async fn connect(cfg: AllocatorConfig) -> Result<Self> {
         let profiles = Profiles::load(&cfg.profiles)?;
         let topology = Topology::load_candidates(&cfg.topology, &profiles)?;
@@ -127,91 +142,125 @@ impl LiveAllocator {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        let client: HttpClient = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
-        let mut served = Vec::new();
         for (i, w) in cfg.workers.iter().enumerate() {
-            let Some(c) = sc.topology.cluster_index(&w.cluster) else {
+            if sc.topology.cluster_index(&w.cluster).is_none() {
                 bail!(
                     "workers[{i}].cluster: no cluster `{}` in topology `{}`",
                     w.cluster,
                     sc.topology.name
                 );
-            };
-            let url = format!("{}/v2/repository/index", w.url);
-            let (st, body) = call(&client, Method::POST, &url, "{}", CALL_TIMEOUT).await?;
-            if !st.is_success() {
-                bail!("{url}: {st}: {}", String::from_utf8_lossy(&body));
-            }
-            let index: serde_json::Value =
-                serde_json::from_slice(&body).with_context(|| format!("{url}: not JSON"))?;
-            for m in index.as_array().into_iter().flatten() {
-                let name = m["name"].as_str().unwrap_or_default().to_string();
-                let v = sc.profiles.variant_id(&name);
-                let candidate = sc
-                    .topology
-                    .workers
-                    .iter()
-                    .position(|x| x.cluster == c && Some(x.variant) == v)
-                    .ok_or_else(|| {
-                        anyhow!(
-                            "workers[{i}] ({}): variant `{name}` is not in the profiles or does not fit cluster `{}`",
-                            w.url,
-                            w.cluster
-                        )
-                    })?;
-                served.push(Served {
-                    worker: i,
-                    variant: name,
-                    candidate,
-                    loaded: m["state"] == "READY",
-                });
             }
         }
-        // Only what the workers serve can be deployed.
-        let mut allowed = vec![false; sc.topology.workers.len()];
-        for s in &served {
-            allowed[s.candidate] = true;
-        }
-        let placement = Placement::new(
-            &sc,
-            &cfg.allocator,
-            cfg.model,
-            cfg.horizon_slots,
-            Some(&allowed),
-        )
-        .map_err(|m| anyhow!("allocator: {m}"))?;
+        let client: HttpClient = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
         let mut me = Self {
-            last: vec![AppCounters::default(); cfg.gateways.len()],
+            last: vec![None; cfg.gateways.len()],
+            up: vec![false; cfg.workers.len()],
             cfg,
             sc,
-            placement,
+            placement: None,
             client,
             gateway_sched,
             last_at: Instant::now(),
-            served,
+            served: Vec::new(),
         };
-        me.last = me.scrape().await?;
+        let mut events = me.discover().await?;
+        let (now, more) = me.scrape().await;
+        events.extend(more);
+        for e in &events {
+            eprintln!("allocator: {e}");
+        }
+        me.last = now;
         me.last_at = Instant::now();
         Ok(me)
     }
 
-    async fn scrape(&self) -> Result<Vec<AppCounters>> {
-        let mut out = Vec::new();
-        for g in &self.cfg.gateways {
-            let (st, body) = call(&self.client, Method::GET, &g.metrics, "", CALL_TIMEOUT).await?;
-            if !st.is_success() {
-                bail!("{}: {st}", g.metrics);
+    /// Reads the index of every worker that is down; those that answer join the model (which
+    /// is built again, its allocator's state restarted). The events, one line each.
+    async fn discover(&mut self) -> Result<Vec<String>> {
+        let mut events = Vec::new();
+        let mut joined = false;
+        for i in 0..self.cfg.workers.len() {
+            if self.up[i] {
+                continue;
             }
-            out.push(scrape::parse(&String::from_utf8_lossy(&body)));
+            let w = &self.cfg.workers[i];
+            match workers::index(&self.client, &self.sc, i, w, CALL_TIMEOUT).await {
+                Ok(found) => {
+                    self.served.retain(|s| s.worker != i);
+                    self.served.extend(found);
+                    self.up[i] = true;
+                    joined = true;
+                    events.push(format!("workers[{i}] {} ({}) up", w.url, w.cluster));
+                }
+                Err(workers::IndexError::Unreachable(e)) => {
+                    events.push(format!(
+                        "workers[{i}] {} ({}) down: {e:#}; retrying every slot",
+                        w.url, w.cluster
+                    ));
+                }
+                Err(workers::IndexError::Mismatch(e)) => return Err(e),
+            }
         }
-        Ok(out)
+        if joined {
+            self.rebuild()?;
+        }
+        Ok(events)
     }
 
-    /// Demand per port from two scrapes `dt_s` apart.
-    fn demand(&self, now: &[AppCounters], dt_s: f64) -> Vec<f64> {
+    /// The model over the variants of the workers that are up.
+    fn rebuild(&mut self) -> Result<()> {
+        let mut allowed = vec![false; self.sc.topology.workers.len()];
+        for s in self.served.iter().filter(|s| self.up[s.worker]) {
+            allowed[s.candidate] = true;
+        }
+        self.placement = if allowed.iter().any(|&a| a) {
+            Some(
+                Placement::new(
+                    &self.sc,
+                    &self.cfg.allocator,
+                    self.cfg.model,
+                    self.cfg.horizon_slots,
+                    Some(&allowed),
+                )
+                .map_err(|m| anyhow!("allocator: {m}"))?,
+            )
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// Every gateway's counters (`None` for one that did not answer), and one event line per
+    /// gateway that did not.
+    async fn scrape(&self) -> (Vec<Option<AppCounters>>, Vec<String>) {
+        let mut out = Vec::new();
+        let mut events = Vec::new();
+        for (i, g) in self.cfg.gateways.iter().enumerate() {
+            match call(&self.client, Method::GET, &g.metrics, "", CALL_TIMEOUT).await {
+                Ok((st, body)) if st.is_success() => {
+                    out.push(Some(scrape::parse(&String::from_utf8_lossy(&body))));
+                }
+                Ok((st, _)) => {
+                    events.push(format!("gateways[{i}] {}: {st}; its demand counts 0", g.metrics));
+                    out.push(None);
+                }
+                Err(e) => {
+                    events.push(format!("gateways[{i}] down: {e:#}; its demand counts 0"));
+                    out.push(None);
+                }
+            }
+        }
+        (out, events)
+    }
+
+    /// Demand per port from two scrapes `dt_s` apart (a gateway missing from either counts 0).
+    fn demand(&self, now: &[Option<AppCounters>], dt_s: f64) -> Vec<f64> {
         let apps = &self.sc.workload.apps;
         let mut d = vec![0.0; self.sc.topology.schedulers.len() * apps.len()];
         for (g, (new, old)) in now.iter().zip(&self.last).enumerate() {
+            let (Some(new), Some(old)) = (new, old) else {
+                continue;
+            };
             let s = self.gateway_sched[g];
             for (a, app) in apps.iter().enumerate() {
                 let delta =
@@ -229,35 +278,53 @@ impl LiveAllocator {
         d
     }
 
-    /// One slot: reads the demand since the last one, allocates, and loads or unloads.
+    /// One slot: brings back workers that were down, reads the demand since the last slot,
+    /// allocates, keeps the floor, and loads or unloads. A worker whose call fails is marked
+    /// down (its variants leave the model) and retried next slot; only a configuration that
+    /// does not match the slice is an error.
     pub async fn slot(&mut self) -> Result<SlotReport> {
-        let now = self.scrape().await?;
+        let mut events = self.discover().await?;
+        let (now, more) = self.scrape().await;
+        events.extend(more);
         let dt = self.last_at.elapsed().as_secs_f64();
         let demand = self.demand(&now, dt);
-        self.last = now;
+        for (last, new) in self.last.iter_mut().zip(now) {
+            if new.is_some() {
+                *last = new;
+            }
+        }
         self.last_at = Instant::now();
-        let replicas = self.placement.step(&self.sc, &demand);
-        let reward = self.placement.rewards.last().copied().unwrap_or(0.0);
-        let mut changes = Vec::new();
-        for sv in &mut self.served {
-            let want = replicas[sv.candidate] > 0;
-            if want == sv.loaded {
-                continue;
+        let (reward, replicas) = match &mut self.placement {
+            Some(p) => {
+                let r = p.step(&self.sc, &demand);
+                (p.rewards.last().copied().unwrap_or(0.0), r)
             }
-            let w = &self.cfg.workers[sv.worker];
-            let action = if want { "load" } else { "unload" };
-            let url = format!("{}/v2/repository/models/{}/{action}", w.url, sv.variant);
-            let (st, body) = call(&self.client, Method::POST, &url, "{}", LOAD_TIMEOUT).await?;
-            if !st.is_success() {
-                bail!("{url}: {st}: {}", String::from_utf8_lossy(&body));
-            }
-            sv.loaded = want;
-            changes.push(format!(
-                "{}{}@{}",
-                if want { '+' } else { '-' },
-                sv.variant,
-                w.cluster
+            None => (0.0, vec![0; self.sc.topology.workers.len()]),
+        };
+        let mut want: Vec<bool> = self
+            .served
+            .iter()
+            .map(|s| replicas[s.candidate] > 0)
+            .collect();
+        let groups: Vec<(usize, continuum_core::profiles::TaskId, bool)> = self
+            .served
+            .iter()
+            .map(|s| (s.worker, s.task, s.loaded))
+            .collect();
+        floor::keep(&groups, &mut want, self.cfg.floor);
+        let (changes, down) = self.apply(&want).await;
+        let lost = !down.is_empty();
+        for (i, e) in down {
+            let w = &self.cfg.workers[i];
+            events.push(format!(
+                "workers[{i}] {} ({}) down: {e:#}; retrying every slot",
+                w.url, w.cluster
             ));
+            self.up[i] = false;
+            self.served.retain(|s| s.worker != i);
+        }
+        if lost {
+            self.rebuild()?;
         }
         Ok(SlotReport {
             demand_qps: demand,
@@ -268,7 +335,40 @@ impl LiveAllocator {
                 .map(|s| (s.worker, s.variant.clone(), s.loaded))
                 .collect(),
             changes,
+            events,
         })
+    }
+
+    /// Loads or unloads every served variant whose state is not `want`; the changes made, and
+    /// the workers whose call failed (each once, with the error).
+    async fn apply(&mut self, want: &[bool]) -> (Vec<String>, Vec<(usize, anyhow::Error)>) {
+        let mut changes = Vec::new();
+        let mut down: Vec<(usize, anyhow::Error)> = Vec::new();
+        for (sv, &want) in self.served.iter_mut().zip(want) {
+            if want == sv.loaded || down.iter().any(|(w, _)| *w == sv.worker) {
+                continue;
+            }
+            let w = &self.cfg.workers[sv.worker];
+            let action = if want { "load" } else { "unload" };
+            let url = format!("{}/v2/repository/models/{}/{action}", w.url, sv.variant);
+            match call(&self.client, Method::POST, &url, "{}", LOAD_TIMEOUT).await {
+                Ok((st, _)) if st.is_success() => {
+                    sv.loaded = want;
+                    changes.push(format!(
+                        "{}{}@{}",
+                        if want { '+' } else { '-' },
+                        sv.variant,
+                        w.cluster
+                    ));
+                }
+                Ok((st, body)) => down.push((
+                    sv.worker,
+                    anyhow!("{url}: {st}: {}", String::from_utf8_lossy(&body)),
+                )),
+                Err(e) => down.push((sv.worker, e)),
+            }
+        }
+        (changes, down)
     }
 
     /// The settings.
@@ -286,6 +386,9 @@ pub async fn run(cfg: AllocatorConfig, slots: Option<u64>) -> Result<()> {
     while slots.is_none_or(|n| k < n) {
         tokio::time::sleep(slot).await;
         let r = a.slot().await?;
+        for e in &r.events {
+            println!("slot {k}: {e}");
+        }
         let total: f64 = r.demand_qps.iter().sum();
         println!(
             "slot {k}: demand {total:.1} qps, reward {:.2}, {}",
