@@ -158,6 +158,13 @@ pub enum Command {
     },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
     Loadgen(continuum_loadgen::LoadgenArgs),
+    /// The loopback system as background processes: `live up` starts the workers and the
+    /// gateway (and `--allocator`) and returns once all answer; `live down` stops them.
+    Live {
+        /// up, down or status.
+        #[command(subcommand)]
+        cmd: super::live::LiveCmd,
+    },
     /// Print a shell's completion script for every subcommand and option, e.g.
     /// `continuum completions bash > ~/.local/share/bash-completion/completions/continuum`.
     Completions {

@@ -2,6 +2,7 @@
 //! policy on the same workload and seed).
 
 mod args;
+mod live;
 mod names;
 mod rows;
 mod run;

@@ -29,6 +29,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             return continuum_alloc_live::run_from_file(config, *slots);
         }
         Command::Loadgen(args) => return continuum_loadgen::execute(args),
+        Command::Live { cmd } => return super::live::execute(cmd),
         Command::Completions { shell } => return completions(*shell),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {
