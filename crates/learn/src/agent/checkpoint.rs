@@ -37,7 +37,23 @@ pub fn write_with_meta(path: &Path, vars: &VarMap, meta: String) -> Result<(), C
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
     }
-    safetensors::serialize_to_file(tensors, Some(header), path).map_err(|e| io(e.to_string()))
+    let bytes = safetensors::serialize(tensors, Some(header)).map_err(|e| io(e.to_string()))?;
+    replace_file(path, &bytes).map_err(|e| io(e.to_string()))
+}
+
+/// Writes `bytes` to a sibling of `path`, then renames it over `path`: a reader (or an mmap)
+/// of the old file never sees it half-written, and the file gets the user's umask like any
+/// other output (safetensors' own writer goes through a temporary file created mode 0600).
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().map_or_else(
+        || "checkpoint".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let tmp = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// Writes `weights` to `path` in safetensors format (what [`Weights::read`] reads back, every
@@ -63,7 +79,8 @@ pub fn write_weights(path: &Path, weights: &Weights) -> Result<(), CheckpointErr
                 .map_err(|e| io(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    safetensors::serialize_to_file(views, None, path).map_err(|e| io(e.to_string()))
+    let bytes = safetensors::serialize(views, None).map_err(|e| io(e.to_string()))?;
+    replace_file(path, &bytes).map_err(|e| io(e.to_string()))
 }
 
 /// Sets every variable of `vars` from the same-named weight of `weights`; a missing weight or
@@ -92,4 +109,28 @@ pub fn weights_of(vars: &VarMap) -> candle_core::Result<Weights> {
         );
     }
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_checkpoint_gets_the_same_mode_as_any_other_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("curve.csv");
+        std::fs::write(&other, "x").unwrap();
+        let vars = VarMap::new();
+        vars.get((2, 3), "w", candle_nn::Init::Const(1.0), candle_core::DType::F32, &Device::Cpu)
+            .unwrap();
+        let ck = dir.path().join("a.dqn");
+        write_with_meta(&ck, &vars, "{}".into()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ck), mode(&other), "the umask's mode, not 0600");
+        // Written again over itself, and nothing left beside it.
+        write_with_meta(&ck, &vars, "{}".into()).unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
 }
