@@ -268,3 +268,42 @@ fn shell_completions_cover_every_subcommand() {
         "{e}"
     );
 }
+
+#[test]
+fn inputs_and_reports_carry_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("tests/fixtures/tiny-topology.yaml").unwrap();
+    for (v, ok) in [("1", true), ("2", false), ("0", false)] {
+        let t = dir.path().join(format!("t{v}.yaml"));
+        std::fs::write(&t, format!("schema: {v}\n{text}")).unwrap();
+        let mut args = with(&["--policies", "closest", "--duration", "10", "--format", "json"]);
+        let path = t.to_str().unwrap().to_string();
+        args[1] = &path;
+        if ok {
+            let o = continuum(&args);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(r["schema"], 1, "the report says its version");
+        } else {
+            let e = fails(&args);
+            assert!(
+                e.contains(&format!("t{v}.yaml:1:9")) && e.contains("reads schema 1"),
+                "{e}"
+            );
+            assert_eq!(e.contains("newer continuum"), v == "2", "{e}");
+        }
+    }
+    // What continuum writes says the version it wrote.
+    let out = dir.path().join("g.yaml");
+    let o = continuum(&[
+        "topology",
+        "generate",
+        "--antennas",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let g = std::fs::read_to_string(&out).unwrap();
+    assert!(g.lines().any(|l| l == "schema: 1"), "{g}");
+}

@@ -484,6 +484,6 @@ impl Recorder {
 impl LoadReport {
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("reports serialise")
+        continuum_core::config::versioned_json(self).expect("reports serialise")
     }
 }

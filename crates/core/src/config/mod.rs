@@ -12,6 +12,46 @@ use serde::de::DeserializeOwned;
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
 
+/// The version of the input and report formats this build reads and writes. An input file
+/// may say `schema: 1` at the top (absent means 1); a report carries `"schema": 1`. A change
+/// that an older reader would misread raises it.
+pub const SCHEMA: u64 = 1;
+
+/// Checks an input file's `schema` field: absent or [`SCHEMA`]; another version is refused
+/// with where it is and what this build reads.
+pub fn check_schema(src: &Source, schema: &Option<Spanned<u64>>) -> Result<(), ConfigError> {
+    match schema {
+        Some(s) if s.value != SCHEMA => Err(src.error_at(
+            s,
+            "schema",
+            format!(
+                "this file is written in schema {}, and this build of continuum reads schema {SCHEMA}{}",
+                s.value,
+                if s.value > SCHEMA {
+                    ": it needs a newer continuum"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `body` as pretty JSON with `"schema": SCHEMA` first: how every report is written.
+pub fn versioned_json<T: serde::Serialize>(body: &T) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Versioned<'a, T> {
+        schema: u64,
+        #[serde(flatten)]
+        body: &'a T,
+    }
+    serde_json::to_string_pretty(&Versioned {
+        schema: SCHEMA,
+        body,
+    })
+}
+
 /// A YAML source: its path (for messages) and its text.
 #[derive(Debug, Clone)]
 pub struct Source {

@@ -9,6 +9,9 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// The format's version ([`crate::config::SCHEMA`]); absent means 1.
+    #[serde(default)]
+    schema: Option<Spanned<u64>>,
     tasks: Vec<TaskSpec>,
     models: Vec<ModelSpec>,
     variants: Vec<VariantSpec>,
@@ -57,6 +60,7 @@ struct DelaySpec {
 
 pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
     let file: File = src.parse()?;
+    crate::config::check_schema(src, &file.schema)?;
     let mut p = Profiles::default();
     for (i, t) in file.tasks.iter().enumerate() {
         if p.tasks.iter().any(|x| x.name == t.name.value) {

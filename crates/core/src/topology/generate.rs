@@ -252,6 +252,7 @@ pub fn generate(o: &GenerateOptions) -> String {
          of profiles/object-detection.yaml.",
         o.seed, o.antennas
     );
+    let _ = writeln!(w, "schema: {}", crate::config::SCHEMA);
     let _ = writeln!(w, "name: {}", o.name);
     if let Some(m) = o.max_reach_ms {
         let _ = writeln!(

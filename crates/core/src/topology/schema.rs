@@ -15,6 +15,9 @@ pub(super) const ACCESS_LAYER: &str = "access";
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// The format's version ([`crate::config::SCHEMA`]); absent means 1.
+    #[serde(default)]
+    schema: Option<Spanned<u64>>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -92,6 +95,7 @@ pub(super) fn build(
     candidates: bool,
 ) -> Result<Topology, ConfigError> {
     let file: File = src.parse()?;
+    crate::config::check_schema(src, &file.schema)?;
     if file.clusters.is_empty() {
         return Err(src.error_file("clusters", "a topology needs at least one cluster"));
     }

@@ -9,6 +9,9 @@ use serde_saphyr::Spanned;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// The format's version ([`crate::config::SCHEMA`]); absent means 1.
+    #[serde(default)]
+    schema: Option<Spanned<u64>>,
     lambda_per_min: Spanned<LambdaSpec>,
     #[serde(default)]
     jitter: Option<Spanned<JitterSpec>>,
@@ -75,6 +78,7 @@ struct AppSpec {
 
 pub(super) fn build(src: &Source, profiles: &Profiles) -> Result<Workload, ConfigError> {
     let file: File = src.parse()?;
+    crate::config::check_schema(src, &file.schema)?;
     let lambda = lambda(src, &file.lambda_per_min)?;
     let jitter = match &file.jitter {
         None => QueryJitter::Periodic,

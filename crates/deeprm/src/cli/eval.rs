@@ -294,7 +294,7 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
             cdf_load: a.cdf_load,
             cdf,
         };
-        std::fs::write(path, serde_json::to_string(&report)?)
+        std::fs::write(path, continuum_core::config::versioned_json(&report)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
@@ -318,24 +318,43 @@ fn cell_of(rows: &[EvalRow], name: &str, load: f64, f: impl Fn(&EvalFigures) -> 
         .collect()
 }
 
-fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Result<()> {
-    use std::fmt::Write;
-    let mut t = format!("{:<14}", "mean slowdown");
-    for l in loads {
-        let _ = write!(t, " {:>13}", format!("load {l:.2}"));
-    }
+/// The mean slowdown ± its standard deviation over seeds, a row per scheduler and a column per
+/// load, laid out by `comfy-table` (borderless, columns two spaces apart, the same text
+/// whatever the scheduler names' lengths and the terminal's width).
+fn slowdown_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> String {
+    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut header = vec!["mean slowdown".to_string()];
+    header.extend(loads.iter().map(|l| format!("load {l:.2}")));
+    t.set_header(header);
     for n in names {
-        let _ = write!(t, "\n{n:<14}");
-        for &l in loads {
+        let mut cells = vec![n.clone()];
+        cells.extend(loads.iter().map(|&l| {
             let v = cell(rows, n, l);
             if v.is_empty() {
-                let _ = write!(t, " {:>13}", "—");
+                "—".to_string()
             } else {
                 let (m, s) = mean_sd(&v);
-                let _ = write!(t, " {:>13}", format!("{m:.2} ± {s:.2}"));
+                format!("{m:.2} ± {s:.2}")
             }
-        }
+        }));
+        t.add_row(cells);
     }
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((u16::from(i > 0), 1));
+        c.set_cell_alignment(if i == 0 {
+            CellAlignment::Left
+        } else {
+            CellAlignment::Right
+        });
+    }
+    t.trim_fmt()
+}
+
+fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Result<()> {
+    let t = slowdown_table(rows, names, loads);
     let mut out = std::io::stdout().lock();
     std::io::Write::write_all(&mut out, format!("{t}\n").as_bytes())?;
     std::io::Write::flush(&mut out)
@@ -483,4 +502,45 @@ fn objectives_chart(
     };
     let cats: Vec<String> = objectives.iter().map(|o| o.0.to_string()).collect();
     continuum_plot::category_chart(path, &fig, &cats).map_err(anyhow::Error::msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slowdown_table_lines_up_whatever_the_names() {
+        let row = |name: &str, load: f64, seed: u64, s: f64| EvalRow {
+            scheduler: name.to_string(),
+            load,
+            seed,
+            figures: EvalFigures {
+                mean_slowdown: s,
+                ..Default::default()
+            },
+        };
+        let long = "deeprm, training seed 5 (/tmp/a/long/path/agent.deeprm)";
+        let rows = [
+            row("sjf", 0.5, 1, 2.0),
+            row("sjf", 0.5, 2, 4.0),
+            row("sjf", 1.1, 1, 9.0),
+            row(long, 0.5, 1, 1.5),
+        ];
+        let names = ["sjf".to_string(), long.to_string()];
+        let text = slowdown_table(&rows, &names, &[0.5, 1.1]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        // Every row's cells end where their load's header ends (in characters: ± and — are one).
+        let end = |l: &str, label: &str| l[..l.find(label).unwrap() + label.len()].chars().count();
+        for (label, cells) in [
+            ("load 0.50", ["3.00 ± 1.41", "1.50 ± 0.00"]),
+            ("load 1.10", ["9.00 ± 0.00", "—"]),
+        ] {
+            let e = end(lines[0], label);
+            for (line, cell) in lines[1..].iter().zip(cells) {
+                assert_eq!(end(line, cell), e, "{text}");
+            }
+        }
+        assert!(lines[2].starts_with(long), "{text}");
+    }
 }

@@ -439,8 +439,8 @@ impl Report {
         self.bound = Some(bound);
     }
 
-    /// Pretty JSON.
+    /// Pretty JSON, with the format's version first (`"schema"`).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("reports serialise")
+        continuum_core::config::versioned_json(self).expect("reports serialise")
     }
 }

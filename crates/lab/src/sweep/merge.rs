@@ -140,7 +140,7 @@ pub fn write(grid: &Grid, plan: &[CellSpec], reports: &[Report], dir: &Path) -> 
         cells: plan.len(),
         reports: entries,
     };
-    let text = serde_json::to_string_pretty(&index)?;
+    let text = continuum_core::config::versioned_json(&index)?;
     super::cell::write_atomic(&dir.join("sweep.json"), &text)?;
     Ok(index)
 }

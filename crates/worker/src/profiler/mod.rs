@@ -124,8 +124,10 @@ pub fn to_yaml(manifest: &Manifest, meas: &[Measurement], backend: &Backend) -> 
     );
     let _ = writeln!(
         s,
-        "\ntasks:\n  - name: {}\n    metric: \"{}\"",
-        manifest.task, manifest.metric
+        "\nschema: {}\ntasks:\n  - name: {}\n    metric: \"{}\"",
+        continuum_core::config::SCHEMA,
+        manifest.task,
+        manifest.metric
     );
     let _ = writeln!(s, "\nmodels:");
     for m in &manifest.models {
@@ -156,6 +158,40 @@ pub fn to_yaml(manifest: &Manifest, meas: &[Measurement], backend: &Backend) -> 
     s
 }
 
+/// The measurements as a borderless table laid out by `comfy-table`: a row per variant and
+/// batch size, every figure under its header whatever the variant's name and the terminal.
+fn measurements_table(meas: &[Measurement]) -> String {
+    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "variant",
+            "batch",
+            "median_ms",
+            "p90_ms",
+            "capacity_qps",
+        ]);
+    for x in meas {
+        t.add_row(vec![
+            x.variant(),
+            x.batch.to_string(),
+            format!("{:.3}", x.median_ms),
+            format!("{:.3}", x.p90_ms),
+            format!("{:.1}", x.capacity_qps()),
+        ]);
+    }
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((u16::from(i > 0), 1));
+        c.set_cell_alignment(if i == 0 {
+            CellAlignment::Left
+        } else {
+            CellAlignment::Right
+        });
+    }
+    t.trim_fmt()
+}
+
 /// Carries out `continuum profile`.
 pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
     let _ = tracing_subscriber::fmt()
@@ -175,20 +211,7 @@ pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     std::fs::write(out, &yaml).with_context(|| format!("cannot write {}", out.display()))?;
-    println!(
-        "{:<12} {:>5} {:>12} {:>12} {:>14}",
-        "variant", "batch", "median_ms", "p90_ms", "capacity_qps"
-    );
-    for x in &meas {
-        println!(
-            "{:<12} {:>5} {:>12.3} {:>12.3} {:>14.1}",
-            x.variant(),
-            x.batch,
-            x.median_ms,
-            x.p90_ms,
-            x.capacity_qps()
-        );
-    }
+    println!("{}", measurements_table(&meas));
     println!(
         "wrote {} ({} variants, backend {})",
         out.display(),

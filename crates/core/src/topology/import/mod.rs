@@ -320,6 +320,7 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
     if !net.dropped.is_empty() {
         let _ = writeln!(w, "# Left out: {}.", net.dropped.join("; "));
     }
+    let _ = writeln!(w, "schema: {}", crate::config::SCHEMA);
     let _ = writeln!(w, "name: {name}");
     if let Some(m) = s.max_reach_ms {
         let _ = writeln!(w, "max_reach_ms: {m}");
