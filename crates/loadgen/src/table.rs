@@ -1,8 +1,66 @@
-//! The load report as a text table (`--format table`).
+//! The load report as a text table (`--format table`), laid out by `comfy-table` as
+//! `compare`'s tables are: no borders, columns two spaces apart, every cell under its header
+//! whatever the app names and gateway URLs, the same text whatever the terminal. Ratios are
+//! percentages with two decimals (`84.23%`), as `compare` prints them; the JSON report keeps
+//! them as ratios.
 
-use super::report::{LatencySummary, LoadReport, QueryCounts, StreamCounts};
+use super::report::{GatewayCounts, LatencySummary, LoadReport, QueryCounts, StreamCounts};
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+/// A ratio as a percentage with two decimals (`0.8423` → `84.23%`), as `compare` prints its
+/// success ratios.
+fn percent(ratio: f64) -> String {
+    format!("{:.2}%", 100.0 * ratio)
+}
+
+/// A borderless table with `header`, its layout independent of the terminal's width.
+fn new_table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    t
+}
+
+/// `t`'s text, every line indented by `indent` spaces and ending in a newline (no trailing
+/// spaces): the first column left-aligned, the others right-aligned, two spaces apart.
+fn render(t: &mut Table, indent: u16) -> String {
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { indent } else { 1 }, 1));
+        c.set_cell_alignment(if i == 0 {
+            CellAlignment::Left
+        } else {
+            CellAlignment::Right
+        });
+    }
+    let mut s = t.trim_fmt();
+    s.push('\n');
+    s
+}
+
+/// One row per gateway of a fleet: what it opened and answered, how often it could not be
+/// reached, and the streams handed over to it.
+fn gateways_table(gateways: &[GatewayCounts]) -> String {
+    let mut t = new_table(&[
+        "gateway",
+        "opened",
+        "answered",
+        "unreachable",
+        "handovers in",
+    ]);
+    for g in gateways {
+        t.add_row(vec![
+            g.url.clone(),
+            g.opened.to_string(),
+            g.answered.to_string(),
+            g.unreachable.to_string(),
+            g.handovers_in.to_string(),
+        ]);
+    }
+    render(&mut t, 2)
+}
 
 fn map_line(m: &BTreeMap<String, u64>) -> String {
     if m.is_empty() {
@@ -51,49 +109,7 @@ impl LoadReport {
             map_line(&self.streams.refused)
         );
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
-            "app",
-            "streams",
-            "offered",
-            "success",
-            "failure",
-            "rejected",
-            "ratio",
-            "p50 ms",
-            "p95 ms",
-            "p99 ms",
-            "max ms"
-        );
-        let row =
-            |s: &mut String, name: &str, st: &StreamCounts, q: &QueryCounts, l: &LatencySummary| {
-                let _ = writeln!(
-                    s,
-                    "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8.4} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
-                    name,
-                    format!("{}/{}", st.opened, st.arrived),
-                    q.offered,
-                    q.success,
-                    q.failure,
-                    q.rejected,
-                    q.success_ratio,
-                    l.p50,
-                    l.p95,
-                    l.p99,
-                    l.max
-                );
-            };
-        for a in &self.per_app {
-            row(&mut s, &a.app, &a.streams, &a.queries, &a.latency_ms);
-        }
-        row(
-            &mut s,
-            "total",
-            &self.streams,
-            &self.queries,
-            &self.latency_ms,
-        );
+        s.push_str(&self.per_app_table());
         let _ = writeln!(s);
         let _ = writeln!(s, "open status:  {}", map_line(&self.open_status));
         let _ = writeln!(s, "infer status: {}", map_line(&self.infer_status));
@@ -111,17 +127,47 @@ impl LoadReport {
                 f.failover_ms.p50,
                 f.failover_ms.max
             );
-            for g in &f.gateways {
-                let _ = writeln!(
-                    s,
-                    "  {:<28} opened {:>6}  answered {:>8}  unreachable {:>6}  handovers in {:>5}",
-                    g.url, g.opened, g.answered, g.unreachable, g.handovers_in
-                );
-            }
+            s.push_str(&gateways_table(&f.gateways));
         }
         for e in &self.errors {
             let _ = writeln!(s, "error: {e}");
         }
         s
+    }
+
+    /// The table of queries per app and in total: streams opened of arrived, query counts by
+    /// outcome, the success ratio as a percentage, latency percentiles.
+    fn per_app_table(&self) -> String {
+        let mut t = new_table(&[
+            "app",
+            "streams",
+            "offered",
+            "success",
+            "failure",
+            "rejected",
+            "success %",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+        ]);
+        let mut row = |name: &str, st: &StreamCounts, q: &QueryCounts, l: &LatencySummary| {
+            let mut cells = vec![
+                name.to_string(),
+                format!("{}/{}", st.opened, st.arrived),
+                q.offered.to_string(),
+                q.success.to_string(),
+                q.failure.to_string(),
+                q.rejected.to_string(),
+                percent(q.success_ratio),
+            ];
+            cells.extend([l.p50, l.p95, l.p99, l.max].map(|x| format!("{x:.2}")));
+            t.add_row(cells);
+        };
+        for a in &self.per_app {
+            row(&a.app, &a.streams, &a.queries, &a.latency_ms);
+        }
+        row("total", &self.streams, &self.queries, &self.latency_ms);
+        render(&mut t, 0)
     }
 }

@@ -118,6 +118,103 @@ fn the_recorder_adds_up_per_app_and_in_total() {
     assert!(rep.to_table().contains("total"));
 }
 
+/// The character offset just past `label` in `header`.
+fn end_of(header: &str, label: &str) -> usize {
+    let at = header.find(label).expect(label);
+    header[..at].chars().count() + label.chars().count()
+}
+
+/// The whitespace-delimited cell of `line` ending at character offset `end` (a panic when
+/// none ends exactly there).
+fn cell_ending_at(line: &str, end: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    assert!(
+        end <= chars.len() && chars[end - 1] != ' ' && chars.get(end).is_none_or(|c| *c == ' '),
+        "no cell ends at column {end} of {line:?}"
+    );
+    let start = chars[..end]
+        .iter()
+        .rposition(|c| *c == ' ')
+        .map_or(0, |i| i + 1);
+    chars[start..end].iter().collect()
+}
+
+#[test]
+fn the_table_prints_ratios_as_percents_under_their_headers_whatever_the_names() {
+    let long = "per-class:/tmp/some/very/long/path/app-class-name";
+    let mut r = Recorder::new(&[long.into(), "b".into()]);
+    r.set_gateways(&[
+        "http://127.0.0.1:8190".into(),
+        "http://a-gateway-with-a-long-host-name.example:8191".into(),
+    ]);
+    r.arrived(0);
+    r.opened(0);
+    r.opened_at(1);
+    for i in 0..10u64 {
+        r.sent(10);
+        // 1..=10 ms against an 8 ms deadline: 8 successes, 2 failures.
+        r.query(
+            0,
+            Some(200),
+            "",
+            (i + 1) * 1000,
+            (i + 1) as f64,
+            8.0,
+            Some("success"),
+        );
+        r.answered_at(1);
+    }
+    r.arrived(1);
+    r.refused(1, "latency", 2);
+    let rep = r.report(RunConfig::default(), 1.0, false);
+    let text = rep.to_table();
+    let lines: Vec<&str> = text.lines().collect();
+    let h = lines.iter().position(|l| l.starts_with("app ")).unwrap();
+    let header = lines[h];
+    let labels = [
+        "streams",
+        "offered",
+        "success",
+        "failure",
+        "success %",
+        "max ms",
+    ];
+    let cells: Vec<Vec<String>> = lines[h + 1..h + 4]
+        .iter()
+        .map(|l| {
+            labels
+                .iter()
+                .map(|x| cell_ending_at(l, end_of(header, x)))
+                .collect()
+        })
+        .collect();
+    // The success ratio in percent with two decimals, as `compare` prints it.
+    assert_eq!(cells[0][..5], ["1/1", "10", "8", "2", "80.00%"], "{text}");
+    assert!(cells[0][5].starts_with("10.0"), "{text}");
+    assert_eq!(cells[1][4], "0.00%", "{text}");
+    assert_eq!(cells[2][4], "66.67%", "{text}");
+    assert!(lines[h + 1].starts_with(&format!("{long} ")), "{text}");
+    assert!(lines[h + 3].starts_with("total "), "{text}");
+    assert!(
+        !text.contains("0.8000") && !text.contains("0.6667"),
+        "{text}"
+    );
+    // The fleet's gateways: every count under its header whatever the URL's length.
+    let g = lines
+        .iter()
+        .position(|l| l.starts_with("  gateway "))
+        .unwrap();
+    let end = end_of(lines[g], "answered");
+    let answered: Vec<String> = lines[g + 1..g + 3]
+        .iter()
+        .map(|l| cell_ending_at(l, end))
+        .collect();
+    assert_eq!(answered, ["0", "10"], "{text}");
+    // The JSON keeps the ratio.
+    let v: serde_json::Value = serde_json::from_str(&rep.to_json()).unwrap();
+    assert!((v["queries"]["success_ratio"].as_f64().unwrap() - 8.0 / 12.0).abs() < 1e-12);
+}
+
 fn signature() -> ModelSignature {
     ModelSignature::from_metadata(&json!({
         "name": "object-detection", "platform": "onnxruntime",

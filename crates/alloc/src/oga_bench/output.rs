@@ -209,6 +209,27 @@ pub fn build(
     }
 }
 
+/// `header` over `rows` as a borderless table laid out by `comfy-table`: the first `left`
+/// columns left-aligned (names), the others right-aligned (figures), two spaces apart, whatever
+/// the names' lengths and the terminal's width; every line ends in a newline, none in spaces.
+fn text_table(header: &[&str], left: usize, rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec())
+        .add_rows(rows);
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((u16::from(i > 0), 1));
+        c.set_cell_alignment(if i < left {
+            CellAlignment::Left
+        } else {
+            CellAlignment::Right
+        });
+    }
+    t.trim_fmt() + "\n"
+}
+
 /// The report as a text table.
 pub fn to_table(r: &BenchReport) -> String {
     let s = &r.setting;
@@ -236,31 +257,31 @@ pub fn to_table(r: &BenchReport) -> String {
         s.seed
     );
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "{:<24} {:>14} {:>14}",
-        "allocator", "avg reward", "regret(T)/T"
-    );
-    for a in &r.allocators {
-        let _ = writeln!(
-            o,
-            "{:<24} {:>14.3} {:>14.3}",
-            a.name, a.average_reward, a.regret_per_slot
-        );
-    }
+    o.push_str(&text_table(
+        &["allocator", "avg reward", "regret(T)/T"],
+        1,
+        r.allocators.iter().map(|a| {
+            vec![
+                a.name.to_string(),
+                format!("{:.3}", a.average_reward),
+                format!("{:.3}", a.regret_per_slot),
+            ]
+        }),
+    ));
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "{:<16} {:>14} {:>22} {:>10}",
-        "OGA gain over", "oga", "oga-lookahead", "paper"
-    );
-    for g in &r.gains {
-        let _ = writeln!(
-            o,
-            "{:<16} {:>13.2}% {:>21.2}% {:>9.2}%",
-            g.baseline, g.gain_pct, g.lookahead_gain_pct, g.paper_gain_pct
-        );
-    }
+    let pct = |x: f64| format!("{x:.2}%");
+    o.push_str(&text_table(
+        &["OGA gain over", "oga", "oga-lookahead", "paper"],
+        1,
+        r.gains.iter().map(|g| {
+            vec![
+                g.baseline.to_string(),
+                pct(g.gain_pct),
+                pct(g.lookahead_gain_pct),
+                pct(g.paper_gain_pct),
+            ]
+        }),
+    ));
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -269,22 +290,20 @@ pub fn to_table(r: &BenchReport) -> String {
         4 * s.hindsight_iterations,
         s.hindsight_iterations
     );
-    let _ = writeln!(
-        o,
-        "{:>7} {:>16} {:>14} {:>16}",
-        "t", "best fixed / t", "oga", "oga-lookahead"
-    );
-    for p in &r.regret {
-        let t = p.t as f64;
-        let _ = writeln!(
-            o,
-            "{:>7} {:>16.3} {:>14.3} {:>16.3}",
-            p.t,
-            p.best_fixed / t,
-            p.regret.get("oga").map_or(f64::NAN, |v| v / t),
-            p.regret.get("oga-lookahead").map_or(f64::NAN, |v| v / t)
-        );
-    }
+    let per_slot = |v: Option<&f64>, t: f64| format!("{:.3}", v.map_or(f64::NAN, |v| v / t));
+    o.push_str(&text_table(
+        &["t", "best fixed / t", "oga", "oga-lookahead"],
+        0,
+        r.regret.iter().map(|p| {
+            let t = p.t as f64;
+            vec![
+                p.t.to_string(),
+                format!("{:.3}", p.best_fixed / t),
+                per_slot(p.regret.get("oga"), t),
+                per_slot(p.regret.get("oga-lookahead"), t),
+            ]
+        }),
+    ));
     let negative = r.allocators.iter().any(|a| a.regret_per_slot < 0.0)
         || r.regret.iter().any(|p| p.regret.values().any(|v| *v < 0.0));
     if negative {
@@ -301,7 +320,7 @@ pub fn to_table(r: &BenchReport) -> String {
 
 /// The report as JSON.
 pub fn to_json(r: &BenchReport) -> String {
-    serde_json::to_string_pretty(r).expect("the report serialises")
+    continuum_core::config::versioned_json(r).expect("the report serialises")
 }
 
 #[cfg(test)]

@@ -1,10 +1,62 @@
-//! Plain-text tables for terminals.
+//! Plain-text tables for terminals, laid out by `comfy-table`: no borders, columns two spaces
+//! apart, names left-aligned and figures right-aligned, every row's cells under their header
+//! however long a row's name (a `per-class:<path>` row included), and the same text whatever
+//! the terminal (no wrapping to its width: tests and pipes read what a person sees).
+//!
+//! Every ratio is printed as a percentage with two decimals (`84.23%`); a difference of two
+//! ratios in percentage points (`+1.23 pp`).
 
 use super::Report;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write;
 
+/// A ratio as a percentage with two decimals (`0.8423` → `84.23%`): the one form of every
+/// ratio these tables print (`loadgen`'s table prints its ratios the same way).
+fn percent(ratio: f64) -> String {
+    format!("{:.2}%", 100.0 * ratio)
+}
+
+/// `part / whole` as a [`percent`]; `0.00%` when `whole` is 0.
+fn percent_of(part: u64, whole: u64) -> String {
+    percent(if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    })
+}
+
+/// A table with no borders whose layout ignores the terminal's width, with `header` as its
+/// first line (none when empty).
+fn new_table<S: ToString>(header: &[S]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if !header.is_empty() {
+        t.set_header(header.iter().map(ToString::to_string).collect::<Vec<_>>());
+    }
+    t
+}
+
+/// `t`'s text, every line indented by `indent` spaces and ending in a newline (no trailing
+/// spaces): the columns listed in `left` left-aligned, the others right-aligned, two spaces
+/// between columns.
+fn render(t: &mut Table, indent: u16, left: &[usize]) -> String {
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { indent } else { 1 }, 1));
+        c.set_cell_alignment(if left.contains(&i) {
+            CellAlignment::Left
+        } else {
+            CellAlignment::Right
+        });
+    }
+    let mut s = t.trim_fmt();
+    s.push('\n');
+    s
+}
+
 /// One row per policy: success ratio overall and per app, outcome shares (degraded too when a
-/// row has some), latency percentiles.
+/// row has some), latency percentiles; with `--bound`, each row's share of the bound and the
+/// bound's own row.
 pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -12,62 +64,12 @@ pub fn to_table(r: &Report) -> String {
         "topology {}  λ {} clients/min/antenna  {} s  seed {}",
         r.topology, r.lambda_profile, r.duration_s, r.seed
     );
-    let apps: Vec<&str> = r
-        .results
-        .first()
-        .map(|p| p.per_app.iter().map(|a| a.app.as_str()).collect())
-        .unwrap_or_default();
-    let degrades = r.results.iter().any(|p| p.degraded > 0);
-    let _ = write!(s, "{:<28} {:>8}", "policy", "success");
-    if r.bound.is_some() {
-        let _ = write!(s, " {:>8}", "of bound");
-    }
-    let _ = write!(s, " {:>8} {:>8}", "failure", "reject");
-    if degrades {
-        let _ = write!(s, " {:>8}", "degraded");
-    }
-    let _ = write!(s, " {:>8} {:>8} {:>8}", "p50 ms", "p95 ms", "p99 ms");
-    for a in &apps {
-        let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
-    }
-    s.push('\n');
-    for p in &r.results {
-        let pct = |x: u64| {
-            if p.offered == 0 {
-                0.0
-            } else {
-                100.0 * x as f64 / p.offered as f64
-            }
-        };
-        let _ = write!(s, "{:<28} {:>7.2}%", p.policy, 100.0 * p.success_ratio);
-        if let Some(share) = p.share_of_bound {
-            let _ = write!(s, " {:>7.2}%", 100.0 * share);
-        }
-        let _ = write!(s, " {:>7.2}% {:>7.2}%", pct(p.failure), pct(p.rejected));
-        if degrades {
-            let _ = write!(s, " {:>7.2}%", pct(p.degraded));
-        }
-        let _ = write!(
-            s,
-            " {:>8.1} {:>8.1} {:>8.1}",
-            p.latency_ms.p50, p.latency_ms.p95, p.latency_ms.p99
-        );
-        for (a, name) in p.per_app.iter().zip(&apps) {
-            let _ = write!(
-                s,
-                " {:>w$.2}%",
-                100.0 * a.success_ratio,
-                w = name.len().max(8) - 1
-            );
-        }
-        s.push('\n');
-    }
+    s.push_str(&results(r));
     if let Some(b) = &r.bound {
+        s.push_str("share of bound: a row's success as a share of the bound's\n");
         let _ = writeln!(
             s,
-            "{:<28} {:>7.2}%  offline upper bound (docs/model.md §16): {:.0} of {} queries served ({:.0} of them by work carried past a slice's end); {} streams ({} unservable); {} slices ({} fit), {} LPs, {} of {} columns; {:.2} s",
-            "bound",
-            100.0 * b.success_ratio,
+            "bound: the offline upper bound (docs/model.md §16): {:.0} of {} queries served ({:.0} of them by work carried past a slice's end); {} streams ({} unservable); {} slices ({} fit), {} LPs, {} of {} columns; {:.2} s",
             b.served,
             b.offered,
             b.carried,
@@ -85,7 +87,7 @@ pub fn to_table(r: &Report) -> String {
         s.push_str(&g);
     }
     if r.results.iter().any(|p| p.mitigation != Default::default()) {
-        s.push_str(&tails(r, &apps));
+        s.push_str(&tails(r));
     }
     for p in &r.results {
         if let Some(a) = &p.actions {
@@ -93,21 +95,7 @@ pub fn to_table(r: &Report) -> String {
         }
     }
     if r.results.iter().any(|p| p.allocation.is_some()) {
-        let _ = writeln!(
-            s,
-            "{:<28} {:>12} {:>10} {:>9}",
-            "allocation", "reward/slot", "replicas±", "rebound"
-        );
-        for p in &r.results {
-            if let Some(a) = &p.allocation {
-                let reward = a.mean_reward.map_or("—".to_string(), |x| format!("{x:.3}"));
-                let _ = writeln!(
-                    s,
-                    "{:<28} {:>12} {:>10} {:>9}",
-                    p.policy, reward, a.replica_changes, a.rebound
-                );
-            }
-        }
+        s.push_str(&allocation(r));
     }
     let _ = writeln!(
         s,
@@ -120,6 +108,68 @@ pub fn to_table(r: &Report) -> String {
         r.sim.x_real_time_per_core
     );
     s
+}
+
+/// The app names of the report's rows (those of its first row: every row has the same).
+fn apps(r: &Report) -> Vec<&str> {
+    r.results
+        .first()
+        .map(|p| p.per_app.iter().map(|a| a.app.as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// The main table: a row per policy, then the bound's (its success alone) with `--bound`.
+fn results(r: &Report) -> String {
+    let apps = apps(r);
+    let degrades = r.results.iter().any(|p| p.degraded > 0);
+    let bound = r.bound.is_some();
+    let mut header = vec!["policy", "success"];
+    if bound {
+        header.push("share of bound");
+    }
+    header.extend(["failure", "reject"]);
+    if degrades {
+        header.push("degraded");
+    }
+    header.extend(["p50 ms", "p95 ms", "p99 ms"]);
+    header.extend(&apps);
+    let mut t = new_table(&header);
+    for p in &r.results {
+        let mut row = vec![p.policy.clone(), percent(p.success_ratio)];
+        if bound {
+            row.push(p.share_of_bound.map_or_else(String::new, percent));
+        }
+        row.push(percent_of(p.failure, p.offered));
+        row.push(percent_of(p.rejected, p.offered));
+        if degrades {
+            row.push(percent_of(p.degraded, p.offered));
+        }
+        let l = &p.latency_ms;
+        row.extend([l.p50, l.p95, l.p99].map(|x| format!("{x:.1}")));
+        row.extend(p.per_app.iter().map(|a| percent(a.success_ratio)));
+        t.add_row(row);
+    }
+    if let Some(b) = &r.bound {
+        t.add_row(vec!["bound".to_string(), percent(b.success_ratio)]);
+    }
+    render(&mut t, 0, &[0])
+}
+
+/// What an allocator above dispatch did, one row per allocated policy.
+fn allocation(r: &Report) -> String {
+    let mut t = new_table(&["allocation", "reward/slot", "replicas±", "rebound"]);
+    for p in &r.results {
+        if let Some(a) = &p.allocation {
+            let reward = a.mean_reward.map_or("—".to_string(), |x| format!("{x:.3}"));
+            t.add_row(vec![
+                p.policy.clone(),
+                reward,
+                a.replica_changes.to_string(),
+                a.rebound.to_string(),
+            ]);
+        }
+    }
+    render(&mut t, 0, &[0])
 }
 
 /// Where the learned default's gain comes from, when the report has a meta-policy row (`dqn`),
@@ -136,30 +186,29 @@ fn gain_split(r: &Report) -> Option<String> {
         .iter()
         .filter(|p| rules.contains(&p.policy.as_str()))
         .max_by(|a, b| a.success_ratio.total_cmp(&b.success_ratio))?;
-    let pp = |a: f64, b: f64| 100.0 * (a - b);
+    let pp = |a: f64, b: f64| format!("{:+.2} pp", 100.0 * (a - b));
     let mut s = format!(
-        "learned default against the best rule of this run ({} {:.2}%):\n",
+        "learned default against the best rule of this run ({} {}):\n",
         best.policy,
-        100.0 * best.success_ratio
+        percent(best.success_ratio)
     );
-    let _ = writeln!(
-        s,
-        "  {:<26} {:>+7.2} pp",
-        "dqn",
-        pp(dqn.success_ratio, best.success_ratio)
-    );
-    let _ = writeln!(
-        s,
-        "  {:<26} {:>+7.2} pp   its per-class tables alone",
-        tables.policy,
-        pp(tables.success_ratio, best.success_ratio)
-    );
-    let _ = writeln!(
-        s,
-        "  {:<26} {:>+7.2} pp   what the network adds over its tables",
-        "network over tables",
-        pp(dqn.success_ratio, tables.success_ratio)
-    );
+    let mut t = new_table::<&str>(&[]);
+    t.add_row(vec![
+        "dqn".to_string(),
+        pp(dqn.success_ratio, best.success_ratio),
+        String::new(),
+    ]);
+    t.add_row(vec![
+        tables.policy.clone(),
+        pp(tables.success_ratio, best.success_ratio),
+        "its per-class tables alone".to_string(),
+    ]);
+    t.add_row(vec![
+        "network over tables".to_string(),
+        pp(dqn.success_ratio, tables.success_ratio),
+        "what the network adds over its tables".to_string(),
+    ]);
+    s.push_str(&render(&mut t, 2, &[0, 2]));
     Some(s)
 }
 
@@ -167,92 +216,83 @@ fn gain_split(r: &Report) -> Option<String> {
 /// streams of each one's slowest answer), the jobs' tail (EdgeTuner's: the mean over jobs of
 /// each one's slowest answer), and what mitigation did — with the per-job kinds' counters when
 /// a row uses one.
-fn tails(r: &Report, apps: &[&str]) -> String {
+fn tails(r: &Report) -> String {
+    let apps = apps(r);
     let per_job = r.results.iter().any(|p| {
         let m = &p.mitigation;
         m.jobs_triggered + m.restarted + m.restart_no_target + m.degraded > 0
     });
-    let mut s = format!("{:<28}", "p99 ms of answered queries");
-    for a in apps {
-        let _ = write!(s, " {:>w$}", a, w = a.len().max(8));
-    }
-    let _ = write!(
-        s,
-        " {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "stream", "job mean", "reissued", "won", "cancel", "wasted", "discard"
-    );
+    let mut header = vec!["p99 ms of answered queries"];
+    header.extend(&apps);
+    header.extend([
+        "stream", "job mean", "reissued", "won", "cancel", "wasted", "discard",
+    ]);
     if per_job {
-        let _ = write!(
-            s,
-            " {:>9} {:>9} {:>9} {:>9}",
-            "triggered", "restarted", "r.won", "degraded"
-        );
+        header.extend(["triggered", "restarted", "r.won", "degraded"]);
     }
-    s.push('\n');
+    let mut t = new_table(&header);
     for p in &r.results {
-        let _ = write!(s, "{:<28}", p.policy);
-        for (a, name) in p.per_app.iter().zip(apps) {
-            let _ = write!(s, " {:>w$.1}", a.latency_ms.p99, w = name.len().max(8));
-        }
         let m = &p.mitigation;
-        let _ = write!(
-            s,
-            " {:>9.1} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            p.stream_tail_ms.p99,
-            p.job_tail_ms.mean,
+        let mut row = vec![p.policy.clone()];
+        row.extend(p.per_app.iter().map(|a| format!("{:.1}", a.latency_ms.p99)));
+        row.push(format!("{:.1}", p.stream_tail_ms.p99));
+        row.push(format!("{:.1}", p.job_tail_ms.mean));
+        let counts = [
             m.reissued,
             m.reissue_won,
             m.cancelled,
             m.wasted,
-            m.discarded
-        );
+            m.discarded,
+        ];
+        row.extend(counts.map(|x| x.to_string()));
         if per_job {
-            let _ = write!(
-                s,
-                " {:>9} {:>9} {:>9} {:>9}",
-                m.jobs_triggered, m.restarted, m.restart_won, m.degraded
-            );
+            let jobs = [m.jobs_triggered, m.restarted, m.restart_won, m.degraded];
+            row.extend(jobs.map(|x| x.to_string()));
         }
-        s.push('\n');
+        t.add_row(row);
     }
-    s
+    render(&mut t, 0, &[0])
 }
 
-/// The shares of a meta-policy row's decisions: one line per class, `policy share%` pairs.
+/// The shares of a meta-policy row's decisions: a row per class, a column per action that some
+/// class chose (blank where that class never did).
 fn action_shares(row: &str, a: &super::ActionShareReport) -> String {
     let mut s = format!("actions of {row} (share of decisions per class):\n");
+    let chosen: Vec<usize> = (0..a.actions.len())
+        .filter(|&x| a.share.iter().any(|c| c.get(x).is_some_and(|v| *v > 0.0)))
+        .collect();
+    let mut header = vec!["class"];
+    header.extend(chosen.iter().map(|&x| a.actions[x].as_str()));
+    let mut t = new_table(&header);
     for (c, shares) in a.classes.iter().zip(&a.share) {
-        let _ = write!(s, "  {c:<26}");
-        for (name, x) in a.actions.iter().zip(shares) {
-            if *x > 0.0 {
-                let _ = write!(s, " {name} {:.1}%", 100.0 * x);
-            }
-        }
-        s.push('\n');
+        let mut cells = vec![c.clone()];
+        cells.extend(chosen.iter().map(|&x| match shares.get(x) {
+            Some(v) if *v > 0.0 => percent(*v),
+            _ => String::new(),
+        }));
+        t.add_row(cells);
     }
+    s.push_str(&render(&mut t, 2, &[0]));
     s
 }
 
 /// The success ratio per window, one column per policy (the time series of `simulate`).
 pub fn to_time_series_table(r: &Report) -> String {
-    let mut s = String::new();
-    let _ = write!(s, "{:>8}", "t_s");
-    for p in &r.results {
-        let _ = write!(s, " {:>w$}", p.policy, w = p.policy.len().max(8));
-    }
-    s.push('\n');
+    let mut header = vec!["t_s"];
+    header.extend(r.results.iter().map(|p| p.policy.as_str()));
+    let mut t = new_table(&header);
     let n = r.results.first().map_or(0, |p| p.per_window.len());
     for i in 0..n {
-        let _ = write!(s, "{:>8.1}", r.results[0].per_window[i].t_s);
-        for p in &r.results {
-            let _ = write!(
-                s,
-                " {:>w$.2}%",
-                100.0 * p.per_window[i].success_ratio,
-                w = p.policy.len().max(8) - 1
-            );
-        }
-        s.push('\n');
+        let mut row = vec![format!("{:.1}", r.results[0].per_window[i].t_s)];
+        row.extend(r.results.iter().map(|p| {
+            p.per_window
+                .get(i)
+                .map_or_else(String::new, |w| percent(w.success_ratio))
+        }));
+        t.add_row(row);
     }
-    s
+    render(&mut t, 0, &[])
 }
+
+#[cfg(test)]
+mod tests;
