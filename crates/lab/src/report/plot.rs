@@ -2,8 +2,10 @@
 //! success ratio per application class (one marker per policy).
 //!
 //! Every plot is about the same comparison: the learned rows (`dqn`, `dqn:<stem>`), the best
-//! static policy of the report and the oracle are bold and listed first; the other rows are
-//! faint grey context.
+//! static policy of the report and the oracle are bold, listed first and named next to their
+//! lines; the other rows are thinner context lines, each in a colour, dash and marker of its
+//! own. Over time, each window's value stands at its window's mid-point (a window's ratio or
+//! percentile is about the whole window), on an axis from the run's start to its end.
 
 use super::Report;
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
@@ -97,7 +99,55 @@ pub fn plot_p99_over_time(r: &Report, path: &Path) -> Result<(), String> {
     )
 }
 
-/// One line per policy of `value` per window against the window's start.
+/// The span (start, end) of each window of a run of `duration_s` whose windows start at
+/// `starts`, s: each ends where the next one starts, the last at the run's end (a window
+/// length after its start where the run's end is not past it).
+fn window_spans(starts: &[f64], duration_s: f64) -> Vec<(f64, f64)> {
+    let step = match starts {
+        [.., a, b] => b - a,
+        [a] if duration_s > *a => duration_s - a,
+        _ => 1.0,
+    };
+    (starts.iter().enumerate())
+        .map(|(i, &t)| {
+            let end = match starts.get(i + 1) {
+                Some(&next) => next,
+                None if duration_s > t => duration_s,
+                None => t + step,
+            };
+            (t, end)
+        })
+        .collect()
+}
+
+/// The points of `value` per window of `windows` (a run of `duration_s`), each at its
+/// window's mid-point.
+fn window_points(
+    windows: &[super::WindowPoint],
+    duration_s: f64,
+    value: impl Fn(&super::WindowPoint) -> f64,
+) -> Vec<(f64, f64)> {
+    let starts: Vec<f64> = windows.iter().map(|w| w.t_s).collect();
+    (window_spans(&starts, duration_s).into_iter().zip(windows))
+        .map(|((a, b), w)| ((a + b) / 2.0, value(w)))
+        .collect()
+}
+
+/// The time axis of a run's plots over time, its windows starting at `starts` and the run
+/// lasting `duration_s`: from the run's start to its end (its last window's, where that is
+/// later).
+fn time_axis(starts: &[f64], duration_s: f64) -> Axis {
+    let axis = Axis::new(
+        "time since start (s; each point at its window's middle)",
+        Format::Number,
+    );
+    match (starts.first(), window_spans(starts, duration_s).last()) {
+        (Some(&start), Some(&(_, end))) => axis.with_range(start.min(0.0), end),
+        _ => axis,
+    }
+}
+
+/// One line per policy of `value` per window, each window's value at its mid-point.
 fn plot_over_time(
     r: &Report,
     path: &Path,
@@ -105,14 +155,13 @@ fn plot_over_time(
     y: Axis,
     value: impl Fn(&super::WindowPoint) -> f64,
 ) -> Result<(), String> {
+    let starts: Vec<f64> = (r.results.first())
+        .map(|p| p.per_window.iter().map(|w| w.t_s).collect())
+        .unwrap_or_default();
     let series = report_rows(r)
         .into_iter()
         .map(|(i, emphasis, name)| {
-            let pts = r.results[i]
-                .per_window
-                .iter()
-                .map(|w| (w.t_s, value(w)))
-                .collect();
+            let pts = window_points(&r.results[i].per_window, r.duration_s, &value);
             Series::new(name, pts, emphasis)
         })
         .collect();
@@ -120,7 +169,7 @@ fn plot_over_time(
         path,
         &Figure {
             title,
-            x: Axis::new("time since start (s)", Format::Number),
+            x: time_axis(&starts, r.duration_s),
             panels: vec![Panel { y, series }],
         },
     )
@@ -165,6 +214,50 @@ pub fn plot_success_per_app(r: &Report, path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::WindowPoint;
+
+    /// Windows of 5 s starting at `starts`, each with success ratio `t_s / 100`.
+    fn windows(starts: &[f64]) -> Vec<WindowPoint> {
+        (starts.iter())
+            .map(|&t_s| WindowPoint {
+                t_s,
+                success_ratio: t_s / 100.0,
+                offered: 10,
+                success: 9,
+                p99_ms: 50.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_window_is_drawn_at_its_middle_and_the_last_reaches_the_run_end() {
+        // A 30 s run in 5 s windows: points at 2.5, 7.5, …, 27.5, each with its own value.
+        let w = windows(&[0.0, 5.0, 10.0, 15.0, 20.0, 25.0]);
+        let pts = window_points(&w, 30.0, |w| w.success_ratio);
+        let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [2.5, 7.5, 12.5, 17.5, 22.5, 27.5]);
+        assert!(*xs.last().unwrap() >= 27.5);
+        assert_eq!(pts[5].1, 0.25);
+        assert_eq!(
+            window_spans(&[0.0, 5.0, 10.0], 15.0).last(),
+            Some(&(10.0, 15.0))
+        );
+        // A run that ends within its last window: that window ends with the run.
+        let spans = window_spans(&[0.0, 5.0, 10.0], 12.0);
+        assert_eq!(spans, [(0.0, 5.0), (5.0, 10.0), (10.0, 12.0)]);
+        // No run end past the last start: a window length after it.
+        assert_eq!(window_spans(&[0.0, 5.0], 0.0).last(), Some(&(5.0, 10.0)));
+        assert_eq!(window_spans(&[0.0], 30.0), [(0.0, 30.0)]);
+        assert!(window_spans(&[], 30.0).is_empty());
+    }
+
+    #[test]
+    fn the_time_axis_spans_the_whole_run() {
+        let starts = [0.0, 5.0, 10.0, 15.0, 20.0, 25.0];
+        assert_eq!(time_axis(&starts, 30.0).range, Some((0.0, 30.0)));
+        assert_eq!(time_axis(&starts, 27.0).range, Some((0.0, 27.0)));
+        assert_eq!(time_axis(&[], 30.0).range, None);
+    }
 
     #[test]
     fn learned_best_static_and_oracle_are_bold_and_first() {
