@@ -276,7 +276,14 @@ fn inputs_and_reports_carry_the_schema_version() {
     for (v, ok) in [("1", true), ("2", false), ("0", false)] {
         let t = dir.path().join(format!("t{v}.yaml"));
         std::fs::write(&t, format!("schema: {v}\n{text}")).unwrap();
-        let mut args = with(&["--policies", "closest", "--duration", "10", "--format", "json"]);
+        let mut args = with(&[
+            "--policies",
+            "closest",
+            "--duration",
+            "10",
+            "--format",
+            "json",
+        ]);
         let path = t.to_str().unwrap().to_string();
         args[1] = &path;
         if ok {
@@ -306,4 +313,69 @@ fn inputs_and_reports_carry_the_schema_version() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let g = std::fs::read_to_string(&out).unwrap();
     assert!(g.lines().any(|l| l == "schema: 1"), "{g}");
+}
+
+#[test]
+fn sizes_inside_input_files_are_bounded_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let fix = |f: &str| std::fs::read_to_string(format!("tests/fixtures/{f}")).unwrap();
+    let write = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let topo = fix("tiny-topology.yaml");
+    let work = fix("tiny-workload.yaml");
+    let prof = fix("tiny-profiles.yaml");
+    // (file to swap, its new text, what the message must say). Each of these once filled,
+    // looped or allocated for minutes.
+    let cases = [
+        (
+            1,
+            write("cap.yaml", topo.replace("{gpu: 2}", "{gpu: 2e12}")),
+            "at most 100000 replicas per cluster",
+        ),
+        (
+            1,
+            write(
+                "rep.yaml",
+                topo.replace("small-b1: 2}", "small-b1: 2000000000}")
+                    .replace("{cpu: 2}", "{cpu: 1e10}"),
+            ),
+            "2000000000 replicas in all",
+        ),
+        (
+            5,
+            write(
+                "lam.yaml",
+                work.replace("lambda_per_min: 6", "lambda_per_min: 6e9"),
+            ),
+            "at most 1e7",
+        ),
+        (
+            5,
+            write("rate.yaml", work.replace("rate_qps: 10", "rate_qps: 1e12")),
+            "at most 5e9",
+        ),
+        (
+            3,
+            write(
+                "batch.yaml",
+                prof.replace("batch: 4,", "batch: 4000000000,"),
+            ),
+            "batch size in 1..=4096",
+        ),
+    ];
+    for (slot, file, want) in cases {
+        let mut args = with(&["--policies", "closest", "--duration", "10"]);
+        args[slot] = &file;
+        let t = Instant::now();
+        let e = fails(&args);
+        assert!(e.contains(want), "{file}: {e}");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{file}: {:?}",
+            t.elapsed()
+        );
+    }
 }

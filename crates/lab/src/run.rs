@@ -253,6 +253,7 @@ fn scenario_and_config(run: &RunArgs) -> Result<(Scenario, SimConfig)> {
         }
         sc = sc.with_lambda(l);
     }
+    cfg.check_size(&sc).map_err(|m| anyhow::anyhow!("{m}"))?;
     Ok((sc, cfg))
 }
 

@@ -10,6 +10,15 @@ use continuum_core::mitigation::Mitigation;
 /// default 5 s windows it is 11.6 days of simulated time.
 pub(crate) const MAX_WINDOWS: f64 = 200_000.0;
 
+/// The most client arrivals a run may expect (λ × schedulers × duration). Clients are drawn
+/// before the run and each stream keeps its own state, a few hundred bytes; assumption: 10⁷
+/// keeps that within a few GB, and is 2 000 times full-edge's 300 s at λ 60.
+pub(crate) const MAX_CLIENTS: f64 = 1e7;
+/// The most queries a run may expect (arrivals × each app's mean rate × its mean stream
+/// duration, within the run). Assumption: 5·10⁹ is about 20 minutes per row on one core at the
+/// simulator's measured speed (docs/performance.md: over 4 M queries/s).
+pub(crate) const MAX_QUERIES: f64 = 5e9;
+
 /// Run settings (the scenario's files say what is simulated; these say how).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimConfig {
@@ -49,7 +58,59 @@ impl Default for SimConfig {
     }
 }
 
+/// A count for a message: whole below a million, else in scientific notation.
+fn count(x: f64) -> String {
+    if x < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
 impl SimConfig {
+    /// Checks what a run of `sc` under these settings would cost before it starts: the clients
+    /// it expects to arrive and the queries they would send, each against its bound
+    /// ([`MAX_CLIENTS`], [`MAX_QUERIES`]); the error says how many, the bound, why and what to
+    /// shorten.
+    pub fn check_size(&self, sc: &crate::Scenario) -> Result<(), String> {
+        let w = &sc.workload;
+        let duration = self.duration_s;
+        let lambda = w.lambda.mean_over(duration * 1000.0);
+        let schedulers = sc.topology.schedulers.len() as f64;
+        let clients = lambda / 60.0 * schedulers * duration;
+        if clients > MAX_CLIENTS {
+            return Err(format!(
+                "this run expects {} client arrivals (λ {lambda} clients/min × {schedulers} \
+                 schedulers × {duration} s); at most {MAX_CLIENTS:.0e} (each is drawn before the \
+                 run and keeps its own state in memory): lower --lambda or shorten --duration",
+                count(clients)
+            ));
+        }
+        let shares: f64 = w.apps.iter().map(|a| a.share).sum();
+        let per_client: f64 = w
+            .apps
+            .iter()
+            .map(|a| {
+                a.share / shares.max(f64::MIN_POSITIVE)
+                    * a.rate_qps.mean()
+                    * a.duration_s.mean().min(duration)
+            })
+            .sum();
+        let queries = clients * per_client;
+        if queries > MAX_QUERIES {
+            return Err(format!(
+                "this run expects {} queries ({} clients × {} queries each, from the workload's \
+                 rates and stream durations); at most {MAX_QUERIES:.0e} (about 20 minutes per \
+                 row on one core): lower --lambda, shorten --duration or the workload's \
+                 rate_qps / duration_s",
+                count(queries),
+                count(clients),
+                count(per_client)
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the settings; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
         let pos = |x: f64, name: &str| {

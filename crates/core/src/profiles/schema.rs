@@ -6,6 +6,11 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::{BTreeMap, HashMap};
 
+/// The largest batch a variant may declare. Each simulated replica keeps room for a whole
+/// batch; assumption: 4096 is far above the batches of any shipped profile (at most 8) and of
+/// GPU serving in general, and bounded so that a typo cannot ask for gigabytes per replica.
+const MAX_BATCH: u32 = 4096;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -126,8 +131,16 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
                 ),
             )
         })?;
-        if v.batch.value == 0 {
-            return Err(src.error_at(&v.batch, field("batch"), "expected a batch size >= 1"));
+        if v.batch.value == 0 || v.batch.value > MAX_BATCH {
+            return Err(src.error_at(
+                &v.batch,
+                field("batch"),
+                format!(
+                    "expected a batch size in 1..={MAX_BATCH} (each replica keeps room for a \
+                     whole batch), got {}",
+                    v.batch.value
+                ),
+            ));
         }
         let d = &v.delay.value;
         if !(d.base_ms >= 0.0

@@ -1,6 +1,6 @@
 //! The YAML shape of a topology file and its validation into a [`Topology`].
 
-use super::deploy::{fill_to_saturation, fits, take};
+use super::deploy::{MAX_REPLICAS_PER_CLUSTER, fill_to_saturation, fits, take};
 use super::paths::Paths;
 use super::{Cluster, Reach, Scheduler, Topology, Worker};
 use crate::config::{ConfigError, Source};
@@ -280,22 +280,45 @@ fn deploy_one(
         })
     };
     let mut free = c.capacity.clone();
+    let mut placed: u32 = 0;
+    let too_many = |what: String| {
+        src.error_at(
+            dep,
+            field.clone(),
+            format!(
+                "{what} on cluster `{}`: at most {MAX_REPLICAS_PER_CLUSTER} replicas per cluster \
+                 (each is simulated as a server of its own); lower its capacity or the counts",
+                c.id
+            ),
+        )
+    };
     for (name, n) in &dep.value.replicas {
         let v = lookup(name)?;
-        for _ in 0..*n {
-            let need = &profiles.variants[v].resources;
-            if !fits(&free, need) {
-                return Err(src.error_at(
-                    dep,
-                    field.clone(),
-                    format!(
-                        "{n} replicas of `{name}` exceed the capacity of cluster `{}` ({:?})",
-                        c.id, c.capacity
-                    ),
-                ));
-            }
-            take(&mut free, need);
+        placed = placed
+            .checked_add(*n)
+            .filter(|&p| p <= MAX_REPLICAS_PER_CLUSTER)
+            .ok_or_else(|| {
+                too_many(format!(
+                    "{} replicas in all",
+                    u64::from(placed) + u64::from(*n)
+                ))
+            })?;
+        let need = &profiles.variants[v].resources;
+        let all: BTreeMap<String, f64> = need
+            .iter()
+            .map(|(k, x)| (k.clone(), x * f64::from(*n)))
+            .collect();
+        if !fits(&free, &all) {
+            return Err(src.error_at(
+                dep,
+                field.clone(),
+                format!(
+                    "{n} replicas of `{name}` exceed the capacity of cluster `{}` ({:?})",
+                    c.id, c.capacity
+                ),
+            ));
         }
+        take(&mut free, &all);
         *counts.entry(v).or_default() += n;
     }
     let fill_ids = dep
@@ -308,7 +331,14 @@ fn deploy_one(
         .iter()
         .map(|&v| &profiles.variants[v].resources)
         .collect();
-    for (v, n) in fill_ids.iter().zip(fill_to_saturation(&mut free, &needs)) {
+    let filled =
+        fill_to_saturation(&mut free, &needs, placed, MAX_REPLICAS_PER_CLUSTER).map_err(|_| {
+            too_many(format!(
+                "filling capacity {:?} would place more",
+                c.capacity
+            ))
+        })?;
+    for (v, n) in fill_ids.iter().zip(filled) {
         *counts.entry(*v).or_default() += n;
     }
     Ok(())
