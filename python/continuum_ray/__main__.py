@@ -6,8 +6,13 @@
 
 --address defaults to the RAY_ADDRESS environment variable (host:port or `local`).
 
-The `continuum` binary (--bin) and the files the grid names must be at the same paths on every
-node (e.g. a shared checkout); results come back through Ray."""
+Shipping (--ship, the default for a head that is not this machine's loopback): the binary (as
+a `py_modules` package) and the files the run names (the grid and its files, configs,
+checkpoints; config/, profiles/, workloads/ and topologies/ of --cwd whole; as the
+`working_dir`) go to the cluster in the job's runtime environment, so the nodes need not share
+paths with the driver; Ray refuses a package of 512 MiB or more (ship.py). --no-ship (the default
+on 127.0.0.1 or `local`): the binary and those files must be at the same paths on every node (a
+shared checkout). Either way, results come back through Ray."""
 import argparse
 import os
 import pathlib
@@ -25,6 +30,10 @@ def main(argv=None):
                          "the RAY_ADDRESS environment variable")
     ap.add_argument("--bin", default="target/release/continuum", help="the continuum binary")
     ap.add_argument("--cwd", default=".", help="directory the binary runs in (the checkout)")
+    ap.add_argument("--ship", action=argparse.BooleanOptionalAction, default=None,
+                    help="ship the binary and the run's inputs in Ray's runtime environment "
+                         "(default: unless the head is 127.0.0.1, localhost or `local`); "
+                         "--no-ship: the nodes share the driver's paths")
     ap.add_argument("--retries", type=int, default=3,
                     help="retries of a task whose process dies (Ray's max_retries)")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -45,20 +54,22 @@ def main(argv=None):
     binary = str((pathlib.Path(cwd) / a.bin).resolve()) if not os.path.isabs(a.bin) else a.bin
     if not os.access(binary, os.X_OK):
         sys.exit(f"--bin: {binary} is not an executable (cargo build --release first)")
-    cluster.connect(a.address)
+    ship_on = a.ship if a.ship is not None else not cluster.is_loopback(a.address or "")
+    from .ship import Remote
+    remote = Remote(a.address, binary, cwd, ship_on)
     if a.cmd == "sweep":
         from .sweep import run_sweep
-        index = run_sweep(binary, a.grid, a.dir, cwd, a.retries, a.fault_kill_once)
+        index = run_sweep(binary, a.grid, a.dir, cwd, a.retries, a.fault_kill_once, remote)
         print(f"{index['cells']} cells merged into {len(index['reports'])} reports under "
               f"{pathlib.Path(a.dir) / 'reports'}")
     elif a.cmd == "train":
         from .apex import run_apex_train
         args = a.args[1:] if a.args[:1] == ["--"] else a.args
-        run_apex_train(binary, args, cwd, a.retries)
+        run_apex_train(binary, args, cwd, a.retries, remote)
     else:
         from .meta import run_meta_train
         args = a.args[1:] if a.args[:1] == ["--"] else a.args
-        run_meta_train(binary, args, cwd, a.retries)
+        run_meta_train(binary, args, cwd, a.retries, remote)
 
 
 if __name__ == "__main__":

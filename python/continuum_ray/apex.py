@@ -21,10 +21,13 @@ from . import tasks
 from .meta import split_out, threads
 
 
-def run_apex_train(binary, args, cwd, retries=3):
-    """Runs Ape-X training on the connected cluster; the binary writes the checkpoint, its log
-    and its rounds' CSV."""
+def run_apex_train(binary, args, cwd, retries=3, remote=None):
+    """Runs Ape-X training on the cluster `remote` connects to (ship.Remote); the binary writes
+    the checkpoint, its log and its rounds' CSV."""
+    from .ship import Remote
+    remote = remote or Remote(None, binary, cwd, False)
     args, out = split_out(args)
+    rargs = remote.connect(args=args)
     out = (pathlib.Path(cwd) / out).resolve()
     state = out.parent / (out.name + ".ray-actors")
     state.mkdir(parents=True, exist_ok=True)
@@ -37,13 +40,15 @@ def run_apex_train(binary, args, cwd, retries=3):
             if msg.get("done"):
                 break
             weights = (pathlib.Path(cwd) / msg["weights"]).read_bytes()
-            refs = [tasks.submit_files(binary, ["train", *args, "--apex-actor", f"{e}:{a}",
-                                                "--weights", "{weights}", "--out", "{out}"],
-                                       cwd, {"weights": weights}, cpus=threads(args),
+            refs = [tasks.submit_files(remote.binary, ["train", *rargs, "--apex-actor",
+                                                       f"{e}:{a}", "--weights", "{weights}",
+                                                       "--out", "{out}"],
+                                       remote.cwd, {"weights": weights}, cpus=threads(args),
                                        retries=retries)
                     for e, a in msg["jobs"]]
             paths = []
-            for (e, _), (_, data) in zip(msg["jobs"], ray.get(refs)):
+            for (e, _), (_, data, where) in zip(msg["jobs"], ray.get(refs)):
+                tasks.report_where(where)
                 p = state / f"episode-{e}.bin"
                 p.write_bytes(data)
                 paths.append(str(p))

@@ -40,10 +40,14 @@ def threads(args):
     return 1
 
 
-def run_meta_train(binary, args, cwd, retries=3):
-    """Runs meta-training on the connected cluster; writes the checkpoint and its log."""
+def run_meta_train(binary, args, cwd, retries=3, remote=None):
+    """Runs meta-training on the cluster `remote` connects to (ship.Remote); writes the
+    checkpoint and its log."""
+    from .ship import Remote
+    remote = remote or Remote(None, binary, cwd, False)
     args, out = split_out(args)
     out = (pathlib.Path(cwd) / out).resolve()
+    rargs = remote.connect(args=args)
     plan = json.loads(tasks.run_binary(binary, ["meta-train", *args, "--plan"], cwd))
     iters, n = plan["meta_iterations"], plan["tasks"]
     state = out.parent / (out.name + ".ray-state")
@@ -58,12 +62,13 @@ def run_meta_train(binary, args, cwd, retries=3):
             prev = theta(it - 1)
             inputs = {"theta": prev.read_bytes()}
             theta_args = ["--theta", "{theta}"]
-        refs = [tasks.submit_files(binary, ["meta-train", *args, "--inner", f"{it}:{b}",
-                                            *theta_args, "--out", "{out}"],
-                                   cwd, inputs, cpus=threads(args), retries=retries)
+        refs = [tasks.submit_files(remote.binary, ["meta-train", *rargs, "--inner", f"{it}:{b}",
+                                                   *theta_args, "--out", "{out}"],
+                                   remote.cwd, inputs, cpus=threads(args), retries=retries)
                 for b in range(n)]
         runs = []
-        for b, (summary, weights) in enumerate(ray.get(refs)):
+        for b, (summary, weights, where) in enumerate(ray.get(refs)):
+            tasks.report_where(where)
             p = state / f"inner-{it}-{b}.dqn"
             p.write_bytes(weights)
             p.with_suffix(".json").write_text(summary)

@@ -26,11 +26,14 @@ def cell_path(sweep_dir, cell_id):
     return pathlib.Path(sweep_dir) / "cells" / key / f"{row}.json"
 
 
-def write_atomic(path, text):
-    """Writes `text` to `path` whole or not at all."""
+def write_atomic(path, data):
+    """Writes `data` (text or bytes) to `path` whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(text)
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
     os.replace(tmp, path)
 
 
@@ -50,20 +53,35 @@ class Progress:
               file=sys.stderr, flush=True)
 
 
-def run_sweep(binary, grid, sweep_dir, cwd, retries=3, fault_kill_once=None):
-    """Runs `grid` on the connected cluster into `sweep_dir`; returns the merged index."""
+def run_sweep(binary, grid, sweep_dir, cwd, retries=3, fault_kill_once=None, remote=None):
+    """Runs `grid` on the cluster `remote` connects to (ship.Remote) into `sweep_dir`; returns
+    the merged index. Shipped, the jobs' outputs come back as bytes and are written here, and the
+    cells get a working_dir with them."""
+    from .ship import Remote
+    remote = remote or Remote(None, binary, cwd, False)
     sweep_dir = str(pathlib.Path(sweep_dir).resolve())
     p = plan(binary, grid, sweep_dir, cwd)
     jobs = [j for j in p["jobs"] if not j["done"]]
+    outs = [str(j["out"]) for j in p["jobs"]]
     if jobs:
-        refs = [tasks.submit(binary, ["sweep", "job", grid, j["key"]], cwd,
-                             cpus=job_threads(j["command"]), retries=retries) for j in jobs]
+        rgrid = remote.connect(grid=grid, job_outputs=outs)
+        refs = [tasks.submit(remote.binary, ["sweep", "job", rgrid, j["key"]], remote.cwd,
+                             cpus=job_threads(j["command"]), retries=retries,
+                             collect=[str(j["out"])] if remote.ship else ())
+                for j in jobs]
         prog = Progress(len(p["jobs"]), len(p["jobs"]) - len(jobs), "jobs")
+        job_of = {ref: str(j["out"]) for ref, j in zip(refs, jobs)}
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)
-            ray.get(ready)
+            res = ray.get(ready[0])
+            tasks.report_where(res["where"])
+            for name, data in res["files"].items():  # shipped: the job's outputs
+                if name == job_of[ready[0]] or name not in outs:
+                    write_atomic(pathlib.Path(cwd) / name, data)
             prog.step()
         p = plan(binary, grid, sweep_dir, cwd)
+    # Shipped, a working_dir with the jobs' outputs (connecting again if the jobs ran).
+    rgrid = remote.connect(grid=grid, job_outputs=outs)
     cells = p["cells"]
     todo = [c for c in cells if not c["done"]]
     print(f"{p['grid']}: {len(cells)} cells, {len(todo)} to run, "
@@ -74,15 +92,17 @@ def run_sweep(binary, grid, sweep_dir, cwd, retries=3, fault_kill_once=None):
         marker = None
         if fault_kill_once == c["id"]:
             marker = str(pathlib.Path(sweep_dir) / "fault-injected")
-        ref = tasks.submit(binary, ["sweep", "cell", grid, c["id"], "--stdout"], cwd,
-                           retries=retries, fault_marker=marker)
+        ref = tasks.submit(remote.binary, ["sweep", "cell", rgrid, c["id"], "--stdout"],
+                           remote.cwd, retries=retries, fault_marker=marker)
         pending[ref] = c["id"]
     prog = Progress(len(cells), len(cells) - len(todo), "cells")
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             cid = pending.pop(ref)
-            text = ray.get(ref)
+            res = ray.get(ref)
+            tasks.report_where(res["where"])
+            text = res["stdout"]
             cell = json.loads(text)
             if cell["cell"]["id"] != cid or cell["digest"] != p["digest"]:
                 raise SystemExit(f"cell {cid}: the task returned cell {cell['cell']['id']} "
