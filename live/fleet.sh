@@ -49,8 +49,8 @@ FLEET=http://127.0.0.1:8180,http://127.0.0.1:8181,http://127.0.0.1:8182
 loadgen() { # out gateways seed [extra…]
   local out=$1 gws=$2 seed=$3; shift 3
   "$BIN" loadgen --gateway "$gws" --workload workloads/live.yaml --profiles profiles/local.yaml \
-    --lambda "$LAMBDA" --duration "$DURATION" --seed "$seed" --progress 0 --format json \
-    --out "$out" "$@" >/dev/null 2>>"$OUT/loadgen.log"
+    --lambda "$LAMBDA" --duration "$DURATION" --seed "$seed" --quiet --format json \
+    "$@" >"$out" 2>>"$OUT/loadgen.log"
 }
 start_fleet() {
   gws=()
@@ -122,8 +122,8 @@ YAML
   pids+=($!); gw=$!
   ready http://127.0.0.1:8280
   "$BIN" loadgen --gateway http://127.0.0.1:8280 --workload workloads/default.yaml --profiles profiles/local.yaml \
-    --lambda "$RETRY_LAMBDA" --duration "$RETRY_DURATION" --seed "$seed" --progress 0 --format json \
-    --out "$OUT/retry-$mode-seed$seed.json" >/dev/null 2>>"$OUT/loadgen.log" &
+    --lambda "$RETRY_LAMBDA" --duration "$RETRY_DURATION" --seed "$seed" --quiet --format json \
+    >"$OUT/retry-$mode-seed$seed.json" 2>>"$OUT/loadgen.log" &
   lg=$!
   sleep "$(( RETRY_DURATION / 2 ))"
   kill -9 "$co"

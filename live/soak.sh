@@ -52,8 +52,8 @@ pids+=($!); gw=$!
 for _ in $(seq 100); do curl -sf "127.0.0.1:$((BASE + 80))/v2/health/ready" >/dev/null && break; sleep 0.2; done
 
 "$BIN" loadgen --gateway "http://127.0.0.1:$((BASE + 80))" --workload workloads/default.yaml \
-  --profiles profiles/local.yaml --lambda "$LAMBDA" --duration "$DURATION" \
-  --format json --out "$OUT/loadgen.json" >"$OUT/loadgen.txt" 2>"$OUT/loadgen.log" &
+  --profiles profiles/local.yaml --lambda "$LAMBDA" --duration "$DURATION" --progress \
+  --format json >"$OUT/loadgen.json" 2>"$OUT/loadgen.log" &
 pids+=($!); lg=$!
 
 sample() { # name pid: RSS, descriptors, and where the RSS lies (brk heap, anonymous maps, files)

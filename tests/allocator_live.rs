@@ -172,11 +172,16 @@ async fn the_allocator_starts_while_a_worker_is_down_and_takes_it_in_when_it_com
         .expect("starts with a worker down");
     let r = alloc.slot().await.expect("a slot with a worker down");
     assert!(
-        r.events.iter().any(|e| e.contains("workers[1]") && e.contains("down")),
+        r.events
+            .iter()
+            .any(|e| e.contains("workers[1]") && e.contains("down")),
         "{r:?}"
     );
     assert!(r.state.iter().all(|(w, _, _)| *w == 0), "{r:?}");
-    assert!(r.state.iter().any(|(_, _, l)| *l), "the floor on the worker that is up: {r:?}");
+    assert!(
+        r.state.iter().any(|(_, _, l)| *l),
+        "the floor on the worker that is up: {r:?}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = cloud_config(dir.path(), "127.0.0.1:0");
@@ -184,7 +189,9 @@ async fn the_allocator_starts_while_a_worker_is_down_and_takes_it_in_when_it_com
     let cloud = start(cfg).await;
     let r = alloc.slot().await.expect("a slot after it came up");
     assert!(
-        r.events.iter().any(|e| e.contains("workers[1]") && e.contains(" up")),
+        r.events
+            .iter()
+            .any(|e| e.contains("workers[1]") && e.contains(" up")),
         "{r:?}"
     );
     assert!(r.state.iter().any(|(w, _, l)| *w == 1 && *l), "{r:?}");

@@ -379,3 +379,188 @@ fn sizes_inside_input_files_are_bounded_before_the_run() {
         );
     }
 }
+
+/// The help of `--quiet` and of `--progress` in `continuum <cmd> --help`, whitespace folded.
+fn progress_help(cmd: &[&str]) -> (String, String) {
+    let o = continuum(&[cmd, &["--help"]].concat());
+    assert!(o.status.success(), "{cmd:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let after = |flag: &str| {
+        let (_, rest) = folded
+            .split_once(&format!(" {flag} "))
+            .unwrap_or_else(|| panic!("{cmd:?}: no {flag} in\n{text}"));
+        // `loadgen --progress [<S>]`: its former form, a period, is still read.
+        let rest = rest.strip_prefix("[<S>] ").unwrap_or(rest);
+        let end = rest.find(" -").unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    (after("--quiet"), after("--progress"))
+}
+
+#[test]
+fn every_command_with_progress_takes_quiet_and_progress_with_one_meaning() {
+    let commands: [&[&str]; 9] = [
+        &["simulate"],
+        &["compare"],
+        &["train"],
+        &["meta-train"],
+        &["table"],
+        &["sweep", "run"],
+        &["deeprm", "train"],
+        &["deeprm", "meta-train"],
+        &["loadgen"],
+    ];
+    let first = progress_help(commands[0]);
+    assert!(
+        first.0.starts_with("No progress") && first.0.contains("terminal"),
+        "{first:?}"
+    );
+    assert!(
+        first.1.contains("even when it is not a terminal"),
+        "{first:?}"
+    );
+    for cmd in &commands[1..] {
+        assert_eq!(progress_help(cmd), first, "{cmd:?}");
+    }
+}
+
+#[test]
+fn loadgens_former_progress_period_is_read_with_a_warning() {
+    // The warning comes with the options' check, before any request (this gateway is refused).
+    for (old, new) in [("5", "--progress --progress-every 5"), ("0", "--quiet")] {
+        let e = fails(&["loadgen", "--progress", old, "--gateway", "ftp://nowhere:1"]);
+        assert!(e.contains(&format!("warning: --progress {old}:")), "{e}");
+        assert!(e.contains(&format!("write {new}")), "{e}");
+        assert!(e.contains("--gateway"), "{e}");
+    }
+    let e = fails(&["loadgen", "--progress", "--gateway", "ftp://nowhere:1"]);
+    assert!(!e.contains("warning"), "{e}");
+}
+
+#[test]
+fn compare_quiet_prints_no_progress_and_progress_prints_lines() {
+    let run = |flag: &[&str]| {
+        let mut a = with(&[
+            "--policies",
+            "closest",
+            "--duration",
+            "10",
+            "--format",
+            "json",
+        ]);
+        a.extend(flag);
+        let o = continuum(&a);
+        assert!(
+            o.status.success(),
+            "{flag:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(out.contains("\"results\""), "{flag:?}: {out}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // Standard error is a pipe here: no progress unless asked for, none at all with --quiet.
+    assert_eq!(run(&["--quiet"]), "");
+    assert_eq!(run(&[]), "");
+    let lines = run(&["--progress"]);
+    assert!(lines.contains("% simulated"), "{lines}");
+    assert!(lines.lines().all(|l| l.starts_with('[')), "{lines}");
+    // Both at once is a usage error (clap's exit status 2).
+    let o = continuum(&with(&["--quiet", "--progress"]));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("cannot be used with"), "{e}");
+}
+
+#[test]
+fn out_is_a_folder_everywhere_and_the_former_file_form_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p).to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let o = continuum(args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{args:?}: {err}");
+        err
+    };
+    // A folder: the file inside under its fixed name, and no warning.
+    let err = run(&["topology", "generate", "--antennas", "4", "--out", &d("t")]);
+    assert!(dir.path().join("t/topology.yaml").is_file(), "{err}");
+    assert!(!err.contains("former form"), "{err}");
+    // The former form: that file, and a warning naming the new form.
+    let err = run(&[
+        "topology",
+        "generate",
+        "--antennas",
+        "4",
+        "--out",
+        &d("t.yaml"),
+    ]);
+    assert!(dir.path().join("t.yaml").is_file());
+    assert!(
+        err.contains("former form") && err.contains(&format!("--out {}", d("t"))),
+        "{err}"
+    );
+
+    // A training writes its checkpoint and logs into the folder; every reader takes the folder.
+    let cfg = std::fs::read_to_string("tests/fixtures/tiny-dqn.yaml").unwrap();
+    std::fs::write(
+        d("cfg.yaml"),
+        format!("{cfg}\nalgorithm: reinforce-improved\n"),
+    )
+    .unwrap();
+    let tiny = [
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+    ];
+    let mut train = vec!["train", "tests/fixtures/tiny-topology.yaml", "--config"];
+    let c = d("cfg.yaml");
+    let a = d("a");
+    train.extend([c.as_str(), "--out", a.as_str()]);
+    train.extend(tiny);
+    run(&train);
+    for f in [
+        "checkpoint.dqn",
+        "checkpoint.training.csv",
+        "checkpoint.training_curve.svg",
+    ] {
+        assert!(dir.path().join("a").join(f).is_file(), "{f}");
+    }
+    let mut cmp = vec![
+        "compare",
+        "tests/fixtures/tiny-topology.yaml",
+        "--duration",
+        "20",
+    ];
+    cmp.extend(tiny);
+    cmp.extend(["--policies", "closest", "--agent", a.as_str()]);
+    run(&cmp);
+
+    // deeprm eval: --out is a folder too; --json is its former form.
+    let base = [
+        "deeprm",
+        "eval",
+        "--loads",
+        "0.7",
+        "--seeds",
+        "1",
+        "--jobsets",
+        "1",
+        "--slots",
+        "5",
+    ];
+    let mut e = base.to_vec();
+    let ev = d("ev");
+    e.extend(["--out", ev.as_str()]);
+    run(&e);
+    assert!(dir.path().join("ev/results.json").is_file());
+    assert!(dir.path().join("ev/deeprm-load.svg").is_file());
+    let mut e = base.to_vec();
+    let j = d("ev.json");
+    e.extend(["--json", j.as_str()]);
+    let err = run(&e);
+    assert!(err.contains("former form of --out"), "{err}");
+    assert!(dir.path().join("ev.json").is_file());
+}

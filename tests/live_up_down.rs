@@ -105,8 +105,10 @@ fn pids(dir: &Path) -> Vec<(String, i32)> {
 }
 
 fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, r)| !r.starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, r)| !r.starts_with('Z'))
+    })
 }
 
 #[test]
@@ -128,7 +130,14 @@ fn live_up_waits_for_every_process_and_live_down_stops_exactly_those_it_started(
     // Ready means the gateway already sees both workers up.
     let body = ureq_like_get(http, "/v1/workers");
     let v: Value = serde_json::from_str(&body).unwrap();
-    assert!(v["workers"].as_array().unwrap().iter().all(|w| w["up"] == true), "{v}");
+    assert!(
+        v["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["up"] == true),
+        "{v}"
+    );
 
     // A second set is refused while this one runs.
     let again = live(&args);
@@ -137,7 +146,11 @@ fn live_up_waits_for_every_process_and_live_down_stops_exactly_those_it_started(
 
     // One by name (a typo is refused with a suggestion), then the rest.
     let typo = live(&["down", "w-c0", "--state", &state]);
-    assert!(text(&typo).contains("did you mean `w-co`"), "{}", text(&typo));
+    assert!(
+        text(&typo).contains("did you mean `w-co`"),
+        "{}",
+        text(&typo)
+    );
     let o = live(&["down", "w-co", "--state", &state]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!running(ids[0].1) && running(ids[1].1) && running(ids[2].1));
@@ -173,7 +186,11 @@ fn a_set_that_cannot_start_is_taken_down_with_the_log_of_the_one_that_failed() {
         .args(["-f", &dir.path().join("w-co.yaml").display().to_string()])
         .output();
     if let Ok(left) = left {
-        assert!(left.stdout.is_empty(), "still running: {}", String::from_utf8_lossy(&left.stdout));
+        assert!(
+            left.stdout.is_empty(),
+            "still running: {}",
+            String::from_utf8_lossy(&left.stdout)
+        );
     }
 }
 
@@ -181,7 +198,11 @@ fn a_set_that_cannot_start_is_taken_down_with_the_log_of_the_one_that_failed() {
 fn ureq_like_get(addr: std::net::SocketAddr, path: &str) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut t = String::new();
     s.read_to_string(&mut t).unwrap();
     t.split_once("\r\n\r\n").unwrap().1.to_string()

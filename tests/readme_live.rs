@@ -27,7 +27,9 @@ fn git_status() -> Option<String> {
         .current_dir(ROOT)
         .output()
         .ok()?;
-    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 #[test]
@@ -35,7 +37,9 @@ fn the_readme_live_block_runs_at_smoke_size_and_stops_everything_it_started() {
     let bin = std::env::var("CONTINUUM_TOUR_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_continuum").to_string());
     let text = block();
-    assert!(text.contains("live up") && text.contains("live down\n") || text.contains("live down "));
+    assert!(
+        text.contains("live up") && text.contains("live down\n") || text.contains("live down ")
+    );
     let script: String = text
         .lines()
         .filter(|l| !l.starts_with("cargo build"))
@@ -43,7 +47,10 @@ fn the_readme_live_block_runs_at_smoke_size_and_stops_everything_it_started() {
         .map(|l| l.replace("--duration 60", "--duration 4"))
         .collect::<Vec<_>>()
         .join("\n");
-    assert!(script.contains("--duration 4"), "the load generator's duration: {script}");
+    assert!(
+        script.contains("--duration 4"),
+        "the load generator's duration: {script}"
+    );
     let before = git_status();
     // Whatever happens, what `live up` started is stopped.
     let full = format!(

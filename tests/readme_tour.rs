@@ -135,6 +135,13 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
             args.join(" "),
             String::from_utf8_lossy(&o.stderr)
         );
+        // The tour shows the current forms: no option in it is a former one.
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !err.contains("former form"),
+            "`continuum {}` uses a former form:\n{err}",
+            args.join(" ")
+        );
         times.push((t.elapsed().as_secs_f64(), args[..2].join(" ")));
     }
     for (s, what) in &times {

@@ -180,9 +180,10 @@ pub enum Command {
         /// Directory with `models.yaml` and the ONNX files.
         #[arg(long, default_value = "models")]
         models: PathBuf,
-        /// Profile file to write (the default is outside the tracked files; `profiles/local.yaml`
-        /// is the shipped one the live tour reads).
-        #[arg(long, default_value = "out/profiles/local.yaml")]
+        /// Folder to write the profile into, as `local.yaml` (the default is outside the
+        /// tracked files; `profiles/local.yaml` is the shipped one the live tour reads). A file
+        /// name ending in `.yaml` is the former form: accepted, with a warning.
+        #[arg(long, default_value = "out/profiles")]
         out: PathBuf,
         /// Least timed runs per variant.
         #[arg(long, default_value_t = 30)]

@@ -52,7 +52,8 @@ pub struct SiteArgs {
     /// Variant profiles the file is checked against.
     #[arg(long, default_value = "profiles/object-detection.yaml")]
     pub profiles: PathBuf,
-    /// File to write (default: standard output).
+    /// Folder to write the topology into, as `topology.yaml` (default: standard output; a
+    /// file name ending in `.yaml` is the former form: accepted, with a warning).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -158,13 +159,24 @@ fn options(a: &GenerateArgs) -> Result<GenerateOptions> {
 /// Validates `text` as a topology and writes it (or prints it); `what` goes to standard error.
 fn emit(sites: &SiteArgs, text: &str, what: impl FnOnce(&Topology) -> String) -> Result<()> {
     let profiles = Profiles::load(&sites.profiles)?;
-    let name = sites
-        .out
+    let out = match &sites.out {
+        Some(o) => {
+            let (file, warning) =
+                continuum_core::config::prepare_out(o, "topology.yaml", &["yaml", "yml"])
+                    .map_err(anyhow::Error::msg)?;
+            if let Some(w) = warning {
+                eprintln!("{w}");
+            }
+            Some(file)
+        }
+        None => None,
+    };
+    let name = out
         .as_ref()
         .map_or("generated topology".into(), |p| p.display().to_string());
     let t = Topology::from_source(&Source::inline(&name, text), &profiles)
         .context("the topology does not validate (check --cpu and --gpu: each GPU replica also needs 2 cores)")?;
-    match &sites.out {
+    match &out {
         Some(p) => {
             std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
             eprintln!("wrote {}: {}", p.display(), what(&t));

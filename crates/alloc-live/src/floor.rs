@@ -48,7 +48,11 @@ mod tests {
         let served = [(0, 0, false), (0, 0, true), (0, 1, false), (1, 0, false)];
         let mut want = [false; 4];
         keep(&served, &mut want, 1);
-        assert_eq!(want, [false, true, true, true], "loaded first, then the first listed");
+        assert_eq!(
+            want,
+            [false, true, true, true],
+            "loaded first, then the first listed"
+        );
     }
 
     #[test]

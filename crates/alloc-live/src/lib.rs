@@ -241,7 +241,10 @@ impl LiveAllocator {
                     out.push(Some(scrape::parse(&String::from_utf8_lossy(&body))));
                 }
                 Ok((st, _)) => {
-                    events.push(format!("gateways[{i}] {}: {st}; its demand counts 0", g.metrics));
+                    events.push(format!(
+                        "gateways[{i}] {}: {st}; its demand counts 0",
+                        g.metrics
+                    ));
                     out.push(None);
                 }
                 Err(e) => {

@@ -38,8 +38,13 @@ pub enum CheckpointError {
 
 /// A checkpoint file's bytes, its continuum metadata (JSON text) and that metadata's `format`
 /// tag; a file that is not a continuum checkpoint gets [`CheckpointError::Format`].
+/// A folder (what a training's `--out` made) stands for the one `checkpoint.*` file in it.
 pub fn read_meta(path: &Path) -> Result<(Vec<u8>, String, String), CheckpointError> {
     let p = path.display().to_string();
+    let path = &continuum_core::config::checkpoint_in(path).ok_or_else(|| CheckpointError::Io {
+        path: p.clone(),
+        message: "a folder without exactly one checkpoint.* file in it".into(),
+    })?;
     let bytes = std::fs::read(path).map_err(|e| CheckpointError::Io {
         path: p.clone(),
         message: e.to_string(),

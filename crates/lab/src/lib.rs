@@ -9,7 +9,6 @@
 #![deny(unreachable_pub)]
 
 pub mod allocated;
-pub mod progress;
 pub mod report;
 pub mod run;
 pub mod runner;

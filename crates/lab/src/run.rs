@@ -7,8 +7,8 @@ use crate::report::{self, PolicyResult, Report, SimSummary};
 use crate::runner::Runner;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use continuum_progress::ProgressArgs;
 use continuum_sim::{CapacityScale, QueueBound, Scenario, SimConfig};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -94,6 +94,9 @@ pub struct RunArgs {
     /// The bound's time slices, in each of which every worker's capacity holds, ms.
     #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
     pub bound_slice_ms: f64,
+    /// Progress on standard error (a bar of the windows simulated).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 fn parse_queue_bound(s: &str) -> Result<QueueBound> {
@@ -102,17 +105,8 @@ fn parse_queue_bound(s: &str) -> Result<QueueBound> {
 
 /// Loads the scenario named by `run` and simulates each policy on it; the report lists them in
 /// the order given. Runs are independent and in parallel; the result does not depend on the
-/// number of threads.
+/// number of threads. Progress as `run.progress` says (a sweep's cells: `--quiet`).
 pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
-    build_report_with(run, runners, ProgressDrawTarget::stderr())
-}
-
-/// [`build_report`], drawing its progress bar on `progress` (hidden for a sweep's cells).
-pub fn build_report_with(
-    run: &RunArgs,
-    runners: &[Runner],
-    progress: ProgressDrawTarget,
-) -> Result<Report> {
     let (sc, cfg) = scenario_and_config(run)?;
     for r in runners {
         if let Runner::Dqn(name, ck, _) = r {
@@ -160,12 +154,10 @@ pub fn build_report_with(
         None => Some(crate::thread_pool(run.threads)?),
     };
     let steps = (run.duration / run.window).ceil() as u64;
-    let bar = ProgressBar::with_draw_target(Some(steps * runners.len() as u64), progress);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {percent}% simulated ({eta} left)",
-        )
-        .expect("valid template"),
+    let bar = run.progress.bar(
+        steps * runners.len() as u64,
+        "{elapsed_precise} [{bar:40}] {percent}% simulated ({eta} left)",
+        "{percent}% simulated ({eta} left)",
     );
     let start = Instant::now();
     let work = || {
@@ -280,13 +272,7 @@ pub fn bound_report(run: &RunArgs) -> Result<Report> {
 /// Checks, before a run, that `dir` can take its outputs: creates it and writes and removes a
 /// probe file, so that an unwritable `--out` fails at once rather than after the run.
 pub fn check_out_dir(dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out: cannot create {}", dir.display()))?;
-    let probe = dir.join(".continuum-write-probe");
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("--out: cannot write into {}", dir.display()))?;
-    std::fs::remove_file(&probe)
-        .with_context(|| format!("--out: cannot remove {}", probe.display()))
+    continuum_core::config::writable_dir(dir).map_err(anyhow::Error::msg)
 }
 
 /// Writes results.json, results.csv and the SVG plots of `r` into `dir`.

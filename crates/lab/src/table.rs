@@ -1,18 +1,24 @@
 //! Carrying out `continuum table`: search the best static per-class table on the given seeds
 //! and write it.
 
-use crate::progress::ProgressArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use continuum_core::policy::StreamClasses;
 use continuum_core::workload::Lambda;
 use continuum_learn::meta::table_search::TableSearch;
 use continuum_learn::train::EpisodeSpec;
+use continuum_progress::ProgressArgs;
 use continuum_sim::Scenario;
 use std::path::PathBuf;
 
 /// Runs `continuum table`.
 pub fn execute(args: &TableArgs) -> Result<()> {
+    let (out, warning) =
+        continuum_core::config::prepare_out(&args.out, "table.yaml", &["yaml", "yml"])
+            .map_err(anyhow::Error::msg)?;
+    if let Some(w) = warning {
+        eprintln!("{w}");
+    }
     let seeds = args
         .seeds
         .split(',')
@@ -67,7 +73,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         objective: continuum_core::metrics::Objective::SuccessRatio,
         every_episode: false,
     };
-    let progress = crate::progress::Progress::new(args.progress);
+    let progress = continuum_progress::Progress::new(args.progress);
     let found = pool.install(|| {
         search.search_with(&|done, planned| {
             progress.step("table search", "simulated runs", done, planned)
@@ -76,8 +82,8 @@ pub fn execute(args: &TableArgs) -> Result<()> {
     progress.finish();
     let table = search.table(&found.table.0);
     table
-        .save(&args.out)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
+        .save(&out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     crate::print(&format!(
         "best single policy {} {:.2}%; per-class table {} {:.2}% ({} runs on seeds {}); wrote {}",
         actions[found.best_single.0].policy.name(),
@@ -86,7 +92,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         100.0 * found.table.1,
         found.runs,
         args.seeds,
-        args.out.display()
+        out.display()
     ))?;
     Ok(())
 }
@@ -114,7 +120,8 @@ pub struct TableArgs {
     /// Comma-separated candidate policies (default: the meta-policy's default actions).
     #[arg(long)]
     pub policies: Option<String>,
-    /// Table file to write (YAML).
+    /// Folder to write the table into, as `table.yaml` (a file name ending in `.yaml` is the
+    /// former form: accepted, with a warning).
     #[arg(long)]
     pub out: PathBuf,
     /// Worker threads (default: all cores). The table does not depend on it.

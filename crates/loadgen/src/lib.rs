@@ -39,6 +39,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::{Lambda, Workload};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -100,7 +101,8 @@ pub struct LoadgenArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
     pub format: ReportFormat,
-    /// Also write the JSON report to this file.
+    /// Also write the JSON report into this folder, as `results.json` (a file name ending in
+    /// `.json` is the former form: accepted, with a warning).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Cap on concurrently open streams; clients beyond it are refused (reason `max-streams`)
@@ -128,14 +130,95 @@ pub struct LoadgenArgs {
     /// Runtime worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Period of progress lines on standard error, s (0: none).
-    // assumption: a line every 5 s shows progress without flooding the terminal.
-    #[arg(long, default_value_t = 5.0)]
-    pub progress: f64,
+    /// No progress at all (the help text is the same in every command).
+    #[arg(long, help = continuum_progress::QUIET_HELP)]
+    pub quiet: bool,
+    /// Progress lines even when standard error is not a terminal; a value is the former form,
+    /// a period (`--progress 5`: `--progress --progress-every 5`; `--progress 0`: `--quiet`),
+    /// still read with a warning.
+    #[arg(
+        long,
+        help = continuum_progress::PROGRESS_HELP,
+        num_args = 0..=1,
+        value_name = "S",
+        conflicts_with = "quiet"
+    )]
+    pub progress: Option<Option<String>>,
+    /// Period of the progress lines on standard error, s [default: 5]. The former form
+    /// `--progress <s>` is still read, with a warning.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub progress_every: Option<f64>,
     /// Exit with an error (after printing the report) when no client arrived, instead of only
     /// warning: a run that sent nothing measured nothing.
     #[arg(long)]
     pub strict: bool,
+}
+
+/// The period of progress lines when none is given (`--progress-every`).
+// assumption: a line every 5 s shows progress without flooding the terminal.
+pub const PROGRESS_EVERY_S: f64 = 5.0;
+
+impl LoadgenArgs {
+    /// The progress flags as every long command reads them (`--progress <s>`, the former
+    /// form, read as `--progress`, or as `--quiet` for 0).
+    pub fn progress_args(&self) -> continuum_progress::ProgressArgs {
+        let old_zero =
+            matches!(&self.progress, Some(Some(v)) if v.trim().parse::<f64>() == Ok(0.0));
+        continuum_progress::ProgressArgs {
+            quiet: self.quiet || old_zero,
+            progress: self.progress.is_some() && !old_zero,
+        }
+    }
+
+    /// The period of the progress lines on a standard error that is a terminal or not (`None`:
+    /// no lines; on a terminal there are some unless `--quiet`, elsewhere only with
+    /// `--progress`), and the warning to print when the former form `--progress <s>` was used.
+    pub fn progress_lines(
+        &self,
+        terminal: bool,
+    ) -> anyhow::Result<(Option<Duration>, Option<String>)> {
+        if let Some(e) = self.progress_every {
+            if !(e.is_finite() && e > 0.0) {
+                bail!("--progress-every: expected seconds > 0, got {e}");
+            }
+        }
+        let mut every = self.progress_every.unwrap_or(PROGRESS_EVERY_S);
+        let mut warning = None;
+        if let Some(Some(v)) = &self.progress {
+            let s = v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .with_context(|| {
+                    format!(
+                        "--progress {v}: --progress is a switch (progress lines even when \
+                         standard error is not a terminal); the period of its lines is \
+                         --progress-every <s>"
+                    )
+                })?;
+            if self.progress_every.is_some() {
+                bail!(
+                    "--progress {v} and --progress-every: give the period once, as \
+                     --progress-every (--progress {v} is its former form)"
+                );
+            }
+            warning = Some(if s == 0.0 {
+                format!(
+                    "warning: --progress {v}: the former form of --quiet, still accepted; write --quiet"
+                )
+            } else {
+                every = s;
+                format!(
+                    "warning: --progress {v}: a period is the former form, still accepted; write \
+                     --progress --progress-every {v} (--progress is now a switch: progress lines \
+                     even when standard error is not a terminal)"
+                )
+            });
+        }
+        let shown = self.progress_args().mode_on(terminal) != continuum_progress::Mode::Off;
+        Ok((shown.then(|| Duration::from_secs_f64(every)), warning))
+    }
 }
 
 /// Everything a load run needs, loaded and checked.
@@ -301,8 +384,9 @@ impl LoadOptions {
         if quic.is_some() && args.body == BodyFormat::Json {
             bail!("--body json: QUIC frames carry binary tensors; leave --body out with --quic");
         }
-        if !(args.progress.is_finite() && args.progress >= 0.0) {
-            bail!("--progress: expected seconds >= 0, got {}", args.progress);
+        let (progress, warning) = args.progress_lines(std::io::stderr().is_terminal())?;
+        if let Some(w) = warning {
+            eprintln!("{w}");
         }
         let first = args
             .gateway
@@ -325,7 +409,7 @@ impl LoadOptions {
         o.add_radio_delay = args.add_radio_delay;
         o.http2 = args.http2;
         o.quic = quic;
-        o.progress = (args.progress > 0.0).then(|| Duration::from_secs_f64(args.progress));
+        o.progress = progress;
         Ok(o)
     }
 
@@ -374,6 +458,18 @@ fn check_gateway(url: &str) -> anyhow::Result<String> {
 /// Runs `continuum loadgen`.
 pub fn execute(args: &LoadgenArgs) -> anyhow::Result<()> {
     let opts = LoadOptions::from_args(args)?;
+    // Checked before any traffic: a run must not fail at its end for want of a folder.
+    let out = match &args.out {
+        Some(o) => {
+            let (file, warning) = continuum_core::config::prepare_out(o, "results.json", &["json"])
+                .map_err(anyhow::Error::msg)?;
+            if let Some(w) = warning {
+                eprintln!("{w}");
+            }
+            Some(file)
+        }
+        None => None,
+    };
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     rt.enable_all();
     if let Some(n) = args.threads {
@@ -388,7 +484,7 @@ pub fn execute(args: &LoadgenArgs) -> anyhow::Result<()> {
         }
     }))?;
     let json = report.to_json();
-    if let Some(path) = &args.out {
+    if let Some(path) = &out {
         std::fs::write(path, &json).with_context(|| format!("writing {}", path.display()))?;
     }
     match args.format {

@@ -433,3 +433,110 @@ fn a_gateway_list_is_read_and_bad_entries_name_the_flag() {
         );
     }
 }
+
+#[test]
+fn progress_flags_read_as_every_long_commands_and_the_former_period_warns() {
+    use continuum_progress::ProgressArgs;
+    let secs = |s: f64| Some(Duration::from_secs_f64(s));
+    /// Arguments, the flags they mean, the period of lines on a terminal and elsewhere, and
+    /// whether they warn.
+    type Case = (
+        &'static [&'static str],
+        ProgressArgs,
+        Option<Duration>,
+        Option<Duration>,
+        bool,
+    );
+    let cases: [Case; 8] = [
+        (&[], ProgressArgs::default(), secs(5.0), None, false),
+        (
+            &["--progress"],
+            ProgressArgs {
+                quiet: false,
+                progress: true,
+            },
+            secs(5.0),
+            secs(5.0),
+            false,
+        ),
+        (&["--quiet"], ProgressArgs::QUIET, None, None, false),
+        (
+            &["--progress-every", "2"],
+            ProgressArgs::default(),
+            secs(2.0),
+            None,
+            false,
+        ),
+        (
+            &["--progress", "--progress-every", "0.5", "--format", "json"],
+            ProgressArgs {
+                quiet: false,
+                progress: true,
+            },
+            secs(0.5),
+            secs(0.5),
+            false,
+        ),
+        // The former form: a period, which showed lines whatever standard error was.
+        (
+            &["--progress", "7", "--format", "json"],
+            ProgressArgs {
+                quiet: false,
+                progress: true,
+            },
+            secs(7.0),
+            secs(7.0),
+            true,
+        ),
+        (&["--progress", "0"], ProgressArgs::QUIET, None, None, true),
+        (
+            &["--progress", "0.0"],
+            ProgressArgs::QUIET,
+            None,
+            None,
+            true,
+        ),
+    ];
+    for (argv, flags, tty, elsewhere, warns) in cases {
+        let a = gateway_args(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        assert_eq!(a.progress_args(), flags, "{argv:?}");
+        let (on_tty, w) = a.progress_lines(true).unwrap();
+        assert_eq!(on_tty, tty, "{argv:?} on a terminal");
+        let (off_tty, w2) = a.progress_lines(false).unwrap();
+        assert_eq!(off_tty, elsewhere, "{argv:?} off a terminal");
+        assert_eq!(w, w2);
+        assert_eq!(w.is_some(), warns, "{argv:?}: {w:?}");
+        if let Some(w) = w {
+            let v = argv[1];
+            assert!(w.starts_with(&format!("warning: --progress {v}:")), "{w}");
+            let new = if v.parse::<f64>() == Ok(0.0) {
+                "--quiet".to_string()
+            } else {
+                format!("--progress --progress-every {v}")
+            };
+            assert!(w.contains(&format!("write {new}")), "{w}");
+        }
+    }
+    // Refused: both switches, a period given twice, a bad value of either.
+    assert!(gateway_args(&["--quiet", "--progress"]).is_err());
+    assert!(gateway_args(&["--quiet", "--progress", "5"]).is_err());
+    for (argv, says) in [
+        (
+            &["--progress", "5", "--progress-every", "2"][..],
+            "give the period once",
+        ),
+        (&["--progress", "soon"][..], "--progress-every <s>"),
+        (
+            &["--progress-every", "0"][..],
+            "--progress-every: expected seconds > 0",
+        ),
+        (
+            &["--progress-every", "-1"][..],
+            "--progress-every: expected seconds > 0",
+        ),
+    ] {
+        let a = gateway_args(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let e = a.progress_lines(false).unwrap_err().to_string();
+        assert!(e.contains(says), "{argv:?}: {e}");
+    }
+}

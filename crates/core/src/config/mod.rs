@@ -2,10 +2,12 @@
 
 mod dist;
 mod error;
+mod out;
 mod suggest;
 
 pub use dist::{Dist, DistSpec, TaggedDist};
 pub use error::ConfigError;
+pub use out::{checkpoint_in, checkpoint_name, out_file, prepare_out, writable_dir};
 pub use suggest::{closest_name, did_you_mean};
 
 use serde::de::DeserializeOwned;

@@ -103,8 +103,11 @@ impl PolicyTable {
         }
     }
 
-    /// Loads a table file; errors give the file, line and column or the field.
+    /// Loads a table file (or the `table.yaml` of a folder `continuum table --out` wrote);
+    /// errors give the file, line and column or the field.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let in_folder = path.join("table.yaml");
+        let path = if path.is_dir() { &in_folder } else { path };
         let src = Source::read(path)?;
         let f: TableFile = src.parse()?;
         Self::from_file(&f).map_err(|(field, m)| src.error_file(field, m))

@@ -50,13 +50,17 @@ pub struct DeepRmEvalArgs {
     /// Load at which every job's slowdown is kept for the CDF.
     #[arg(long)]
     pub cdf_load: Option<f64>,
-    /// Write the results as JSON here.
+    /// Also write into this folder: `results.json`, `deeprm-load.svg` (slowdown vs load),
+    /// `deeprm-share.svg` (share of jobs with slowdown ≤ 2 and ≤ 1.5 vs load),
+    /// `deeprm-cdf.svg` (with --cdf-load) and, when one load is measured,
+    /// `deeprm-objectives.svg` (every objective, relative to the best).
     #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Former form of `--out`: the JSON file alone (accepted, with a warning).
+    #[arg(long, hide = true)]
     pub json: Option<PathBuf>,
-    /// Write `<prefix>-load.svg` (slowdown vs load), `<prefix>-share.svg` (share of jobs with
-    /// slowdown ≤ 2 and ≤ 1.5 vs load), `<prefix>-cdf.svg` (with --cdf-load) and, when one
-    /// load is measured, `<prefix>-objectives.svg` (every objective, relative to the best).
-    #[arg(long)]
+    /// Former form of `--out`: the SVGs' prefix (accepted, with a warning).
+    #[arg(long, hide = true)]
     pub svg_prefix: Option<PathBuf>,
     /// Worker threads (default: one per core); results do not depend on it.
     #[arg(long)]
@@ -203,7 +207,37 @@ fn list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
 }
 
 /// Runs `deeprm eval`.
+/// Where `deeprm eval` writes its JSON and its SVGs' prefix: into `--out`, or where the former
+/// `--json` / `--svg-prefix` say (each with a warning). The folders are checked before the run.
+fn outputs(a: &DeepRmEvalArgs) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
+    let mut json = None;
+    let mut svg = None;
+    if let Some(dir) = &a.out {
+        continuum_core::config::writable_dir(dir).map_err(anyhow::Error::msg)?;
+        json = Some(dir.join("results.json"));
+        svg = Some(dir.join("deeprm"));
+    }
+    for (flag, path, slot) in [
+        ("--json", &a.json, &mut json),
+        ("--svg-prefix", &a.svg_prefix, &mut svg),
+    ] {
+        if let Some(p) = path {
+            eprintln!(
+                "warning: {flag} {}: the former form of --out, still accepted; --out <folder> \
+                 writes results.json and the deeprm-*.svg plots into the folder",
+                p.display()
+            );
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                continuum_core::config::writable_dir(dir).map_err(anyhow::Error::msg)?;
+            }
+            *slot = Some(p.clone());
+        }
+    }
+    Ok((json, svg))
+}
+
 pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
+    let (json_out, svg_out) = outputs(a)?;
     let loads: Vec<f64> = list("--loads", &a.loads)?;
     let seeds: Vec<u64> = list("--seeds", &a.seeds)?;
     if loads.is_empty() || seeds.is_empty() || a.jobsets == 0 {
@@ -278,10 +312,10 @@ pub(crate) fn eval_cmd(a: &DeepRmEvalArgs) -> Result<()> {
         }
     }
     print_table(&rows, &names, &loads)?;
-    if let Some(prefix) = &a.svg_prefix {
+    if let Some(prefix) = &svg_out {
         plots(prefix, &rows, &names, &loads, &cdf, a.cdf_load)?;
     }
-    if let Some(path) = &a.json {
+    if let Some(path) = &json_out {
         let report = EvalReport {
             slots: base.num_nw,
             loads,

@@ -95,9 +95,31 @@ pub struct TrainCommon {
     /// Worker threads (default: one per core); results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Checkpoint to write.
+    /// Folder to write into: `checkpoint.deeprm` and its training log and curve (`deeprm eval
+    /// --agent name=<folder>` reads it). A file name (`--out out/dr.deeprm`) is the former
+    /// form: accepted, with a warning.
     #[arg(long)]
     pub out: PathBuf,
+    /// Progress on standard error (a line per validated iteration, or per 10 meta-iterations).
+    #[command(flatten)]
+    pub progress: continuum_progress::ProgressArgs,
+}
+
+impl TrainCommon {
+    /// The checkpoint file `--out` names, its folder made and checked before the training;
+    /// the former file form warns.
+    fn checkpoint(&self) -> Result<PathBuf> {
+        let (file, warning) = continuum_core::config::prepare_out(
+            &self.out,
+            &continuum_core::config::checkpoint_name("deeprm"),
+            &["deeprm", "ckpt", "safetensors"],
+        )
+        .map_err(anyhow::Error::msg)?;
+        if let Some(w) = warning {
+            eprintln!("{w}");
+        }
+        Ok(file)
+    }
 }
 
 /// Runs a `deeprm` subcommand.
@@ -136,6 +158,7 @@ fn keep_freed_memory() {
 }
 
 fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
+    let out = a.common.checkpoint()?;
     let mut cfg = match &a.config {
         Some(p) => PgConfig::load(p)?,
         None => PgConfig::default(),
@@ -210,12 +233,13 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         cfg.rollouts,
         cfg.objective
     );
+    let reporter = continuum_progress::Progress::new(a.common.progress);
     let progress = |l: &PgIterLog| {
         if let Some(e) = &l.eval {
-            eprintln!(
-                "[{:>6.1} s] iteration {:>4}  return {:+9.2}  validation slowdown {:.3}  entropy {:.3}",
-                l.wall_s, l.iteration, l.mean_return, e.mean_slowdown, l.entropy
-            );
+            reporter.line(&format!(
+                "iteration {:>4}  return {:+9.2}  validation slowdown {:.3}  entropy {:.3}",
+                l.iteration, l.mean_return, e.mean_slowdown, l.entropy
+            ));
         }
     };
     let t = train(
@@ -223,7 +247,9 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         a.common.seed,
         init.as_ref().map(|(w, _)| w.as_slice()),
         &progress,
-    )?;
+    );
+    reporter.finish();
+    let t = t?;
     let origin = match &init {
         Some((_, p)) => format!("adapt from {p}"),
         None => "train".into(),
@@ -235,9 +261,9 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
             .map_or(f64::NAN, |e| e.mean_slowdown);
         eprintln!("kept iteration {it}: the lowest validation slowdown ({v:.3})");
     }
-    PgCheckpoint::save(&a.common.out, &t.vars, &t.net, &cfg, &origin)?;
-    write_log(&a.common.out, &t.log)?;
-    eprintln!("wrote {}", a.common.out.display());
+    PgCheckpoint::save(&out, &t.vars, &t.net, &cfg, &origin)?;
+    write_log(&out, &t.log)?;
+    eprintln!("wrote {}", out.display());
     Ok(())
 }
 
@@ -318,6 +344,7 @@ fn write_log(out: &Path, log: &[PgIterLog]) -> Result<()> {
 }
 
 fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
+    let out = a.common.checkpoint()?;
     let mut cfg = match &a.config {
         Some(p) => MetaConfig::load(p)?,
         None => MetaConfig::default(),
@@ -333,15 +360,18 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         cfg.meta_iterations = i;
     }
     cfg.validate()?;
+    let reporter = continuum_progress::Progress::new(a.common.progress);
     let progress = |l: &crate::meta::MetaLog| {
         if l.iteration % 10 == 0 {
-            eprintln!(
-                "[{:>6.1} s] meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",
-                l.wall_s, l.iteration, l.mean_return, l.mean_load
-            );
+            reporter.line(&format!(
+                "meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",
+                l.iteration, l.mean_return, l.mean_load
+            ));
         }
     };
-    let (theta, log) = meta_train(&cfg, a.common.seed, &progress)?;
+    let trained = meta_train(&cfg, a.common.seed, &progress);
+    reporter.finish();
+    let (theta, log) = trained?;
     let (vars, net) = build(cfg.base.shape(), a.common.seed)?;
     set_flat(&vars, &theta)?;
     let method = match cfg.method {
@@ -349,13 +379,13 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         MetaMethod::Fomaml => "fomaml",
     };
     PgCheckpoint::save(
-        &a.common.out,
+        &out,
         &vars,
         &net,
         &cfg.base,
         &format!("meta-train ({method})"),
     )?;
-    let csv = a.common.out.with_extension("meta.csv");
+    let csv = out.with_extension("meta.csv");
     let mut text = String::from("meta_iteration,mean_return,mean_load,wall_s\n");
     for l in &log {
         text.push_str(&format!(
@@ -364,6 +394,6 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         ));
     }
     std::fs::write(&csv, text).with_context(|| format!("cannot write {}", csv.display()))?;
-    eprintln!("wrote {} and {}", a.common.out.display(), csv.display());
+    eprintln!("wrote {} and {}", out.display(), csv.display());
     Ok(())
 }

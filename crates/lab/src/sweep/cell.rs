@@ -7,7 +7,6 @@ use crate::report::Report;
 use crate::run::RunArgs;
 use crate::runner::Runner;
 use anyhow::{Context, Result, bail};
-use indicatif::ProgressDrawTarget;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -109,11 +108,11 @@ pub fn run_cell(grid: &Grid, id: &str, cl: &dyn CommandLine) -> Result<CellFile>
     let mut run = run;
     run.threads = Some(1);
     run.bound = false;
+    run.progress = continuum_progress::ProgressArgs::QUIET;
     let (report, name) = if row == rows.len() {
         (crate::run::bound_report(&run)?, BOUND_CELL.to_string())
     } else {
-        let r =
-            crate::run::build_report_with(&run, &rows[row..row + 1], ProgressDrawTarget::hidden())?;
+        let r = crate::run::build_report(&run, &rows[row..row + 1])?;
         (r, rows[row].name())
     };
     Ok(CellFile {

@@ -45,6 +45,7 @@ pub enum SweepCommand {
     },
     /// Run a whole grid on this machine: its jobs, then every cell not already written (on
     /// `--threads` threads), then the merge. An interrupted run resumes where it stopped.
+    /// `--quiet` or `--progress` applies to the jobs too, in place of their own.
     Run {
         /// Grid file (YAML).
         grid: PathBuf,
@@ -54,5 +55,9 @@ pub enum SweepCommand {
         /// Cells run at once (default: all cores). The reports do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
+        /// Progress on standard error (a bar of the cells; the jobs' own, unless a flag here
+        /// overrides their command lines').
+        #[command(flatten)]
+        progress: continuum_progress::ProgressArgs,
     },
 }

@@ -19,8 +19,8 @@ use crate::run::RunArgs;
 use crate::runner::Runner;
 use anyhow::{Context, Result};
 use cell::{CellSpec, cell_path, plan, run_cell, write_atomic};
+use continuum_progress::ProgressArgs;
 use grid::Grid;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -105,7 +105,7 @@ pub fn execute(cmd: &SweepCommand, cl: &dyn CommandLine) -> Result<()> {
                 .iter()
                 .find(|j| j.key == *key)
                 .with_context(|| format!("grid `{}` has no job `{key}`", g.name))?;
-            run_job(job, cl)
+            run_job(job, None, cl)
         }
         SweepCommand::Cell {
             grid,
@@ -133,25 +133,59 @@ pub fn execute(cmd: &SweepCommand, cl: &dyn CommandLine) -> Result<()> {
             );
             Ok(())
         }
-        SweepCommand::Run { grid, dir, threads } => run_local(grid, dir, *threads, cl),
+        SweepCommand::Run {
+            grid,
+            dir,
+            threads,
+            progress,
+        } => run_local(grid, dir, *threads, *progress, cl),
     }
 }
 
-/// Runs `job` in this process unless its output exists.
-fn run_job(job: &grid::JobSpec, cl: &dyn CommandLine) -> Result<()> {
+/// Runs `job` in this process unless its output exists; `progress`, when given, replaces the
+/// progress flags of its command line.
+fn run_job(
+    job: &grid::JobSpec,
+    progress: Option<ProgressArgs>,
+    cl: &dyn CommandLine,
+) -> Result<()> {
     if job.out.exists() {
         eprintln!("{}: {} exists, skipped", job.key, job.out.display());
         return Ok(());
     }
-    cl.run(&job.argv)
+    let argv = match progress {
+        Some(p) => with_progress(&job.argv, p),
+        None => job.argv.clone(),
+    };
+    cl.run(&argv)
         .with_context(|| format!("{}: continuum {}", job.key, job.argv.join(" ")))
 }
 
+/// `argv` with its progress flags replaced by those of `p` (none given: `argv` as it is).
+fn with_progress(argv: &[String], p: ProgressArgs) -> Vec<String> {
+    let flag = match (p.quiet, p.progress) {
+        (true, _) => "--quiet",
+        (false, true) => "--progress",
+        (false, false) => return argv.to_vec(),
+    };
+    argv.iter()
+        .filter(|a| *a != "--quiet" && *a != "--progress")
+        .cloned()
+        .chain(std::iter::once(flag.to_string()))
+        .collect()
+}
+
 /// `sweep run`: jobs in order, then the cells not yet written in parallel, then the merge.
-fn run_local(grid: &Path, dir: &Path, threads: Option<usize>, cl: &dyn CommandLine) -> Result<()> {
+fn run_local(
+    grid: &Path,
+    dir: &Path,
+    threads: Option<usize>,
+    progress: ProgressArgs,
+    cl: &dyn CommandLine,
+) -> Result<()> {
     let g = Grid::load(grid, cl)?;
     for j in &g.jobs {
-        run_job(j, cl)?;
+        run_job(j, Some(progress), cl)?;
     }
     let p = plan(&g, cl)?;
     let todo: Vec<&CellSpec> = p
@@ -159,10 +193,10 @@ fn run_local(grid: &Path, dir: &Path, threads: Option<usize>, cl: &dyn CommandLi
         .filter(|c| !cell_path(dir, &c.id).exists())
         .collect();
     let pool = crate::thread_pool(threads)?;
-    let bar = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} cells ({eta} left)")
-            .expect("valid template"),
+    let bar = progress.bar(
+        todo.len() as u64,
+        "{elapsed_precise} [{bar:40}] {pos}/{len} cells ({eta} left)",
+        "{pos}/{len} cells ({eta} left)",
     );
     pool.install(|| {
         todo.par_iter().try_for_each(|c| -> Result<()> {
@@ -184,4 +218,27 @@ fn run_local(grid: &Path, dir: &Path, threads: Option<usize>, cl: &dyn CommandLi
         dir.join("reports").display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_runs_progress_flags_replace_its_jobs() {
+        let argv: Vec<String> = ["train", "t.yaml", "--progress", "--out", "a.dqn"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(with_progress(&argv, ProgressArgs::default()), argv);
+        assert_eq!(
+            with_progress(&argv, ProgressArgs::QUIET),
+            ["train", "t.yaml", "--out", "a.dqn", "--quiet"]
+        );
+        let quiet: Vec<String> = ["table", "--quiet"].map(String::from).to_vec();
+        let lines = ProgressArgs {
+            quiet: false,
+            progress: true,
+        };
+        assert_eq!(with_progress(&quiet, lines), ["table", "--progress"]);
+    }
 }

@@ -42,8 +42,10 @@ pub struct MetaTrainArgs {
     /// Meta-iterations (overrides the meta settings).
     #[arg(long)]
     pub meta_iterations: Option<usize>,
-    /// Checkpoint to write (`<stem>.meta.csv` beside it). With `--inner`: the inner run's
-    /// weights; with `--outer`: θ after the iteration.
+    /// Folder to write into: `checkpoint.dqn` and `checkpoint.meta.csv` (a file name,
+    /// `--out out/meta.dqn`, is the former form: accepted, with a warning). With `--inner` or
+    /// `--outer` (units of work the Ray driver runs): the file of the inner run's weights, or
+    /// θ after the iteration.
     #[arg(long, required_unless_present = "plan")]
     pub out: Option<PathBuf>,
     /// Worker threads (default: all cores).
@@ -69,6 +71,9 @@ pub struct MetaTrainArgs {
     /// Split run, `--outer`: seconds since the run began (the log's wall-clock column).
     #[arg(long, default_value_t = 0.0)]
     pub wall_s: f64,
+    /// Progress on standard error (a line per meta-iteration).
+    #[command(flatten)]
+    pub progress: continuum_progress::ProgressArgs,
 }
 
 /// What meta-training needs, loaded and checked.
@@ -148,24 +153,36 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
     let out = a
         .out
         .as_ref()
-        .context("--out: expected the checkpoint to write")?;
+        .context("--out: expected the folder to write into")?;
+    let (file, warning) = continuum_core::config::prepare_out(
+        out,
+        &continuum_core::config::checkpoint_name("dqn"),
+        &["dqn", "ckpt", "safetensors"],
+    )
+    .map_err(anyhow::Error::msg)?;
+    if let Some(w) = warning {
+        eprintln!("{w}");
+    }
+    let out = &file;
     let m = &l.m;
     eprintln!(
         "meta-training: {} meta-iterations × {} tasks, {:.2e} simulated queries each",
         m.meta_iterations, m.tasks, m.task_budget_queries
     );
+    let reporter = continuum_progress::Progress::new(a.progress);
     let progress = |line: &MetaLine| {
         let done = line.iteration + 1;
         let left = line.wall_s / done as f64 * m.meta_iterations.saturating_sub(done) as f64;
-        eprintln!(
-            "[{:>7.1} s] meta-iteration {done}/{}  inner success {:.3}  tasks {}  (about {left:.0} s left)",
-            line.wall_s,
+        reporter.line(&format!(
+            "meta-iteration {done}/{}  inner success {:.3}  tasks {}  (about {left:.0} s left)",
             m.meta_iterations,
             line.success_ratio,
             line.tasks.join(", ")
-        );
+        ));
     };
-    let t = pool.install(|| meta_train(&l.profiles, &l.workload, &l.cfg, m, a.seed, &progress))?;
+    let t = pool.install(|| meta_train(&l.profiles, &l.workload, &l.cfg, m, a.seed, &progress));
+    reporter.finish();
+    let t = t?;
     continuum_learn::agent::save(out, &t.vars, &l.checkpoint_meta(t.shape, &t.classes))?;
     let csv = log_path(out);
     let text: String = std::iter::once(LOG_HEADER.to_string())

@@ -11,8 +11,8 @@ mod meta;
 mod meta_steps;
 mod tapfinger;
 
-use crate::progress::ProgressArgs;
 use clap::Args;
+use continuum_progress::ProgressArgs;
 use std::path::PathBuf;
 
 pub use meta::MetaTrainArgs;
@@ -20,10 +20,24 @@ pub use meta::MetaTrainArgs;
 /// Runs `continuum train`: TapFinger's training for a TapFinger config (`method: tapfinger`),
 /// else the meta-policy's.
 pub fn train(args: &TrainArgs) -> anyhow::Result<()> {
-    if continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config) {
-        tapfinger::execute(args)
+    let tapfinger = continuum_infer::tapfinger::TapConfig::is_tapfinger(&args.config);
+    let mut args = args.clone();
+    // An Ape-X actor's --out is the learner's hand-off file, not an output folder.
+    if args.apex_actor.is_none() {
+        let kind = if tapfinger { "tapfinger" } else { "dqn" };
+        let name = continuum_core::config::checkpoint_name(kind);
+        let (file, warning) =
+            continuum_core::config::prepare_out(&args.out, &name, &[kind, "ckpt", "safetensors"])
+                .map_err(anyhow::Error::msg)?;
+        if let Some(w) = warning {
+            eprintln!("{w}");
+        }
+        args.out = file;
+    }
+    if tapfinger {
+        tapfinger::execute(&args)
     } else {
-        dqn::execute(args)
+        dqn::execute(&args)
     }
 }
 
@@ -65,8 +79,10 @@ pub struct TrainArgs {
     /// `capacity_scale`; EdgeTuner's protocol trains one checkpoint per resource level).
     #[arg(long)]
     pub capacity_scale: Option<f64>,
-    /// Checkpoint file to write; `training.csv` and `training_curve.svg` go beside it
-    /// (prefixed with the checkpoint's name).
+    /// Folder to write into: `checkpoint.dqn` (or `checkpoint.tapfinger`),
+    /// `checkpoint.training.csv` and `checkpoint.training_curve.svg`; any command reading a
+    /// checkpoint takes the folder too. (A file name, `--out out/fe.dqn`, is the former form:
+    /// accepted, with a warning.)
     #[arg(long)]
     pub out: PathBuf,
     /// Start from this checkpoint's network (adaptation or transfer): a meta-policy checkpoint

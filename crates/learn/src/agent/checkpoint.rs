@@ -45,10 +45,9 @@ pub fn write_with_meta(path: &Path, vars: &VarMap, meta: String) -> Result<(), C
 /// of the old file never sees it half-written, and the file gets the user's umask like any
 /// other output (safetensors' own writer goes through a temporary file created mode 0600).
 fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map_or_else(
-        || "checkpoint".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| "checkpoint".into(), |n| n.to_string_lossy().into_owned());
     let tmp = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
@@ -122,15 +121,24 @@ mod tests {
         let other = dir.path().join("curve.csv");
         std::fs::write(&other, "x").unwrap();
         let vars = VarMap::new();
-        vars.get((2, 3), "w", candle_nn::Init::Const(1.0), candle_core::DType::F32, &Device::Cpu)
-            .unwrap();
+        vars.get(
+            (2, 3),
+            "w",
+            candle_nn::Init::Const(1.0),
+            candle_core::DType::F32,
+            &Device::Cpu,
+        )
+        .unwrap();
         let ck = dir.path().join("a.dqn");
         write_with_meta(&ck, &vars, "{}".into()).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&ck), mode(&other), "the umask's mode, not 0600");
         // Written again over itself, and nothing left beside it.
         write_with_meta(&ck, &vars, "{}".into()).unwrap();
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 2, "{names:?}");
     }
 }

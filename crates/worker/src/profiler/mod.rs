@@ -1,4 +1,4 @@
-//! `continuum profile --models models/ --out profiles/local.yaml`: measures the processing delay
+//! `continuum profile --models models/ --out profiles` (writes `profiles/local.yaml`): measures the processing delay
 //! D_v and capacity C_v of every model of a models directory at every batch size of its
 //! manifest, on this machine and backend, and writes a profile file the simulator accepts
 //! (docs/model.md §3) — the step ASET took with its prototype.
@@ -194,6 +194,12 @@ fn measurements_table(meas: &[Measurement]) -> String {
 
 /// Carries out `continuum profile`.
 pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
+    let (file, warning) = continuum_core::config::prepare_out(out, "local.yaml", &["yaml", "yml"])
+        .map_err(anyhow::Error::msg)?;
+    if let Some(w) = warning {
+        eprintln!("{w}");
+    }
+    let out = file.as_path();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -207,9 +213,6 @@ pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
     let manifest = Manifest::load(models)?;
     let meas = measure(&manifest, opts)?;
     let yaml = to_yaml(&manifest, &meas, b);
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
     std::fs::write(out, &yaml).with_context(|| format!("cannot write {}", out.display()))?;
     println!("{}", measurements_table(&meas));
     println!(
