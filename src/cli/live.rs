@@ -363,14 +363,19 @@ fn is_ours(pid: i32) -> bool {
     args.first()
         .is_some_and(|a| String::from_utf8_lossy(a).ends_with(&stem))
         && args.contains(&b"--config".as_slice())
-        && !is_zombie(pid)
+        && alive(pid)
 }
 
-fn is_zombie(pid: i32) -> bool {
+/// Whether process `pid` exists and has not ended (neither a zombie nor dead). A process that
+/// is exiting may already show an empty command line: liveness is read from its state.
+fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
-        .unwrap_or(true)
+        .and_then(|s| {
+            s.rsplit_once(") ")
+                .map(|(_, r)| !r.starts_with('Z') && !r.starts_with('X'))
+        })
+        .unwrap_or(false)
 }
 
 fn signal(pid: i32, sig: libc::c_int) {
@@ -389,11 +394,14 @@ fn stop_all(r: &[Record]) {
         }
         signal(rec.pid, libc::SIGTERM);
         let t = Instant::now();
-        while is_ours(rec.pid) && t.elapsed() < TERM_GRACE {
+        while alive(rec.pid) && t.elapsed() < TERM_GRACE {
             std::thread::sleep(Duration::from_millis(50));
         }
         if is_ours(rec.pid) {
             signal(rec.pid, libc::SIGKILL);
+            while alive(rec.pid) && t.elapsed() < 2 * TERM_GRACE {
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
     }
 }

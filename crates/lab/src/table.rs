@@ -7,8 +7,8 @@ use continuum_core::policy::StreamClasses;
 use continuum_core::workload::Lambda;
 use continuum_learn::meta::table_search::TableSearch;
 use continuum_learn::train::EpisodeSpec;
-use continuum_progress::ProgressArgs;
 use continuum_sim::Scenario;
+use continuum_term::ProgressArgs;
 use std::path::PathBuf;
 
 /// Runs `continuum table`.
@@ -73,7 +73,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         objective: continuum_core::metrics::Objective::SuccessRatio,
         every_episode: false,
     };
-    let progress = continuum_progress::Progress::new(args.progress);
+    let progress = continuum_term::Progress::new(args.progress);
     let found = pool.install(|| {
         search.search_with(&|done, planned| {
             progress.step("table search", "simulated runs", done, planned)

@@ -131,14 +131,14 @@ pub struct LoadgenArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// No progress at all (the help text is the same in every command).
-    #[arg(long, help = continuum_progress::QUIET_HELP)]
+    #[arg(long, help = continuum_term::QUIET_HELP)]
     pub quiet: bool,
     /// Progress lines even when standard error is not a terminal; a value is the former form,
     /// a period (`--progress 5`: `--progress --progress-every 5`; `--progress 0`: `--quiet`),
     /// still read with a warning.
     #[arg(
         long,
-        help = continuum_progress::PROGRESS_HELP,
+        help = continuum_term::PROGRESS_HELP,
         num_args = 0..=1,
         value_name = "S",
         conflicts_with = "quiet"
@@ -161,10 +161,10 @@ pub const PROGRESS_EVERY_S: f64 = 5.0;
 impl LoadgenArgs {
     /// The progress flags as every long command reads them (`--progress <s>`, the former
     /// form, read as `--progress`, or as `--quiet` for 0).
-    pub fn progress_args(&self) -> continuum_progress::ProgressArgs {
+    pub fn progress_args(&self) -> continuum_term::ProgressArgs {
         let old_zero =
             matches!(&self.progress, Some(Some(v)) if v.trim().parse::<f64>() == Ok(0.0));
-        continuum_progress::ProgressArgs {
+        continuum_term::ProgressArgs {
             quiet: self.quiet || old_zero,
             progress: self.progress.is_some() && !old_zero,
         }
@@ -216,7 +216,7 @@ impl LoadgenArgs {
                 )
             });
         }
-        let shown = self.progress_args().mode_on(terminal) != continuum_progress::Mode::Off;
+        let shown = self.progress_args().mode_on(terminal) != continuum_term::Mode::Off;
         Ok((shown.then(|| Duration::from_secs_f64(every)), warning))
     }
 }

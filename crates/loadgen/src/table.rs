@@ -5,39 +5,13 @@
 //! them as ratios.
 
 use super::report::{GatewayCounts, LatencySummary, LoadReport, QueryCounts, StreamCounts};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use continuum_term::table::{Table, new_table, percent};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// A ratio as a percentage with two decimals (`0.8423` → `84.23%`), as `compare` prints its
-/// success ratios.
-fn percent(ratio: f64) -> String {
-    format!("{:.2}%", 100.0 * ratio)
-}
-
-/// A borderless table with `header`, its layout independent of the terminal's width.
-fn new_table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.to_vec());
-    t
-}
-
-/// `t`'s text, every line indented by `indent` spaces and ending in a newline (no trailing
-/// spaces): the first column left-aligned, the others right-aligned, two spaces apart.
+/// `t`'s text, every line indented by `indent` spaces, the first column (names) left-aligned.
 fn render(t: &mut Table, indent: u16) -> String {
-    for (i, c) in t.column_iter_mut().enumerate() {
-        c.set_padding((if i == 0 { indent } else { 1 }, 1));
-        c.set_cell_alignment(if i == 0 {
-            CellAlignment::Left
-        } else {
-            CellAlignment::Right
-        });
-    }
-    let mut s = t.trim_fmt();
-    s.push('\n');
-    s
+    continuum_term::table::render(t, indent, &[0])
 }
 
 /// One row per gateway of a fleet: what it opened and answered, how often it could not be

@@ -436,7 +436,7 @@ fn a_gateway_list_is_read_and_bad_entries_name_the_flag() {
 
 #[test]
 fn progress_flags_read_as_every_long_commands_and_the_former_period_warns() {
-    use continuum_progress::ProgressArgs;
+    use continuum_term::ProgressArgs;
     let secs = |s: f64| Some(Duration::from_secs_f64(s));
     /// Arguments, the flags they mean, the period of lines on a terminal and elsewhere, and
     /// whether they warn.

@@ -209,27 +209,6 @@ pub fn build(
     }
 }
 
-/// `header` over `rows` as a borderless table laid out by `comfy-table`: the first `left`
-/// columns left-aligned (names), the others right-aligned (figures), two spaces apart, whatever
-/// the names' lengths and the terminal's width; every line ends in a newline, none in spaces.
-fn text_table(header: &[&str], left: usize, rows: impl IntoIterator<Item = Vec<String>>) -> String {
-    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.to_vec())
-        .add_rows(rows);
-    for (i, c) in t.column_iter_mut().enumerate() {
-        c.set_padding((u16::from(i > 0), 1));
-        c.set_cell_alignment(if i < left {
-            CellAlignment::Left
-        } else {
-            CellAlignment::Right
-        });
-    }
-    t.trim_fmt() + "\n"
-}
-
 /// The report as a text table.
 pub fn to_table(r: &BenchReport) -> String {
     let s = &r.setting;
@@ -257,7 +236,7 @@ pub fn to_table(r: &BenchReport) -> String {
         s.seed
     );
     let _ = writeln!(o);
-    o.push_str(&text_table(
+    o.push_str(&continuum_term::table::text_table(
         &["allocator", "avg reward", "regret(T)/T"],
         1,
         r.allocators.iter().map(|a| {
@@ -270,7 +249,7 @@ pub fn to_table(r: &BenchReport) -> String {
     ));
     let _ = writeln!(o);
     let pct = |x: f64| format!("{x:.2}%");
-    o.push_str(&text_table(
+    o.push_str(&continuum_term::table::text_table(
         &["OGA gain over", "oga", "oga-lookahead", "paper"],
         1,
         r.gains.iter().map(|g| {
@@ -291,7 +270,7 @@ pub fn to_table(r: &BenchReport) -> String {
         s.hindsight_iterations
     );
     let per_slot = |v: Option<&f64>, t: f64| format!("{:.3}", v.map_or(f64::NAN, |v| v / t));
-    o.push_str(&text_table(
+    o.push_str(&continuum_term::table::text_table(
         &["t", "best fixed / t", "oga", "oga-lookahead"],
         0,
         r.regret.iter().map(|p| {

@@ -11,6 +11,19 @@ use std::collections::{BTreeMap, HashMap};
 /// GPU serving in general, and bounded so that a typo cannot ask for gigabytes per replica.
 const MAX_BATCH: u32 = 4096;
 
+/// A variant's batch size: in 1..=[`MAX_BATCH`].
+fn check_batch(b: &Spanned<u32>) -> Result<(), String> {
+    if (1..=MAX_BATCH).contains(&b.value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a batch size in 1..={MAX_BATCH} (each replica keeps room for a whole \
+             batch), got {}",
+            b.value
+        ))
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -131,17 +144,7 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
                 ),
             )
         })?;
-        if v.batch.value == 0 || v.batch.value > MAX_BATCH {
-            return Err(src.error_at(
-                &v.batch,
-                field("batch"),
-                format!(
-                    "expected a batch size in 1..={MAX_BATCH} (each replica keeps room for a \
-                     whole batch), got {}",
-                    v.batch.value
-                ),
-            ));
-        }
+        check_batch(&v.batch).map_err(|m| src.error_at(&v.batch, field("batch"), m))?;
         let d = &v.delay.value;
         if !(d.base_ms >= 0.0
             && d.per_kb_ms >= 0.0

@@ -356,13 +356,9 @@ fn cell_of(rows: &[EvalRow], name: &str, load: f64, f: impl Fn(&EvalFigures) -> 
 /// load, laid out by `comfy-table` (borderless, columns two spaces apart, the same text
 /// whatever the scheduler names' lengths and the terminal's width).
 fn slowdown_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> String {
-    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
     let mut header = vec!["mean slowdown".to_string()];
     header.extend(loads.iter().map(|l| format!("load {l:.2}")));
-    t.set_header(header);
+    let mut t = continuum_term::table::new_table(&header);
     for n in names {
         let mut cells = vec![n.clone()];
         cells.extend(loads.iter().map(|&l| {
@@ -376,21 +372,13 @@ fn slowdown_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> String {
         }));
         t.add_row(cells);
     }
-    for (i, c) in t.column_iter_mut().enumerate() {
-        c.set_padding((u16::from(i > 0), 1));
-        c.set_cell_alignment(if i == 0 {
-            CellAlignment::Left
-        } else {
-            CellAlignment::Right
-        });
-    }
-    t.trim_fmt()
+    continuum_term::table::render(&mut t, 0, &[0])
 }
 
 fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Result<()> {
     let t = slowdown_table(rows, names, loads);
     let mut out = std::io::stdout().lock();
-    std::io::Write::write_all(&mut out, format!("{t}\n").as_bytes())?;
+    std::io::Write::write_all(&mut out, t.as_bytes())?;
     std::io::Write::flush(&mut out)
 }
 

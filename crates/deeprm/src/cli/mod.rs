@@ -102,7 +102,7 @@ pub struct TrainCommon {
     pub out: PathBuf,
     /// Progress on standard error (a line per validated iteration, or per 10 meta-iterations).
     #[command(flatten)]
-    pub progress: continuum_progress::ProgressArgs,
+    pub progress: continuum_term::ProgressArgs,
 }
 
 impl TrainCommon {
@@ -233,7 +233,7 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         cfg.rollouts,
         cfg.objective
     );
-    let reporter = continuum_progress::Progress::new(a.common.progress);
+    let reporter = continuum_term::Progress::new(a.common.progress);
     let progress = |l: &PgIterLog| {
         if let Some(e) = &l.eval {
             reporter.line(&format!(
@@ -360,7 +360,7 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
         cfg.meta_iterations = i;
     }
     cfg.validate()?;
-    let reporter = continuum_progress::Progress::new(a.common.progress);
+    let reporter = continuum_term::Progress::new(a.common.progress);
     let progress = |l: &crate::meta::MetaLog| {
         if l.iteration % 10 == 0 {
             reporter.line(&format!(

@@ -7,14 +7,8 @@
 //! ratios in percentage points (`+1.23 pp`).
 
 use super::Report;
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use continuum_term::table::{new_table, percent, render};
 use std::fmt::Write;
-
-/// A ratio as a percentage with two decimals (`0.8423` → `84.23%`): the one form of every
-/// ratio these tables print (`loadgen`'s table prints its ratios the same way).
-fn percent(ratio: f64) -> String {
-    format!("{:.2}%", 100.0 * ratio)
-}
 
 /// `part / whole` as a [`percent`]; `0.00%` when `whole` is 0.
 fn percent_of(part: u64, whole: u64) -> String {
@@ -23,35 +17,6 @@ fn percent_of(part: u64, whole: u64) -> String {
     } else {
         part as f64 / whole as f64
     })
-}
-
-/// A table with no borders whose layout ignores the terminal's width, with `header` as its
-/// first line (none when empty).
-fn new_table<S: ToString>(header: &[S]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if !header.is_empty() {
-        t.set_header(header.iter().map(ToString::to_string).collect::<Vec<_>>());
-    }
-    t
-}
-
-/// `t`'s text, every line indented by `indent` spaces and ending in a newline (no trailing
-/// spaces): the columns listed in `left` left-aligned, the others right-aligned, two spaces
-/// between columns.
-fn render(t: &mut Table, indent: u16, left: &[usize]) -> String {
-    for (i, c) in t.column_iter_mut().enumerate() {
-        c.set_padding((if i == 0 { indent } else { 1 }, 1));
-        c.set_cell_alignment(if left.contains(&i) {
-            CellAlignment::Left
-        } else {
-            CellAlignment::Right
-        });
-    }
-    let mut s = t.trim_fmt();
-    s.push('\n');
-    s
 }
 
 /// One row per policy: success ratio overall and per app, outcome shares (degraded too when a

@@ -108,7 +108,7 @@ pub fn run_cell(grid: &Grid, id: &str, cl: &dyn CommandLine) -> Result<CellFile>
     let mut run = run;
     run.threads = Some(1);
     run.bound = false;
-    run.progress = continuum_progress::ProgressArgs::QUIET;
+    run.progress = continuum_term::ProgressArgs::QUIET;
     let (report, name) = if row == rows.len() {
         (crate::run::bound_report(&run)?, BOUND_CELL.to_string())
     } else {

@@ -58,6 +58,6 @@ pub enum SweepCommand {
         /// Progress on standard error (a bar of the cells; the jobs' own, unless a flag here
         /// overrides their command lines').
         #[command(flatten)]
-        progress: continuum_progress::ProgressArgs,
+        progress: continuum_term::ProgressArgs,
     },
 }

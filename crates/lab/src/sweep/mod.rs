@@ -19,7 +19,7 @@ use crate::run::RunArgs;
 use crate::runner::Runner;
 use anyhow::{Context, Result};
 use cell::{CellSpec, cell_path, plan, run_cell, write_atomic};
-use continuum_progress::ProgressArgs;
+use continuum_term::ProgressArgs;
 use grid::Grid;
 use rayon::prelude::*;
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! Carrying out `continuum train`: load the scenario and the hyper-parameters, train with
-//! progress on standard error ([`continuum_progress`]), write
+//! progress on standard error ([`continuum_term`]), write
 //! the checkpoint, the episode log and the training curve, and say what validation chose.
 
 use super::TrainArgs;
@@ -66,7 +66,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         Some(p) => Some(train::init_weights_from(&sc, &cfg, p)?),
         None => None,
     };
-    let progress = continuum_progress::Progress::new(args.progress);
+    let progress = continuum_term::Progress::new(args.progress);
     if args.snapshot_every == Some(0) {
         bail!("--snapshot-every: expected at least 1 episode");
     }

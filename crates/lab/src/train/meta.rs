@@ -73,7 +73,7 @@ pub struct MetaTrainArgs {
     pub wall_s: f64,
     /// Progress on standard error (a line per meta-iteration).
     #[command(flatten)]
-    pub progress: continuum_progress::ProgressArgs,
+    pub progress: continuum_term::ProgressArgs,
 }
 
 /// What meta-training needs, loaded and checked.
@@ -169,7 +169,7 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
         "meta-training: {} meta-iterations × {} tasks, {:.2e} simulated queries each",
         m.meta_iterations, m.tasks, m.task_budget_queries
     );
-    let reporter = continuum_progress::Progress::new(a.progress);
+    let reporter = continuum_term::Progress::new(a.progress);
     let progress = |line: &MetaLine| {
         let done = line.iteration + 1;
         let left = line.wall_s / done as f64 * m.meta_iterations.saturating_sub(done) as f64;

@@ -12,7 +12,7 @@ mod meta_steps;
 mod tapfinger;
 
 use clap::Args;
-use continuum_progress::ProgressArgs;
+use continuum_term::ProgressArgs;
 use std::path::PathBuf;
 
 pub use meta::MetaTrainArgs;

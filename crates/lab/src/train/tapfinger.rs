@@ -35,7 +35,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
         None => None,
     };
     let pool = crate::thread_pool(args.threads)?;
-    let progress = continuum_progress::Progress::new(args.progress);
+    let progress = continuum_term::Progress::new(args.progress);
     let on_event = |e: TapEvent| match e {
         TapEvent::Episode(l, total) => progress.step(
             "episodes",

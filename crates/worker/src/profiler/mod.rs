@@ -161,17 +161,13 @@ pub fn to_yaml(manifest: &Manifest, meas: &[Measurement], backend: &Backend) -> 
 /// The measurements as a borderless table laid out by `comfy-table`: a row per variant and
 /// batch size, every figure under its header whatever the variant's name and the terminal.
 fn measurements_table(meas: &[Measurement]) -> String {
-    use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "variant",
-            "batch",
-            "median_ms",
-            "p90_ms",
-            "capacity_qps",
-        ]);
+    let mut t = continuum_term::table::new_table(&[
+        "variant",
+        "batch",
+        "median_ms",
+        "p90_ms",
+        "capacity_qps",
+    ]);
     for x in meas {
         t.add_row(vec![
             x.variant(),
@@ -181,15 +177,7 @@ fn measurements_table(meas: &[Measurement]) -> String {
             format!("{:.1}", x.capacity_qps()),
         ]);
     }
-    for (i, c) in t.column_iter_mut().enumerate() {
-        c.set_padding((u16::from(i > 0), 1));
-        c.set_cell_alignment(if i == 0 {
-            CellAlignment::Left
-        } else {
-            CellAlignment::Right
-        });
-    }
-    t.trim_fmt()
+    continuum_term::table::render(&mut t, 0, &[0])
 }
 
 /// Carries out `continuum profile`.
@@ -214,7 +202,7 @@ pub fn run_cli(models: &Path, out: &Path, opts: &ProfileOptions) -> Result<()> {
     let meas = measure(&manifest, opts)?;
     let yaml = to_yaml(&manifest, &meas, b);
     std::fs::write(out, &yaml).with_context(|| format!("cannot write {}", out.display()))?;
-    println!("{}", measurements_table(&meas));
+    print!("{}", measurements_table(&meas));
     println!(
         "wrote {} ({} variants, backend {})",
         out.display(),

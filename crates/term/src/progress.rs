@@ -9,9 +9,6 @@
 //! left on a terminal; lines, at most one every [`LINE_EVERY`] per phase, elsewhere), and
 //! [`ProgressArgs::bar`], a counting bar (its lines at most one every [`LINE_EVERY`]).
 
-#![warn(missing_docs)]
-#![deny(unreachable_pub)]
-
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::io::IsTerminal;
