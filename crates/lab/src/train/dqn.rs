@@ -127,8 +127,26 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     if let Some(s) = stdio {
         s.finish(&args.out)?;
     }
+    let (csv, svg) = write_logs(&args.out, &outcome, &sc.topology.name)?;
+    print_summary(&cfg, &outcome, started.elapsed().as_secs_f64());
+    eprintln!(
+        "wrote {}, {}, {}",
+        args.out.display(),
+        csv.display(),
+        svg.display()
+    );
+    Ok(())
+}
+
+/// Writes the training's CSV and curve (and Ape-X's rounds) beside the checkpoint `out`; their
+/// paths.
+fn write_logs(
+    out: &std::path::Path,
+    outcome: &train::TrainOutcome,
+    topology: &str,
+) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
     let logs = &outcome.logs;
-    let stem = args.out.with_extension("");
+    let stem = out.with_extension("");
     let name = stem
         .file_name()
         .and_then(|s| s.to_str())
@@ -138,7 +156,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     let svg = stem.with_file_name(format!("{name}.training_curve.svg"));
     std::fs::write(&csv, train::training_csv(logs))
         .with_context(|| format!("cannot write {}", csv.display()))?;
-    train::plot_training_curve(logs, &sc.topology.name, &svg).map_err(anyhow::Error::msg)?;
+    train::plot_training_curve(logs, topology, &svg).map_err(anyhow::Error::msg)?;
     if !outcome.apex_rounds.is_empty() {
         let path = stem.with_file_name(format!("{name}.apex.csv"));
         std::fs::write(&path, super::apex::rounds_csv(&outcome.apex_rounds))
@@ -148,6 +166,13 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
             path.display()
         );
     }
+    Ok((csv, svg))
+}
+
+/// Prints what the training found: the fallback tables per level, the episodes and their last
+/// success ratio, the validation of the margins.
+fn print_summary(cfg: &DqnConfig, outcome: &train::TrainOutcome, wall_s: f64) {
+    let logs = &outcome.logs;
     let last: Vec<&EpisodeLog> = logs.iter().rev().take(10).collect();
     let mean = last.iter().map(|l| l.success_ratio).sum::<f64>() / last.len().max(1) as f64;
     let sel = &outcome.selection;
@@ -181,7 +206,7 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
     eprintln!(
         "trained {} episodes in {:.1} s (budget: {:.2e} simulated queries per episode); success ratio of the last {}: {mean:.4}",
         logs.len(),
-        started.elapsed().as_secs_f64(),
+        wall_s,
         outcome.budget.episode_queries,
         last.len(),
     );
@@ -221,11 +246,4 @@ pub(super) fn execute(args: &TrainArgs) -> Result<()> {
             }
         );
     }
-    eprintln!(
-        "wrote {}, {}, {}",
-        args.out.display(),
-        csv.display(),
-        svg.display()
-    );
-    Ok(())
 }
