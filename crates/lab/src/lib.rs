@@ -19,29 +19,11 @@ pub mod train;
 /// A pool of `threads` worker threads (`None`: one per core), for `--threads`.
 pub(crate) fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     use anyhow::Context;
-    check_threads(threads)?;
+    continuum_core::config::check_threads(threads).map_err(anyhow::Error::msg)?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")
-}
-
-/// Refuses a `--threads` of 0 (leaving it out means every core) or above the larger of 256 and
-/// four per core: results never depend on it, and more threads than that only cost time to
-/// start (thousands take seconds; 100 000 exhaust the process).
-fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let most = 256.max(4 * cores);
-    match threads {
-        Some(0) => {
-            anyhow::bail!("--threads: expected at least 1, got 0 (leave it out to use every core)")
-        }
-        Some(n) if n > most => anyhow::bail!(
-            "--threads: at most {most} (four per core, at least 256), got {n}: results do not \
-             depend on it, and more threads only cost time to start"
-        ),
-        _ => Ok(()),
-    }
 }
 
 /// Writes `text` and a newline to standard output. A reader that went away (`… | head`) comes

@@ -7,7 +7,7 @@ mod suggest;
 
 pub use dist::{Dist, DistSpec, TaggedDist};
 pub use error::ConfigError;
-pub use out::{checkpoint_in, checkpoint_name, out_file, prepare_out, writable_dir};
+pub use out::{check_threads, checkpoint_in, checkpoint_name, out_file, prepare_out, writable_dir};
 pub use suggest::{closest_name, did_you_mean};
 
 use serde::de::DeserializeOwned;

@@ -56,6 +56,24 @@ pub fn writable_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("--out: cannot remove {}: {e}", probe.display()))
 }
 
+/// Refuses a `--threads` of 0 (leaving it out means every core) or above the larger of 256 and
+/// four per core: results never depend on it, and more threads than that only cost time to
+/// start (thousands take seconds; 100 000 exhaust the process).
+pub fn check_threads(threads: Option<usize>) -> Result<(), String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let most = 256.max(4 * cores);
+    match threads {
+        Some(0) => {
+            Err("--threads: expected at least 1, got 0 (leave it out to use every core)".into())
+        }
+        Some(n) if n > most => Err(format!(
+            "--threads: at most {most} (four per core, at least 256), got {n}: results do not \
+             depend on it, and more threads only cost time to start"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The checkpoint file a training writes into its `--out` folder, by kind (`dqn`,
 /// `tapfinger`, `deeprm`): `checkpoint.<kind>`.
 pub fn checkpoint_name(kind: &str) -> String {

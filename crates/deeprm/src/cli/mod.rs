@@ -130,6 +130,7 @@ pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
         DeepRmCommand::MetaTrain(a) => a.common.threads,
         DeepRmCommand::Eval(a) => a.threads,
     };
+    continuum_core::config::check_threads(threads).map_err(anyhow::Error::msg)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
