@@ -158,6 +158,14 @@ pub enum Command {
     },
     /// Open streams against a gateway with a workload's app classes and λ and report outcomes.
     Loadgen(continuum_loadgen::LoadgenArgs),
+    /// Batch jobs on the nodes of a topology (docs/jobs.md): tasks queued for CPU, GPU and
+    /// memory, placed per task as kube-scheduler and Volcano do, stragglers restarted or
+    /// discarded.
+    Jobs {
+        /// compare or simulate.
+        #[command(subcommand)]
+        cmd: continuum_jobs::cli::JobsCommand,
+    },
     /// The loopback system as background processes: `live up` starts the workers and the
     /// gateway (and `--allocator`) and returns once all answer; `live down` stops them.
     Live {

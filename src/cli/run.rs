@@ -30,6 +30,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         }
         Command::Loadgen(args) => return continuum_loadgen::execute(args),
         Command::Live { cmd } => return super::live::execute(cmd),
+        Command::Jobs { cmd } => return continuum_jobs::cli::execute(cmd),
         Command::Completions { shell } => return completions(*shell),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {

@@ -1,0 +1,302 @@
+//! `continuum jobs simulate | compare`: the jobs simulator from the command line. `compare`
+//! runs every placement configuration × mitigation asked for on the same jobs (same workload,
+//! topology and seed) and prints one row each; `simulate` runs one and prints its queue over
+//! time too. Rows run in parallel; the result does not depend on the number of threads.
+
+use crate::{JobsWorkload, Mitigation, Nodes, Placement, Report, SimSettings};
+use anyhow::{Context, Result, anyhow};
+use clap::{Args, Subcommand, ValueEnum};
+use continuum_core::profiles::Profiles;
+use continuum_core::topology::Topology;
+use continuum_term::table::{new_table, render};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// `continuum jobs …`.
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// Every placement configuration × mitigation asked for, on the same jobs: a row each.
+    Compare(CompareArgs),
+    /// One configuration: its summary and its queue at the end of every window.
+    Simulate(SimulateArgs),
+}
+
+/// What both commands share: the scenario and the run.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Topology file (YAML): its clusters become nodes (the workload's `nodes:` split).
+    topology: PathBuf,
+    /// Jobs workload file (docs/jobs.md).
+    #[arg(long, default_value = "workloads/jobs/night.yaml")]
+    workload: PathBuf,
+    /// Variant profiles the topology's deployments name (only read to load the topology).
+    #[arg(long, default_value = "profiles/object-detection.yaml")]
+    profiles: PathBuf,
+    /// Jobs arrive during this many simulated seconds.
+    #[arg(long, default_value_t = 3600.0, allow_negative_numbers = true)]
+    duration: f64,
+    /// How long after `--duration` the last jobs may run on, s (`inf`: until every job ends).
+    #[arg(long, default_value_t = f64::INFINITY, allow_negative_numbers = true)]
+    drain: f64,
+    /// Scheduling period, s (Volcano's default schedule period).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    step_s: f64,
+    /// Seed of the jobs (every row runs the same jobs).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also write `results.json` into this folder (checked before the runs).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads (default: every core); results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// `continuum jobs compare`'s options.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Comma-separated placement configurations (kube-scheduler's `LRP`, `MRP`, `BRA`, `EP`,
+    /// `RLP`, `RTCR`; Volcano's `GANG_LRP` … `SLA_BRA`), or `all`.
+    #[arg(long, default_value = "all")]
+    placements: String,
+    /// Comma-separated mitigations (`none`, `restart@r`, `tdp@r`, or the paper's `Res_80%`,
+    /// `Dis_80%`), or `grid` (none and both at r = 0.70, 0.72, …, 0.90).
+    #[arg(long, default_value = "none")]
+    mitigations: String,
+}
+
+/// `continuum jobs simulate`'s options.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// The placement configuration.
+    #[arg(long, default_value = "LRP")]
+    placement: String,
+    /// The mitigation.
+    #[arg(long, default_value = "none")]
+    mitigation: String,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A text table.
+    Table,
+    /// JSON (the rows, without each job's record).
+    Json,
+}
+
+/// One row: a configuration's run, without its per-job records.
+#[derive(Debug, Serialize)]
+struct Row {
+    placement: String,
+    mitigation: String,
+    jobs_arrived: usize,
+    jobs_completed: usize,
+    jobs_unfinished: usize,
+    jobs_rejected: usize,
+    jtl: crate::LatencySummary,
+    tasks: crate::TaskCounts,
+    makespan_s: Option<f64>,
+}
+
+impl From<&Report> for Row {
+    fn from(r: &Report) -> Self {
+        Self {
+            placement: r.placement.clone(),
+            mitigation: r.mitigation.clone(),
+            jobs_arrived: r.jobs_arrived,
+            jobs_completed: r.jobs_completed,
+            jobs_unfinished: r.jobs_unfinished,
+            jobs_rejected: r.jobs_rejected,
+            jtl: r.jtl,
+            tasks: r.tasks,
+            makespan_s: r.makespan_s,
+        }
+    }
+}
+
+/// What `results.json` and `--format json` hold.
+#[derive(Debug, Serialize)]
+struct Results<'a> {
+    topology: &'a str,
+    workload: String,
+    seed: u64,
+    duration_s: f64,
+    nodes: usize,
+    rows: Vec<Row>,
+}
+
+/// Runs `continuum jobs …`.
+pub fn execute(cmd: &JobsCommand) -> Result<()> {
+    match cmd {
+        JobsCommand::Compare(a) => {
+            let placements = placements(&a.placements)?;
+            let mitigations = mitigations(&a.mitigations)?;
+            let configs: Vec<(Placement, Mitigation)> = placements
+                .iter()
+                .flat_map(|p| mitigations.iter().map(move |m| (p.clone(), *m)))
+                .collect();
+            run_rows(&a.run, &configs, false)
+        }
+        JobsCommand::Simulate(a) => {
+            let p = Placement::by_name(&a.placement).map_err(|e| anyhow!("--placement: {e}"))?;
+            let m = Mitigation::parse(&a.mitigation).map_err(|e| anyhow!("--mitigation: {e}"))?;
+            run_rows(&a.run, &[(p, m)], true)
+        }
+    }
+}
+
+fn placements(list: &str) -> Result<Vec<Placement>> {
+    if list.trim() == "all" {
+        return Ok(Placement::all());
+    }
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(anyhow!(
+            "--placements: expected at least one name, or `all`"
+        ));
+    }
+    names
+        .iter()
+        .map(|n| Placement::by_name(n).map_err(|e| anyhow!("--placements: {e}")))
+        .collect()
+}
+
+fn mitigations(list: &str) -> Result<Vec<Mitigation>> {
+    if list.trim() == "grid" {
+        return Ok(Mitigation::grid());
+    }
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(anyhow!("--mitigations: expected at least one, or `grid`"));
+    }
+    names
+        .iter()
+        .map(|n| Mitigation::parse(n).map_err(|e| anyhow!("--mitigations: {e}")))
+        .collect()
+}
+
+/// Loads the scenario, runs every configuration (in parallel), prints and writes the rows.
+fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Result<()> {
+    continuum_core::config::check_threads(a.threads).map_err(anyhow::Error::msg)?;
+    let out = match &a.out {
+        Some(o) => Some(
+            continuum_core::config::prepare_out(o, "results.json", &["json"])
+                .map(|(f, w)| {
+                    if let Some(w) = w {
+                        eprintln!("{w}");
+                    }
+                    f
+                })
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
+    let workload = JobsWorkload::load(&a.workload)?;
+    let profiles = Profiles::load(&a.profiles)?;
+    let topology = Topology::load(&a.topology, &profiles)?;
+    let nodes = Nodes::from_topology(&topology, &workload.nodes)?;
+    let settings = SimSettings {
+        seed: a.seed,
+        duration_s: a.duration,
+        drain_s: a.drain,
+        step_s: a.step_s,
+        ..SimSettings::default()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let reports: Vec<Report> = pool.install(|| {
+        configs
+            .par_iter()
+            .map(|(p, m)| crate::run(&nodes, &workload, p, *m, &settings))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let results = Results {
+        topology: &topology.name,
+        workload: a.workload.display().to_string(),
+        seed: a.seed,
+        duration_s: a.duration,
+        nodes: nodes.len(),
+        rows: reports.iter().map(Row::from).collect(),
+    };
+    let json = continuum_core::config::versioned_json(&results)?;
+    let text = match a.format {
+        Format::Json => json.clone() + "\n",
+        Format::Table => table(&results, queue.then(|| &reports[0])),
+    };
+    print!("{text}");
+    if let Some(path) = out {
+        std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The rows as a text table (JTL in seconds), and with `queue` its queue over time.
+fn table(r: &Results, queue: Option<&Report>) -> String {
+    let mut s = format!(
+        "topology {}  {} nodes  workload {}  {} s  seed {}\n",
+        r.topology, r.nodes, r.workload, r.duration_s, r.seed
+    );
+    let mut t = new_table(&[
+        "placement",
+        "mitigation",
+        "jobs",
+        "completed",
+        "unfinished",
+        "JTL mean s",
+        "p50 s",
+        "p95 s",
+        "p99 s",
+        "restarted",
+        "discarded",
+    ]);
+    for row in &r.rows {
+        t.add_row(vec![
+            row.placement.clone(),
+            row.mitigation.clone(),
+            row.jobs_arrived.to_string(),
+            row.jobs_completed.to_string(),
+            row.jobs_unfinished.to_string(),
+            format!("{:.1}", row.jtl.mean_s),
+            format!("{:.1}", row.jtl.p50_s),
+            format!("{:.1}", row.jtl.p95_s),
+            format!("{:.1}", row.jtl.p99_s),
+            row.tasks.restarted.to_string(),
+            (row.tasks.discarded_running + row.tasks.discarded_waiting).to_string(),
+        ]);
+    }
+    s.push_str(&render(&mut t, 0, &[0, 1]));
+    if let Some(rep) = queue {
+        let mut q = new_table(&["window end s", "waiting", "running", "CPU allocated"]);
+        for x in &rep.queue {
+            q.add_row(vec![
+                format!("{:.0}", x.t_s),
+                x.waiting.to_string(),
+                x.running.to_string(),
+                continuum_term::table::percent(x.cpu_allocated),
+            ]);
+        }
+        s.push('\n');
+        s.push_str(&render(&mut q, 0, &[]));
+    }
+    s
+}
