@@ -150,4 +150,25 @@ fn unknown_and_unmodelled_names_and_bad_files_are_refused() {
         "0",
     ]);
     assert!(e.contains("--threads"), "{e}");
+    // Flags named as typed; a run too long to draw is refused before any job is drawn.
+    let jobs = |extra: &[&str]| {
+        let mut a = vec!["jobs", "compare", "topologies/full-edge.yaml"];
+        a.extend(extra);
+        fails(&a)
+    };
+    let e = jobs(&["--duration", "-5"]);
+    assert!(e.contains("--duration: "), "{e}");
+    let e = jobs(&["--step-s", "0"]);
+    assert!(e.contains("--step-s: "), "{e}");
+    let t = std::time::Instant::now();
+    let e = jobs(&["--duration", "1e12"]);
+    assert!(
+        e.contains("--duration: ") && e.contains("at most 200000"),
+        "{e}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t.elapsed()
+    );
 }

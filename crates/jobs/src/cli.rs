@@ -223,12 +223,14 @@ fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Re
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let reports: Vec<Report> = pool.install(|| {
-        configs
-            .par_iter()
-            .map(|(p, m)| crate::run(&nodes, &workload, p, *m, &settings))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let reports: Vec<Report> = pool
+        .install(|| {
+            configs
+                .par_iter()
+                .map(|(p, m)| crate::run(&nodes, &workload, p, *m, &settings))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(flag_named)?;
     let results = Results {
         topology: &topology.name,
         workload: a.workload.display().to_string(),
@@ -248,6 +250,22 @@ fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Re
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// A run setting's error named by the flag that sets it.
+fn flag_named(e: crate::JobsError) -> anyhow::Error {
+    match e {
+        crate::JobsError::Setting { setting, message } => {
+            let flag = match setting {
+                "duration_s" => "--duration",
+                "drain_s" => "--drain",
+                "step_s" => "--step-s",
+                other => other,
+            };
+            anyhow!("{flag}: {message}")
+        }
+        other => other.into(),
+    }
 }
 
 /// The rows as a text table (JTL in seconds), and with `queue` its queue over time.

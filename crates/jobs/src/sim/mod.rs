@@ -77,6 +77,11 @@ impl SimSettings {
     }
 }
 
+/// The most jobs a run may expect (the workload's mean rate × `duration_s`): every job is drawn
+/// before the run with its tasks (a few hundred bytes each, tens of tasks a job). Assumption:
+/// 200 000 jobs is about 470 hours of the shipped Night workload and a few GB at most.
+pub const MAX_JOBS: f64 = 200_000.0;
+
 /// Runs `workload`'s jobs for `settings` on `nodes` under `placement` and `mitigation`.
 pub fn run(
     nodes: &Nodes,
@@ -86,6 +91,18 @@ pub fn run(
     settings: &SimSettings,
 ) -> Result<Report, JobsError> {
     settings.check()?;
+    let expected = workload.mean_per_min() * settings.duration_s / 60.0;
+    if expected > MAX_JOBS {
+        return Err(JobsError::Setting {
+            setting: "duration_s",
+            message: format!(
+                "{} s at {:.3} jobs/min expects {expected:.0} jobs; at most {MAX_JOBS:.0} (every \
+                 job is drawn before the run): shorten the run",
+                settings.duration_s,
+                workload.mean_per_min()
+            ),
+        });
+    }
     let jobs = workload.sample_jobs(settings.seed, settings.duration_s);
     run_jobs(nodes, workload, &jobs, placement, mitigation, settings)
 }
