@@ -82,6 +82,24 @@ fn compare_gives_a_row_per_configuration_on_the_same_jobs_whatever_the_threads()
     assert_eq!(rows[0]["tasks"]["restarted"], 0);
     assert!(rows[1]["tasks"]["restarted"].as_u64().unwrap() > 0, "{v}");
 
+    // --out: the rows as JSON and their latency CDFs, a line per row.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    run(&compare(&[
+        "--placements",
+        "LRP,MRP",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(saved["rows"].as_array().unwrap().len(), 2);
+    let svg = std::fs::read_to_string(out.join("jtl_cdf.svg")).unwrap();
+    assert!(
+        svg.contains("LRP none") && svg.contains("MRP none"),
+        "a legend entry per row"
+    );
+
     let table = run(&compare(&["--placements", "LRP", "--mitigations", "grid"]));
     assert_eq!(
         table.lines().filter(|l| l.starts_with("LRP ")).count(),

@@ -48,7 +48,8 @@ pub struct RunArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Also write `results.json` into this folder (checked before the runs).
+    /// Also write `results.json` and `jtl_cdf.svg` (each row's job latency CDF) into this folder
+    /// (checked before the runs).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Worker threads (default: every core); results do not depend on it.
@@ -247,9 +248,54 @@ fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Re
     print!("{text}");
     if let Some(path) = out {
         std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        let svg = path.with_file_name("jtl_cdf.svg");
+        jtl_cdf(&reports, &topology.name, &svg)?;
+        eprintln!("wrote {} and {}", path.display(), svg.display());
     }
     Ok(())
+}
+
+/// Each row's CDF of job latency (completed jobs), the row with the lowest mean in bold.
+fn jtl_cdf(reports: &[Report], topology: &str, path: &std::path::Path) -> Result<()> {
+    use continuum_plot::{Axis, Emphasis, Figure, Format as Ticks, Panel, Series};
+    let best = reports
+        .iter()
+        .filter(|r| r.jtl.count > 0)
+        .min_by(|a, b| a.jtl.mean_s.total_cmp(&b.jtl.mean_s))
+        .map(|r| (r.placement.clone(), r.mitigation.clone()));
+    let series = reports
+        .iter()
+        .map(|r| {
+            let mut v: Vec<f64> = r
+                .jobs
+                .iter()
+                .filter_map(crate::JobRecord::latency_s)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            let k = v.len().max(1) as f64;
+            let pts = v
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (*x, (i + 1) as f64 / k))
+                .collect();
+            let mine = Some((r.placement.clone(), r.mitigation.clone())) == best;
+            let emphasis = if mine {
+                Emphasis::Bold
+            } else {
+                Emphasis::Faint
+            };
+            Series::new(format!("{} {}", r.placement, r.mitigation), pts, emphasis)
+        })
+        .collect();
+    let fig = Figure {
+        title: format!("Job latency CDF, {topology}"),
+        x: Axis::new("job latency (s)", Ticks::Number),
+        panels: vec![Panel {
+            y: Axis::new("share of completed jobs", Ticks::Percent),
+            series,
+        }],
+    };
+    continuum_plot::line_chart(path, &fig).map_err(anyhow::Error::msg)
 }
 
 /// A run setting's error named by the flag that sets it.
