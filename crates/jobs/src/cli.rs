@@ -156,28 +156,27 @@ pub fn execute(cmd: &JobsCommand) -> Result<()> {
 }
 
 fn placements(list: &str) -> Result<Vec<Placement>> {
-    if list.trim() == "all" {
-        return Ok(Placement::all());
-    }
-    let names: Vec<&str> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        return Err(anyhow!(
-            "--placements: expected at least one name, or `all`"
-        ));
-    }
-    names
-        .iter()
-        .map(|n| Placement::by_name(n).map_err(|e| anyhow!("--placements: {e}")))
-        .collect()
+    named(list, "--placements", "all", Placement::all, |n| {
+        Placement::by_name(n).map_err(|e| e.to_string())
+    })
 }
 
 fn mitigations(list: &str) -> Result<Vec<Mitigation>> {
-    if list.trim() == "grid" {
-        return Ok(Mitigation::grid());
+    named(list, "--mitigations", "grid", Mitigation::grid, |n| {
+        Mitigation::parse(n).map_err(|e| e.to_string())
+    })
+}
+
+/// A comma-separated list of `flag`'s names read by `one`, or every one (`all`) for `every`.
+fn named<T>(
+    list: &str,
+    flag: &str,
+    every: &str,
+    all: fn() -> Vec<T>,
+    one: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>> {
+    if list.trim() == every {
+        return Ok(all());
     }
     let names: Vec<&str> = list
         .split(',')
@@ -185,11 +184,11 @@ fn mitigations(list: &str) -> Result<Vec<Mitigation>> {
         .filter(|s| !s.is_empty())
         .collect();
     if names.is_empty() {
-        return Err(anyhow!("--mitigations: expected at least one, or `grid`"));
+        return Err(anyhow!("{flag}: expected at least one name, or `{every}`"));
     }
     names
         .iter()
-        .map(|n| Mitigation::parse(n).map_err(|e| anyhow!("--mitigations: {e}")))
+        .map(|n| one(n).map_err(|e| anyhow!("{flag}: {e}")))
         .collect()
 }
 

@@ -1,8 +1,9 @@
 //! Direct labels: the first rows of the legend named next to their last point in the plot,
 //! placed away from their line's last stretch and moved apart where they would overlap.
 
-use crate::legend::{legend_lines, legend_order};
+use crate::legend::legend_lines;
 use crate::look::Look;
+use crate::look::legend_order;
 use crate::{Chart, Emphasis, FONT, LEGEND_SIZE, Series, err};
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,7 +1,7 @@
 //! The legend column: series in legend order (bold, normal, faint), each with a sample of its
 //! line and marker and its name, long names wrapped or cut to fit.
 
-use crate::look::{Look, marker};
+use crate::look::{Look, legend_order, marker};
 use crate::{Emphasis, FONT, LEGEND_SIZE, LEGEND_WIDTH, Series, err};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -10,14 +10,6 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Height of a line of the legend, px (entries are a third of a line apart).
 const LINE: f64 = 18.0;
-
-/// The indices of `series` in legend order: `Bold` first, then `Normal`, then `Faint`, each
-/// group in the given order.
-pub fn legend_order(series: &[Series]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    order.sort_by_key(|&i| series[i].emphasis);
-    order
-}
 
 /// `name`, cut to `max` characters with an ellipsis.
 pub(crate) fn fit(name: &str, max: usize) -> String {

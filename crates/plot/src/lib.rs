@@ -23,7 +23,7 @@ mod lines;
 mod look;
 
 pub use axis::{tick_decimals, tick_label, x_range, zoomed_range};
-pub use legend::legend_order;
+pub use look::legend_order;
 
 use axis::{X_TICKS, Y_TICKS, y_range};
 use labels::direct_labels;

@@ -1,7 +1,7 @@
 //! A line chart's lines: each series drawn in its look through at most [`LINE_POINTS`] of its
 //! points, its markers on all or a staggered few of them, emphasised lines on top.
 
-use crate::legend::legend_order;
+use crate::look::legend_order;
 use crate::look::{Look, marker};
 use crate::{Chart, Series, err};
 use plotters::prelude::*;

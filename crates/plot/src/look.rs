@@ -2,9 +2,16 @@
 //! and marker size by emphasis, one look per series name across a figure's panels, and the
 //! markers themselves.
 
-use crate::legend::legend_order;
 use crate::{Emphasis, Panel, Series};
 use plotters::prelude::*;
+
+/// The indices of `series` in legend order: `Bold` first, then `Normal`, then `Faint`, each
+/// group in the given order.
+pub fn legend_order(series: &[Series]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by_key(|&i| series[i].emphasis);
+    order
+}
 
 /// The series' colours, in order (Okabe–Ito: told apart with colour-blind eyes too): blue,
 /// vermilion, bluish green, reddish purple, orange, sky blue, black, yellow.
