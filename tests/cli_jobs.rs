@@ -190,3 +190,47 @@ fn unknown_and_unmodelled_names_and_bad_files_are_refused() {
         t.elapsed()
     );
 }
+
+#[test]
+fn load_gives_each_configuration_at_each_rate_factor() {
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "jobs",
+        "load",
+        "topologies/full-edge.yaml",
+        "--kind",
+        "dag-batch",
+        "--duration",
+        "300",
+        "--placements",
+        "LRP,EP",
+        "--factors",
+        "1,2",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(v["workload"].as_str().unwrap().contains("dag-batch alone"));
+    let jobs = |p: &serde_json::Value| p["rows"][0]["jobs_arrived"].as_u64().unwrap();
+    assert_eq!(points[0]["rows"].as_array().unwrap().len(), 2);
+    // Twice the rates, about twice the jobs.
+    let (a, b) = (jobs(&points[0]), jobs(&points[1]));
+    assert!(b as f64 > 1.5 * a as f64, "{a} then {b}");
+    let err = fails(&[
+        "jobs",
+        "load",
+        "topologies/full-edge.yaml",
+        "--factors",
+        "1,0",
+    ]);
+    assert!(err.contains("--factors"), "{err}");
+    let err = fails(&[
+        "jobs",
+        "compare",
+        "topologies/full-edge.yaml",
+        "--rate-scale",
+        "-1",
+    ]);
+    assert!(err.contains("--rate-scale"), "{err}");
+}

@@ -31,5 +31,5 @@ pub use mitigation::Mitigation;
 pub use nodes::{Node, NodeSplit, Nodes};
 pub use placement::Placement;
 pub use report::{JobRecord, LatencySummary, Report, TaskCounts};
-pub use sim::{SimSettings, run, run_jobs};
+pub use sim::{SimSettings, Stepper, run, run_jobs};
 pub use workload::{JobSpec, JobsWorkload, StageSpec};

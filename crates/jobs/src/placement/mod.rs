@@ -3,14 +3,17 @@
 //! queue order; Volcano's visit *jobs* in their job order and place each job's ready tasks
 //! together, all or none under gang. Both filter then score (`filter.rs`, [`plugins`]); the
 //! job-level policies are in [`volcano`]. The named configurations are the comparison sets of
-//! EdgeTuner's evaluation ("Considered Scheduler Configurations").
+//! EdgeTuner's evaluation ("Considered Scheduler Configurations"); [`queue`] adds DeepRM's
+//! visible slots as a task-level queue order (`DEEPRM_TETRIS@M`, `DEEPRM_SJF@M`).
 
 mod filter;
 pub mod plugins;
+pub mod queue;
 pub mod volcano;
 
 pub(crate) use filter::Slot;
 pub use plugins::Plugin;
+pub use queue::{QueueOrder, VisibleScore};
 pub use volcano::JobOrder;
 
 use crate::error::JobsError;
@@ -35,6 +38,7 @@ pub struct Placement {
     order: JobOrder,
     gang: bool,
     resource_weights: Res,
+    queue: QueueOrder,
 }
 
 /// The resource weights of the plugins by default: kube-scheduler's NodeResourcesFit and
@@ -139,13 +143,18 @@ impl Placement {
             order,
             gang,
             resource_weights: DEFAULT_RESOURCE_WEIGHTS,
+            queue: QueueOrder::Fifo,
         })
     }
 
-    /// A named configuration ([`KUBERNETES`], [`VOLCANO`]; any case). A name of
-    /// [`NOT_MODELLED`] is refused with its reason; another, with the closest known name.
+    /// A named configuration ([`KUBERNETES`], [`VOLCANO`], DeepRM's `DEEPRM_TETRIS@M` and
+    /// `DEEPRM_SJF@M` of [`queue`]; any case). A name of [`NOT_MODELLED`] is refused with its
+    /// reason; another, with the closest known name.
     pub fn by_name(name: &str) -> Result<Self, JobsError> {
         let upper = name.trim().to_ascii_uppercase();
+        if let Some(deeprm) = Self::deeprm_by_name(&upper) {
+            return deeprm;
+        }
         if let Some((_, why)) = NOT_MODELLED.iter().find(|(n, _)| *n == upper) {
             return Err(JobsError::Name(format!(
                 "placement `{name}` is not modelled: {why} (docs/jobs.md, \"Not modelled\")"
@@ -154,7 +163,7 @@ impl Placement {
         let known = || KUBERNETES.iter().chain(VOLCANO.iter()).copied();
         let Some(canonical) = known().find(|n| *n == upper) else {
             return Err(JobsError::Name(format!(
-                "unknown placement `{name}`{}; expected one of {}",
+                "unknown placement `{name}`{}; expected one of {}, DEEPRM_TETRIS@M, DEEPRM_SJF@M",
                 did_you_mean(&upper, known()),
                 known().collect::<Vec<_>>().join(", ")
             )));
@@ -190,7 +199,8 @@ impl Placement {
         )
     }
 
-    /// Every named configuration, kube-scheduler's first.
+    /// Every named configuration of EdgeTuner's comparison, kube-scheduler's first (DeepRM's,
+    /// which take their M, are not in it).
     pub fn all() -> Vec<Self> {
         KUBERNETES
             .iter()

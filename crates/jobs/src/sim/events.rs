@@ -76,6 +76,7 @@ impl Sim<'_> {
 
     fn enqueue(&mut self, task: u32) {
         self.tasks[task as usize].state = TaskState::Waiting;
+        self.tasks[task as usize].since_s = self.now;
         self.waiting.push(task);
         self.n_waiting += 1;
         self.dirty = true;
@@ -86,6 +87,13 @@ impl Sim<'_> {
         let (req, _) = self.needs(task);
         let n = node as usize;
         self.node_running[n] -= 1;
+        let t = self.tasks[task as usize];
+        let cores = self.specs[t.job as usize].stages[t.stage as usize].allocated_cpu();
+        self.node_cpu_use[n] = if self.node_running[n] == 0 {
+            0.0
+        } else {
+            self.node_cpu_use[n] - cores
+        };
         // An empty node holds exactly nothing: no rounding residue builds up over a run.
         self.slots[n].used = if self.node_running[n] == 0 {
             Res::ZERO
@@ -119,7 +127,9 @@ impl Sim<'_> {
         };
         let run_s = tk.work_cpu_s * slowdown / (cores * self.speeds[node]);
         self.tasks[task as usize].state = TaskState::Running(node as u32);
+        self.tasks[task as usize].since_s = t;
         self.node_running[node] += 1;
+        self.node_cpu_use[node] += cores;
         let job = &mut self.jobs[tk.job as usize];
         job.allocated = job.allocated.add(&req);
         self.n_waiting -= 1;
@@ -178,6 +188,7 @@ impl Sim<'_> {
         job.phase = JobPhase::Complete;
         job.completion_s = Some(t);
         self.active_jobs -= 1;
+        self.completed.push(j);
     }
 
     /// Applies the mitigation to triggered job `j` at `t`.

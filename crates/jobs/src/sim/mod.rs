@@ -8,6 +8,9 @@
 mod events;
 mod state;
 mod step;
+mod stepper;
+
+pub use stepper::{Completed, NodeView, Observation, RunningView, Stepper, WaitingView};
 
 use crate::error::JobsError;
 use crate::mitigation::Mitigation;
@@ -119,6 +122,15 @@ pub fn run_jobs(
     settings: &SimSettings,
 ) -> Result<Report, JobsError> {
     settings.check()?;
+    check_jobs(workload, jobs)?;
+    let mut sim = Sim::new(nodes, workload, jobs, placement, mitigation, settings);
+    sim.run();
+    Ok(sim.report())
+}
+
+/// Refuses jobs a run cannot hold: 2^32 tasks or more, a malformed job, a kind not in
+/// `workload`.
+fn check_jobs(workload: &JobsWorkload, jobs: &[JobSpec]) -> Result<(), JobsError> {
     let tasks: usize = jobs.iter().map(JobSpec::tasks).sum();
     if tasks >= u32::MAX as usize {
         return Err(JobsError::Setting {
@@ -139,9 +151,7 @@ pub fn run_jobs(
             });
         }
     }
-    let mut sim = Sim::new(nodes, workload, jobs, placement, mitigation, settings);
-    sim.run();
-    Ok(sim.report())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub(super) struct Task {
     pub(super) attempt: u32,
     pub(super) state: TaskState,
     pub(super) work_cpu_s: f64,
+    /// When it entered its present state (queued or started), s.
+    pub(super) since_s: f64,
 }
 
 /// Where a job is in its life.
@@ -95,6 +97,15 @@ impl Ord for Event {
 /// A run in progress.
 pub(super) struct Sim<'a> {
     pub(super) placement: &'a Placement,
+    /// The next scheduling step (its time is `k × step_s`).
+    pub(super) k: u64,
+    /// The run is over: nothing more can happen, or the drain time is over.
+    pub(super) over: bool,
+    /// Per node, the cores its running attempts run at (their limits; their requests where
+    /// they have none).
+    pub(super) node_cpu_use: Vec<f64>,
+    /// Jobs completed since the log was last taken, in completion order.
+    pub(super) completed: Vec<u32>,
     pub(super) mitigation: Mitigation,
     pub(super) workload: &'a JobsWorkload,
     pub(super) settings: SimSettings,
@@ -123,6 +134,9 @@ pub(super) struct Sim<'a> {
     pub(super) now: f64,
     /// Per job, its rank in a job-level step (`u32::MAX` outside one).
     pub(super) rank: Vec<u32>,
+    /// DeepRM's visible slots, each a waiting task or empty (empty outside a DeepRM queue
+    /// order, `placement::QueueOrder::Visible`).
+    pub(super) visible: Vec<Option<u32>>,
 }
 
 impl<'a> Sim<'a> {
@@ -151,6 +165,7 @@ impl<'a> Sim<'a> {
                         attempt: 0,
                         state: TaskState::Pending,
                         work_cpu_s: w,
+                        since_s: 0.0,
                     }));
                 }
                 Job {
@@ -181,6 +196,10 @@ impl<'a> Sim<'a> {
         });
         Self {
             placement,
+            k: 0,
+            over: false,
+            node_cpu_use: vec![0.0; nodes.len()],
+            completed: Vec::new(),
             mitigation,
             workload,
             settings: *settings,
@@ -211,6 +230,7 @@ impl<'a> Sim<'a> {
             samples: Vec::new(),
             now: 0.0,
             rank: vec![u32::MAX; specs.len()],
+            visible: Vec::new(),
         }
     }
 
@@ -230,13 +250,24 @@ impl<'a> Sim<'a> {
     /// Steps until every job has arrived and none is active, nothing more can happen, or the
     /// drain time is over.
     pub(super) fn run(&mut self) {
+        self.advance(f64::INFINITY);
+        self.close();
+    }
+
+    /// Runs every scheduling step at a time ≤ `until` not yet run; returns whether the run
+    /// goes on (a later call may run more steps). A step with nothing new to do is skipped to
+    /// the step of the next event.
+    pub(super) fn advance(&mut self, until: f64) -> bool {
         let step = self.settings.step_s;
         let end = self.settings.duration_s + self.settings.drain_s;
-        let mut k: u64 = 0;
-        loop {
-            let t = k as f64 * step;
+        while !self.over {
+            let t = self.k as f64 * step;
             if t > end {
+                self.over = true;
                 break;
+            }
+            if t > until {
+                return true;
             }
             self.sample_before(t);
             self.now = t;
@@ -245,16 +276,24 @@ impl<'a> Sim<'a> {
                 self.dirty = self.schedule(t) > 0;
             }
             if self.next_arrival == self.arrival_order.len() && self.active_jobs == 0 {
+                self.over = true;
                 break;
             }
             if self.dirty {
-                k += 1;
+                self.k += 1;
                 continue;
             }
-            let Some(te) = self.next_event_s() else { break };
-            k = (k + 1).max((te / step).ceil() as u64);
+            let Some(te) = self.next_event_s() else {
+                self.over = true;
+                break;
+            };
+            self.k = (self.k + 1).max((te / step).ceil() as u64);
         }
-        // The windows that end at the last step too.
+        false
+    }
+
+    /// The windows that end at the last step too.
+    pub(super) fn close(&mut self) {
         self.sample_before(self.now + self.settings.window_s * 1e-9);
     }
 

@@ -340,3 +340,111 @@ fn the_same_seed_gives_the_same_report() {
     };
     assert_eq!(arrivals(&a), arrivals(&other));
 }
+
+/// Drives `jobs` window by window (10 s) under `placement` throughout; returns the report and
+/// the jobs completed window by window.
+fn stepped(
+    n: &Nodes,
+    w: &JobsWorkload,
+    jobs: &[JobSpec],
+    p: &Placement,
+    m: Mitigation,
+    s: &SimSettings,
+) -> (Report, usize) {
+    let mut st = Stepper::new(n, w, jobs, p, m, s).unwrap();
+    let (mut done, mut end) = (0, 0.0);
+    loop {
+        end += s.window_s;
+        st.set_config(p, m);
+        let (c, going) = st.advance(end);
+        done += c.len();
+        if !going {
+            break;
+        }
+    }
+    (st.report(), done)
+}
+
+#[test]
+fn a_run_driven_window_by_window_with_one_configuration_is_the_plain_run() {
+    let (n, w) = (random_nodes(), workload());
+    let s = SimSettings {
+        seed: 5,
+        duration_s: 900.0,
+        ..SimSettings::default()
+    };
+    let jobs = w.sample_jobs(s.seed, s.duration_s);
+    for (name, m) in [
+        ("LRP", Mitigation::None),
+        ("MRP", Mitigation::Restart { ratio: 0.8 }),
+        ("GANG_DRF_BINPACK", Mitigation::Discard { ratio: 0.7 }),
+    ] {
+        let p = Placement::by_name(name).unwrap();
+        let plain = run_jobs(&n, &w, &jobs, &p, m, &s).unwrap();
+        let (by_window, done) = stepped(&n, &w, &jobs, &p, m, &s);
+        assert_eq!(plain, by_window, "{name}");
+        assert_eq!(done, plain.jobs_completed, "{name}");
+    }
+}
+
+#[test]
+fn the_scheduler_sees_nodes_queue_and_running_tasks_at_a_window_end() {
+    // One 4-core node; one job of six 1-core tasks of 10 CPU-s at t = 0: four run from 0, two
+    // wait. At t = 5 the four have run 5 s and the two waited 5 s.
+    let n = nodes(&[(4.0, 1.0)]);
+    let j = job(0.0, 0, vec![stage(vec![], 1.0, &[10.0; 6])]);
+    let p = Placement::by_name("LRP").unwrap();
+    let jobs = [j];
+    let (w, s) = (workload(), SimSettings::default());
+    let mut st = Stepper::new(&n, &w, &jobs, &p, Mitigation::None, &s).unwrap();
+    let (done, going) = st.advance(5.0);
+    assert!(done.is_empty() && going);
+    let o = st.observe(5.0, 10, 3);
+    assert_eq!(o.nodes[0].cpu, [4.0, 4.0, 4.0]);
+    assert_eq!((o.waiting_total, o.running_total), (2, 4));
+    assert_eq!(o.waiting.len(), 2);
+    assert_eq!(o.running.len(), 3);
+    assert_eq!((o.max_waited_s, o.max_elapsed_s), (5.0, 5.0));
+    assert_eq!(o.waiting[0].work_cpu_s, 10.0);
+    // At 10 the first four end and the two start; at 20 the job completes, 20 s after arrival.
+    let (done, _) = st.advance(15.0);
+    assert!(done.is_empty());
+    let o = st.observe(15.0, 10, 10);
+    assert_eq!(
+        (o.waiting_total, o.running_total, o.max_elapsed_s),
+        (0, 2, 5.0)
+    );
+    let (done, going) = st.advance(25.0);
+    assert_eq!(
+        done,
+        vec![Completed {
+            job: 0,
+            latency_s: 20.0
+        }]
+    );
+    assert!(!going);
+}
+
+#[test]
+fn a_switched_configuration_places_from_the_next_step() {
+    // Two idle nodes of 4 and 8 cores; a 1-core task at every 10 s. Least-requested puts each on
+    // the 8-core node (more free), most-requested on the 4-core node (fuller after placement).
+    let n = nodes(&[(4.0, 1.0), (8.0, 1.0)]);
+    let jobs: Vec<JobSpec> = (0..4)
+        .map(|i| job(f64::from(i) * 10.0, 0, vec![stage(vec![], 1.0, &[1.0])]))
+        .collect();
+    let (lrp, mrp) = (
+        Placement::by_name("LRP").unwrap(),
+        Placement::by_name("MRP").unwrap(),
+    );
+    let (w, s) = (workload(), SimSettings::default());
+    let mut st = Stepper::new(&n, &w, &jobs, &lrp, Mitigation::None, &s).unwrap();
+    st.advance(0.5);
+    assert_eq!(st.observe(0.5, 0, 10).running[0].node, 1);
+    st.set_config(&mrp, Mitigation::None);
+    st.advance(10.5);
+    assert_eq!(st.observe(10.5, 0, 10).running[0].node, 0);
+    st.set_config(&lrp, Mitigation::None);
+    st.advance(20.5);
+    assert_eq!(st.observe(20.5, 0, 10).running[0].node, 1);
+}

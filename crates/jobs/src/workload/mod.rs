@@ -8,6 +8,7 @@ mod schema;
 
 pub use sample::{JobSpec, StageSpec};
 
+use crate::error::JobsError;
 use crate::nodes::NodeSplit;
 use continuum_core::config::{ConfigError, Dist, Source};
 use std::path::Path;
@@ -126,5 +127,57 @@ impl JobsWorkload {
     /// The mean jobs per minute over a day.
     pub fn mean_per_min(&self) -> f64 {
         arrivals::mean_per_min(&self.arrivals)
+    }
+
+    /// The workload with kind `name`'s arrivals alone (EdgeTuner runs its DAG batch and AI
+    /// workloads apart): the other kinds' shares set to 0 and every rate scaled by the kind's
+    /// part of the shares, so the kind arrives as often as in the whole workload.
+    pub fn only_kind(&self, name: &str) -> Result<Self, JobsError> {
+        let names: Vec<&str> = self.kinds.iter().map(|k| k.name.as_str()).collect();
+        let Some(i) = names.iter().position(|n| *n == name) else {
+            return Err(JobsError::Name(format!(
+                "kind `{name}` is not in the workload; its kinds: {}",
+                names.join(", ")
+            )));
+        };
+        let total: f64 = self.kinds.iter().map(|k| k.share).sum();
+        let part = self.kinds[i].share / total;
+        if part <= 0.0 {
+            return Err(JobsError::Name(format!(
+                "kind `{name}` has share 0: it never arrives"
+            )));
+        }
+        let mut w = self.clone();
+        for (k, kind) in w.kinds.iter_mut().enumerate() {
+            if k != i {
+                kind.share = 0.0;
+            }
+        }
+        Ok(w.scaled(part))
+    }
+
+    /// The workload with every arrival rate times `factor` (> 0): the same jobs, more or
+    /// less often (a load sweep).
+    pub fn scaled(&self, factor: f64) -> Self {
+        let mut w = self.clone();
+        w.arrivals = match w.arrivals {
+            Arrivals::Constant { per_min } => Arrivals::Constant {
+                per_min: per_min * factor,
+            },
+            Arrivals::Diurnal {
+                day_per_min,
+                night_per_min,
+                night_from_h,
+                night_to_h,
+                start_h,
+            } => Arrivals::Diurnal {
+                day_per_min: day_per_min * factor,
+                night_per_min: night_per_min * factor,
+                night_from_h,
+                night_to_h,
+                start_h,
+            },
+        };
+        w
     }
 }

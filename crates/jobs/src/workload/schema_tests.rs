@@ -251,3 +251,16 @@ fn the_shipped_workloads_load_and_split_full_edge() {
         assert_eq!(w.kinds.len(), 2, "{f}");
     }
 }
+
+#[test]
+fn one_kind_alone_keeps_its_rate() {
+    let src = "schema: 1\narrivals: {per_min: 6}\nkinds:\n  - {name: a, share: 2, tasks: 1, cpu_request: 1, mem_request_gb: 1, work_cpu_s: 1}\n  - {name: b, share: 1, tasks: 1, cpu_request: 1, mem_request_gb: 1, work_cpu_s: 1}\n";
+    let w = JobsWorkload::from_source(&Source::inline("w.yaml", src)).unwrap();
+    let b = w.only_kind("b").unwrap();
+    assert!((b.mean_per_min() - 2.0).abs() < 1e-12);
+    assert_eq!((b.kinds[0].share, b.kinds[1].share), (0.0, 1.0));
+    let jobs = b.sample_jobs(3, 3600.0);
+    assert!(!jobs.is_empty() && jobs.iter().all(|j| j.kind == 1));
+    let e = w.only_kind("c").unwrap_err().to_string();
+    assert!(e.contains("kind `c`") && e.contains("a, b"), "{e}");
+}

@@ -3,6 +3,8 @@
 //! topology and seed) and prints one row each; `simulate` runs one and prints its queue over
 //! time too. Rows run in parallel; the result does not depend on the number of threads.
 
+mod load;
+
 use crate::{JobsWorkload, Mitigation, Nodes, Placement, Report, SimSettings};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand, ValueEnum};
@@ -20,6 +22,9 @@ pub enum JobsCommand {
     Compare(CompareArgs),
     /// One configuration: its summary and its queue at the end of every window.
     Simulate(SimulateArgs),
+    /// Each configuration's job latency as the arrival rates grow: a row per configuration and
+    /// rate factor on the same jobs' draws, and `jtl_vs_load.svg`.
+    Load(load::LoadArgs),
 }
 
 /// What both commands share: the scenario and the run.
@@ -33,6 +38,13 @@ pub struct RunArgs {
     /// Variant profiles the topology's deployments name (only read to load the topology).
     #[arg(long, default_value = "profiles/object-detection.yaml")]
     profiles: PathBuf,
+    /// Only this kind of the workload arrives, at its own rate (EdgeTuner runs its DAG batch
+    /// and AI workloads apart: `dag-batch`, `ai` in the shipped files).
+    #[arg(long)]
+    kind: Option<String>,
+    /// Every arrival rate times this (> 0): the same jobs more or less often.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    rate_scale: f64,
     /// Jobs arrive during this many simulated seconds.
     #[arg(long, default_value_t = 3600.0, allow_negative_numbers = true)]
     duration: f64,
@@ -147,6 +159,7 @@ pub fn execute(cmd: &JobsCommand) -> Result<()> {
                 .collect();
             run_rows(&a.run, &configs, false)
         }
+        JobsCommand::Load(a) => load::execute(a),
         JobsCommand::Simulate(a) => {
             let p = Placement::by_name(&a.placement).map_err(|e| anyhow!("--placement: {e}"))?;
             let m = Mitigation::parse(&a.mitigation).map_err(|e| anyhow!("--mitigation: {e}"))?;
@@ -192,48 +205,101 @@ fn named<T>(
         .collect()
 }
 
-/// Loads the scenario, runs every configuration (in parallel), prints and writes the rows.
-fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Result<()> {
-    continuum_core::config::check_threads(a.threads).map_err(anyhow::Error::msg)?;
-    let out = match &a.out {
-        Some(o) => Some(
-            continuum_core::config::prepare_out(o, "results.json", &["json"])
-                .map(|(f, w)| {
-                    if let Some(w) = w {
-                        eprintln!("{w}");
-                    }
-                    f
-                })
-                .map_err(anyhow::Error::msg)?,
-        ),
-        None => None,
-    };
-    let workload = JobsWorkload::load(&a.workload)?;
-    let profiles = Profiles::load(&a.profiles)?;
-    let topology = Topology::load(&a.topology, &profiles)?;
-    let nodes = Nodes::from_topology(&topology, &workload.nodes)?;
-    let settings = SimSettings {
+/// Loads a topology (with the profiles it names) and a jobs workload (only `kind`, when given,
+/// its rates times `rate_scale`), and splits the topology into the workload's nodes.
+pub fn load_scenario(
+    topology: &std::path::Path,
+    profiles: &std::path::Path,
+    workload: &std::path::Path,
+    kind: Option<&str>,
+    rate_scale: f64,
+) -> Result<(Topology, JobsWorkload, Nodes)> {
+    if !(rate_scale.is_finite() && rate_scale > 0.0) {
+        return Err(anyhow!(
+            "--rate-scale: expected a finite value > 0, got {rate_scale}"
+        ));
+    }
+    let mut w = JobsWorkload::load(workload)?;
+    if let Some(k) = kind {
+        w = w.only_kind(k).map_err(|e| anyhow!("--kind: {e}"))?;
+    }
+    let w = w.scaled(rate_scale);
+    let profiles = Profiles::load(profiles)?;
+    let topology = Topology::load(topology, &profiles)?;
+    let nodes = Nodes::from_topology(&topology, &w.nodes)?;
+    Ok((topology, w, nodes))
+}
+
+/// How a run names its workload: the file, the kind alone, the rate factor.
+pub fn workload_label(path: &std::path::Path, kind: Option<&str>, rate_scale: f64) -> String {
+    let mut s = path.display().to_string();
+    if let Some(k) = kind {
+        s += &format!(", kind {k} alone");
+    }
+    if rate_scale != 1.0 {
+        s += &format!(", rates × {rate_scale}");
+    }
+    s
+}
+
+/// Where `--out`'s main file goes (checked, with any warning about an old form printed).
+fn out_file(a: &RunArgs, name: &str) -> Result<Option<std::path::PathBuf>> {
+    let Some(o) = &a.out else { return Ok(None) };
+    let (f, w) =
+        continuum_core::config::prepare_out(o, name, &["json"]).map_err(anyhow::Error::msg)?;
+    if let Some(w) = w {
+        eprintln!("{w}");
+    }
+    Ok(Some(f))
+}
+
+/// The run settings of `a`.
+fn settings_of(a: &RunArgs) -> SimSettings {
+    SimSettings {
         seed: a.seed,
         duration_s: a.duration,
         drain_s: a.drain,
         step_s: a.step_s,
         ..SimSettings::default()
-    };
+    }
+}
+
+/// Every configuration on `nodes` under `workload` (in parallel on `threads`).
+fn run_all(
+    a: &RunArgs,
+    nodes: &Nodes,
+    workload: &JobsWorkload,
+    configs: &[(Placement, Mitigation)],
+) -> Result<Vec<Report>> {
+    let settings = settings_of(a);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let reports: Vec<Report> = pool
-        .install(|| {
-            configs
-                .par_iter()
-                .map(|(p, m)| crate::run(&nodes, &workload, p, *m, &settings))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(flag_named)?;
+    pool.install(|| {
+        configs
+            .par_iter()
+            .map(|(p, m)| crate::run(nodes, workload, p, *m, &settings))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .map_err(flag_named)
+}
+
+/// Loads the scenario, runs every configuration (in parallel), prints and writes the rows.
+fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Result<()> {
+    continuum_core::config::check_threads(a.threads).map_err(anyhow::Error::msg)?;
+    let out = out_file(a, "results.json")?;
+    let (topology, workload, nodes) = load_scenario(
+        &a.topology,
+        &a.profiles,
+        &a.workload,
+        a.kind.as_deref(),
+        a.rate_scale,
+    )?;
+    let reports = run_all(a, &nodes, &workload, configs)?;
     let results = Results {
         topology: &topology.name,
-        workload: a.workload.display().to_string(),
+        workload: workload_label(&a.workload, a.kind.as_deref(), a.rate_scale),
         seed: a.seed,
         duration_s: a.duration,
         nodes: nodes.len(),
