@@ -162,9 +162,9 @@ pub enum Command {
     /// memory, placed per task as kube-scheduler and Volcano do, stragglers restarted or
     /// discarded.
     Jobs {
-        /// compare or simulate.
+        /// compare, simulate, train or evaluate.
         #[command(subcommand)]
-        cmd: continuum_jobs::cli::JobsCommand,
+        cmd: JobsCmd,
     },
     /// The loopback system as background processes: `live up` starts the workers and the
     /// gateway (and `--allocator`) and returns once all answer; `live down` stops them.
@@ -200,4 +200,18 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         min_time_ms: u64,
     },
+}
+
+/// `continuum jobs …`: the jobs simulator's commands and EdgeTuner's on it.
+#[derive(Debug, Subcommand)]
+pub enum JobsCmd {
+    /// The simulator's commands.
+    #[command(flatten)]
+    Sim(continuum_jobs::cli::JobsCommand),
+    /// Train EdgeTuner on batch jobs (IQN + Ape-X, the paper's state and reward): the
+    /// configuration, one algorithm and one mitigation, chosen every 10 s.
+    Train(continuum_lab::jobs_tune::TrainArgs),
+    /// A trained EdgeTuner against every fixed configuration of the paper's comparison set on
+    /// held-out seeds: the paper's form (mean change against each) and the stricter ones.
+    Evaluate(continuum_lab::jobs_tune::EvaluateArgs),
 }

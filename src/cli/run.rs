@@ -2,7 +2,7 @@
 //! [`continuum_lab::run`] and print the report; every other command hands off to the crate or
 //! module that owns it.
 
-use super::args::{Cli, Command};
+use super::args::{Cli, Command, JobsCmd};
 use anyhow::{Result, bail};
 use continuum_lab::report;
 use continuum_lab::run::{Format, build_report, check_out_dir, write_outputs};
@@ -30,7 +30,13 @@ pub fn execute(cli: &Cli) -> Result<()> {
         }
         Command::Loadgen(args) => return continuum_loadgen::execute(args),
         Command::Live { cmd } => return super::live::execute(cmd),
-        Command::Jobs { cmd } => return continuum_jobs::cli::execute(cmd),
+        Command::Jobs { cmd } => {
+            return match cmd {
+                JobsCmd::Sim(c) => continuum_jobs::cli::execute(c),
+                JobsCmd::Train(a) => continuum_lab::jobs_tune::train(a),
+                JobsCmd::Evaluate(a) => continuum_lab::jobs_tune::evaluate(a),
+            };
+        }
         Command::Completions { shell } => return completions(*shell),
         Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
         Command::Profile {

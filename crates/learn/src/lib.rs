@@ -3,7 +3,7 @@
 //! validation episode is), [`train`] (episodes of the simulation that teach the agent, and
 //! meta-training over generated topologies), [`reptile`] (the first-order meta-update), [`meta`]
 //! (running a meta-policy over the simulator: the agent, fallback tables, the per-window oracle)
-//! and [`tapfinger`] (training learned pull dispatch). What the trained agents decide with is
+//! [`tapfinger`] (training learned pull dispatch) and [`jobtuner`] (EdgeTuner on batch jobs). What the trained agents decide with is
 //! `continuum-infer`'s; the DeepRM reproduction is `continuum-deeprm`.
 
 #![warn(missing_docs)]
@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod episode;
+pub mod jobtuner;
 pub mod meta;
 pub mod reptile;
 pub mod tapfinger;

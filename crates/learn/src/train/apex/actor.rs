@@ -71,7 +71,9 @@ impl ActorNet {
         Ok(Self { net, _vars: vars })
     }
 
-    fn values(&self, states: &[f32]) -> Result<Vec<Vec<Vec<f32>>>> {
+    /// Q-values of `states` (rows of the network's state length): per row, per class, per
+    /// action.
+    pub(crate) fn values(&self, states: &[f32]) -> Result<Vec<Vec<Vec<f32>>>> {
         let s = self.net.shape();
         let rows = states.len() / (s.features * s.history);
         Tensor::from_slice(states, (rows, s.features, s.history), &Device::Cpu)
@@ -148,7 +150,11 @@ pub(crate) fn run_actor(
 /// Each transition's |TD error| under `net` alone (Ape-X's actors hold no target network): per
 /// weighted (class, action) cell |v + γ(1 − done)·Q(s′, argmax Q(s′)) − Q(s, a)|, averaged
 /// with the cells' weights.
-fn initial_priorities(net: &ActorNet, ts: &[Transition], gamma: f64) -> Result<Vec<f32>> {
+pub(crate) fn initial_priorities(
+    net: &ActorNet,
+    ts: &[Transition],
+    gamma: f64,
+) -> Result<Vec<f32>> {
     if ts.is_empty() {
         return Ok(Vec::new());
     }

@@ -13,11 +13,12 @@ mod actor;
 mod codec;
 
 pub use actor::{ActorJob, ActorOutput};
+pub(crate) use actor::{ActorNet, initial_priorities};
 pub use codec::{decode, encode};
 
 use super::{EpisodeLog, Learnt, Progress, Setup, TrainEvent};
 use crate::agent::{Batch, Learner, PrioritisedReplay, weights_of};
-use actor::{ActorNet, run_actor};
+use actor::run_actor;
 use anyhow::{Context, Result};
 use candle_nn::VarMap;
 use continuum_core::policy::StreamClasses;
@@ -184,24 +185,112 @@ pub(super) fn learn(
         crate::agent::copy_weights(w, learner.online_vars()).context("--init weights")?;
         learner.sync_target().context("--init weights")?;
     }
+    let plan = RoundPlan {
+        episodes: budget.episodes,
+        actors: apex.actors,
+        buffer_size: cfg.buffer_size,
+        state_len: encoder.state_len(),
+        learning_starts: cfg.learning_starts,
+        batch_size: cfg.batch_size,
+        gradient_steps: cfg.gradient_steps,
+        parallel_envs: cfg.parallel_envs,
+        priority_exponent: apex.priority_exponent,
+        importance_exponent: apex.importance_exponent,
+    };
+    let mut logs = Vec::new();
+    let episodes = budget.episodes;
+    let apex_rounds = run_rounds(
+        pool,
+        &plan,
+        &mut learner,
+        seed,
+        &mut |outputs, mean_loss, l| {
+            for o in outputs {
+                let log = EpisodeLog {
+                    episode: logs.len(),
+                    lambda: o.lambda,
+                    seed: o.seed,
+                    windows: o.windows,
+                    end: o.end.clone(),
+                    mean_reward: o.mean_reward,
+                    success_ratio: o.success_ratio,
+                    epsilon: o.epsilon,
+                    mean_loss,
+                    wall_s: start.elapsed().as_secs_f64(),
+                };
+                progress(TrainEvent::Episode(&log, episodes));
+                logs.push(log);
+            }
+            progress(TrainEvent::Learnt {
+                episodes: logs.len(),
+                vars: l.online_vars(),
+            });
+        },
+    )?;
+    Ok(Learnt {
+        vars: learner.online_vars().clone(),
+        shape,
+        classes,
+        logs,
+        budget,
+        apex_rounds,
+    })
+}
+
+/// The sizes of an Ape-X run, whatever its environment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RoundPlan {
+    /// Episodes in all.
+    pub(crate) episodes: usize,
+    /// Actors per round.
+    pub(crate) actors: usize,
+    /// Replay capacity, transitions.
+    pub(crate) buffer_size: usize,
+    /// Floats per state.
+    pub(crate) state_len: usize,
+    /// Transitions in the replay before the first gradient step.
+    pub(crate) learning_starts: usize,
+    /// Transitions per gradient step.
+    pub(crate) batch_size: usize,
+    /// Gradient steps per `parallel_envs` actor windows (the replay ratio).
+    pub(crate) gradient_steps: usize,
+    /// See `gradient_steps`.
+    pub(crate) parallel_envs: usize,
+    /// Prioritised replay's α.
+    pub(crate) priority_exponent: f64,
+    /// Prioritised replay's β.
+    pub(crate) importance_exponent: f64,
+}
+
+/// The rounds of an Ape-X run: `plan.actors` episodes per round on `pool`, learnt from by
+/// `learner` one round behind; `on_round` sees each round's actor outputs (in actor order),
+/// the mean loss of the gradient steps taken meanwhile and the learner after them.
+pub(crate) fn run_rounds(
+    pool: &mut dyn ActorPool,
+    plan: &RoundPlan,
+    learner: &mut Learner,
+    seed: u64,
+    on_round: &mut dyn FnMut(&[ActorOutput], f64, &Learner),
+) -> Result<Vec<ApexRound>> {
+    let start = Instant::now();
+    let shape = learner.online().shape();
     let mut replay = PrioritisedReplay::new(
-        cfg.buffer_size,
-        encoder.state_len(),
+        plan.buffer_size,
+        plan.state_len,
         shape.classes,
         shape.actions,
-        apex.priority_exponent,
-        apex.importance_exponent,
+        plan.priority_exponent,
+        plan.importance_exponent,
     );
     let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
     let mut batch = Batch::default();
-    let episodes = budget.episodes;
-    let n = apex.actors;
+    let (episodes, n) = (plan.episodes, plan.actors);
     let rounds = episodes.div_ceil(n);
-    let (mut logs, mut log_rounds) = (Vec::new(), Vec::new());
+    let mut log_rounds = Vec::new();
     let snapshot = |l: &Learner| weights_of(l.online_vars()).context("the learner's weights");
     let t0 = Instant::now();
     let (mut outputs, sampling_s) =
-        pool.round(&jobs(0, n, episodes), &snapshot(&learner)?, &mut || Ok(()))?;
+        pool.round(&jobs(0, n, episodes), &snapshot(learner)?, &mut || Ok(()))?;
     log_rounds.push(record(0, &outputs, 0, 0.0, sampling_s, t0, start));
     // Gradient steps owed, in units of 1 / parallel_envs: `gradient_steps` per `parallel_envs`
     // actor windows, the one-process loop's replay ratio.
@@ -211,21 +300,21 @@ pub(super) fn learn(
             for (t, &p) in o.transitions.iter().zip(&o.priorities) {
                 replay.push(t, p);
             }
-            owed += cfg.gradient_steps * o.windows;
+            owed += plan.gradient_steps * o.windows;
         }
-        let steps = owed / cfg.parallel_envs;
-        owed %= cfg.parallel_envs;
-        let weights = snapshot(&learner)?;
-        let ready = replay.len() >= cfg.learning_starts.max(cfg.batch_size);
+        let steps = owed / plan.parallel_envs;
+        owed %= plan.parallel_envs;
+        let weights = snapshot(learner)?;
+        let ready = replay.len() >= plan.learning_starts.max(plan.batch_size);
         let mut losses = Vec::new();
         let mut learn_s = 0.0;
         let mut learn = || -> Result<()> {
             let t = Instant::now();
             if ready {
                 losses = learn_steps(
-                    &mut learner,
+                    learner,
                     &mut replay,
-                    cfg.batch_size,
+                    plan.batch_size,
                     steps,
                     &mut rng,
                     &mut batch,
@@ -246,39 +335,13 @@ pub(super) fn learn(
         } else {
             losses.iter().sum::<f64>() / losses.len() as f64
         };
-        for o in &outputs {
-            let log = EpisodeLog {
-                episode: logs.len(),
-                lambda: o.lambda,
-                seed: o.seed,
-                windows: o.windows,
-                end: o.end.clone(),
-                mean_reward: o.mean_reward,
-                success_ratio: o.success_ratio,
-                epsilon: o.epsilon,
-                mean_loss,
-                wall_s: start.elapsed().as_secs_f64(),
-            };
-            progress(TrainEvent::Episode(&log, episodes));
-            logs.push(log);
-        }
-        progress(TrainEvent::Learnt {
-            episodes: logs.len(),
-            vars: learner.online_vars(),
-        });
+        on_round(&outputs, mean_loss, learner);
         let mut rec = record(r + 1, &next, losses.len(), learn_s, sampling_s, t0, start);
         rec.episodes = next.len();
         log_rounds.push(rec);
         outputs = next;
     }
-    Ok(Learnt {
-        vars: learner.online_vars().clone(),
-        shape,
-        classes,
-        logs,
-        budget,
-        apex_rounds: log_rounds,
-    })
+    Ok(log_rounds)
 }
 
 /// The learner's part of a round: `steps` gradient steps on prioritised draws of
