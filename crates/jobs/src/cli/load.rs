@@ -2,8 +2,8 @@
 //! workload's rates times each factor, the jobs' shapes unchanged), a row per configuration and
 //! factor, and the figure of mean JTL against the factor.
 
-use super::workload_label;
 use super::{Format, Row, RunArgs, load_scenario, mitigations, out_file, placements, run_all};
+use super::{header, workload_label};
 use crate::{Mitigation, Placement};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -111,10 +111,7 @@ pub(super) fn execute(a: &LoadArgs) -> Result<()> {
 }
 
 fn table(r: &LoadResults) -> String {
-    let mut s = format!(
-        "topology {}  {} nodes  workload {}  {} s  seed {}\n",
-        r.topology, r.nodes, r.workload, r.duration_s, r.seed
-    );
+    let mut s = header(r.topology, r.nodes, &r.workload, r.duration_s, r.seed);
     let mut t = new_table(&[
         "placement",
         "mitigation",

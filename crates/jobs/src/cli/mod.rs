@@ -379,12 +379,16 @@ fn flag_named(e: crate::JobsError) -> anyhow::Error {
     }
 }
 
+/// A table's first line: what ran.
+fn header(topology: &str, nodes: usize, workload: &str, duration_s: f64, seed: u64) -> String {
+    format!(
+        "topology {topology}  {nodes} nodes  workload {workload}  {duration_s} s  seed {seed}\n"
+    )
+}
+
 /// The rows as a text table (JTL in seconds), and with `queue` its queue over time.
 fn table(r: &Results, queue: Option<&Report>) -> String {
-    let mut s = format!(
-        "topology {}  {} nodes  workload {}  {} s  seed {}\n",
-        r.topology, r.nodes, r.workload, r.duration_s, r.seed
-    );
+    let mut s = header(r.topology, r.nodes, &r.workload, r.duration_s, r.seed);
     let mut t = new_table(&[
         "placement",
         "mitigation",

@@ -21,9 +21,10 @@ use std::path::PathBuf;
 pub struct ScenarioArgs {
     /// Topology file (YAML): its clusters become nodes (the workload's `nodes:` split).
     topology: PathBuf,
-    /// Jobs workload file (docs/jobs.md).
-    #[arg(long, default_value = "workloads/jobs/night.yaml")]
-    workload: PathBuf,
+    /// Jobs workload file (docs/jobs.md; default workloads/jobs/night.yaml; `evaluate`: the
+    /// file the tuner was trained on).
+    #[arg(long)]
+    workload: Option<PathBuf>,
     /// Variant profiles the topology's deployments name (only read to load the topology).
     #[arg(long, default_value = "profiles/object-detection.yaml")]
     profiles: PathBuf,
@@ -155,10 +156,14 @@ pub fn train(a: &TrainArgs) -> Result<()> {
     }
     let s = &a.scenario;
     let rate_scale = s.rate_scale.unwrap_or(1.0);
+    let workload_path = s
+        .workload
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("workloads/jobs/night.yaml"));
     let (topology, workload, nodes) = load_scenario(
         &s.topology,
         &s.profiles,
-        &s.workload,
+        &workload_path,
         s.kind.as_deref(),
         rate_scale,
     )?;
@@ -218,6 +223,7 @@ pub fn train(a: &TrainArgs) -> Result<()> {
             .collect(),
         mitigations: ms.iter().map(Mitigation::name).collect(),
         nodes: nodes.len(),
+        workload: Some(workload_path.display().to_string()),
         kind: s.kind.clone(),
         rate_scale,
         seed: a.seed,
@@ -271,10 +277,15 @@ pub fn evaluate(a: &EvaluateArgs) -> Result<()> {
     let s = &a.scenario;
     let kind = s.kind.clone().or_else(|| tuner.meta.kind.clone());
     let rate_scale = s.rate_scale.unwrap_or(tuner.meta.rate_scale);
+    let workload_path = match (&s.workload, &tuner.meta.workload) {
+        (Some(w), _) => w.clone(),
+        (None, Some(w)) => PathBuf::from(w),
+        (None, None) => PathBuf::from("workloads/jobs/night.yaml"),
+    };
     let (topology, workload, nodes) = load_scenario(
         &s.topology,
         &s.profiles,
-        &s.workload,
+        &workload_path,
         kind.as_deref(),
         rate_scale,
     )?;
@@ -291,7 +302,7 @@ pub fn evaluate(a: &EvaluateArgs) -> Result<()> {
         .context("evaluation")?;
     let json = continuum_core::config::versioned_json(&output::Evaluated {
         topology: &topology.name,
-        workload: workload_label(&s.workload, kind.as_deref(), rate_scale),
+        workload: workload_label(&workload_path, kind.as_deref(), rate_scale),
         checkpoint: a.checkpoint.display().to_string(),
         evaluation: &ev,
     })?;

@@ -45,6 +45,9 @@ pub struct TunerMeta {
     pub mitigations: Vec<String>,
     /// Nodes of the cluster it was trained on (its state's size).
     pub nodes: usize,
+    /// The workload file it was trained on, as given.
+    #[serde(default)]
+    pub workload: Option<String>,
     /// The workload kind it was trained on (`None`: every kind).
     pub kind: Option<String>,
     /// The factor on the workload's arrival rates it was trained at.

@@ -93,6 +93,7 @@ fn meta(set: &ActionSet, nodes: usize) -> TunerMeta {
             .collect(),
         mitigations: set.mitigations().iter().map(Mitigation::name).collect(),
         nodes,
+        workload: None,
         kind: None,
         rate_scale: 1.0,
         seed: 7,

@@ -7,7 +7,7 @@ use super::episode::{self, Problem};
 use crate::agent::{LearnSettings, Learner, Transition};
 use crate::train::apex::{
     ActorJob, ActorNet, ActorOutput, ActorPool, ApexRound, RoundPlan, initial_priorities,
-    run_rounds,
+    parallel_round, run_rounds,
 };
 use anyhow::{Context, Result};
 use candle_nn::VarMap;
@@ -16,7 +16,6 @@ use continuum_infer::agent::{NetShape, argmax};
 use continuum_infer::weights::Weights;
 use continuum_jobs::SimSettings;
 use rand::Rng;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -169,17 +168,8 @@ impl ActorPool for Actors<'_, '_> {
         weights: &Weights,
         learn: &mut (dyn FnMut() -> Result<()> + Send),
     ) -> Result<(Vec<ActorOutput>, f64)> {
-        let t = Instant::now();
         let this = &*self;
-        let (outputs, learnt) = rayon::join(
-            || {
-                let o: Result<Vec<_>> = jobs.par_iter().map(|&j| this.run(j, weights)).collect();
-                (o, t.elapsed().as_secs_f64())
-            },
-            learn,
-        );
-        learnt?;
-        Ok((outputs.0?, outputs.1))
+        parallel_round(jobs, &|j| this.run(j, weights), learn)
     }
 }
 

@@ -104,17 +104,27 @@ impl ActorPool for ThreadActors<'_, '_> {
         learn: &mut (dyn FnMut() -> Result<()> + Send),
     ) -> Result<(Vec<ActorOutput>, f64)> {
         let ctx = self.0;
-        let t = Instant::now();
-        let (outputs, learnt) = rayon::join(
-            || {
-                let o: Result<Vec<_>> = jobs.par_iter().map(|&j| ctx.run(j, weights)).collect();
-                (o, t.elapsed().as_secs_f64())
-            },
-            learn,
-        );
-        learnt?;
-        Ok((outputs.0?, outputs.1))
+        parallel_round(jobs, &|j| ctx.run(j, weights), learn)
     }
+}
+
+/// A round on this process's threads: `run` on every job (rayon) beside `learn`; the outputs in
+/// job order and the wall-clock seconds until the last was in hand.
+pub(crate) fn parallel_round(
+    jobs: &[ActorJob],
+    run: &(dyn Fn(ActorJob) -> Result<ActorOutput> + Sync),
+    learn: &mut (dyn FnMut() -> Result<()> + Send),
+) -> Result<(Vec<ActorOutput>, f64)> {
+    let t = Instant::now();
+    let (outputs, learnt) = rayon::join(
+        || {
+            let o: Result<Vec<_>> = jobs.par_iter().map(|&j| run(j)).collect();
+            (o, t.elapsed().as_secs_f64())
+        },
+        learn,
+    );
+    learnt?;
+    Ok((outputs.0?, outputs.1))
 }
 
 /// One round of an Ape-X run, for the scaling figures.
