@@ -27,7 +27,7 @@ ROWS = [
      "experiments.generalisation --topologies full-edge,co-dc-cloud,dc-cloud --agents "
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
     ("tuner.md", "", "experiments.tuner --capacity-scales 1,0.5"),
-    ("tuner.md", "#edgetuner-as-printed-round-two", "experiments.edgetuner_global"),
+    ("tuner.md", "#edgetuner-on-batch-jobs-its-own-problem", "experiments.edgetuner_jobs"),
     ("allocation.md", "", "experiments.allocation --generated --ablation"),
     ("deeprm.md", "", "experiments.deeprm"),
     ("oga.md", "", "experiments.oga"),

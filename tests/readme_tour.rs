@@ -56,6 +56,7 @@ fn smoke(args: &[String]) -> Vec<String> {
             || set("--slots", "60", &mut out, args, &mut i)
             || set("--budget", "1e6", &mut out, args, &mut i)
             || set("--loads", "1.5", &mut out, args, &mut i)
+            || set("--episodes", "2", &mut out, args, &mut i)
         {
             continue;
         }
@@ -71,9 +72,29 @@ fn smoke(args: &[String]) -> Vec<String> {
         "deeprm" if out.get(1).is_some_and(|s| s == "eval") && !has("--seeds") => {
             out.extend(["--seeds".into(), "1".into()]);
         }
+        "jobs" if out.get(1).is_some_and(|s| s == "train") => {
+            let add = missing(
+                &out,
+                &[("--episode-s", "60"), ("--drain", "60"), ("--actors", "2")],
+            );
+            out.extend(add);
+        }
+        "jobs" if out.get(1).is_some_and(|s| s == "evaluate") => {
+            let add = missing(&out, &[("--seeds", "1"), ("--duration", "60")]);
+            out.extend(add);
+        }
         _ => {}
     }
     out
+}
+
+/// The flags of `defaults` that `args` lacks, each with its value.
+fn missing(args: &[String], defaults: &[(&str, &str)]) -> Vec<String> {
+    defaults
+        .iter()
+        .filter(|(flag, _)| !args.iter().any(|a| a == flag))
+        .flat_map(|(flag, value)| [flag.to_string(), value.to_string()])
+        .collect()
 }
 
 fn git_status() -> Option<String> {
@@ -108,7 +129,8 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
     eprintln!("the tour runs {}", bin.display());
     let mut trained = 0;
     for c in &commands {
-        let training = c.starts_with("train ") || c.starts_with("meta-train ");
+        let training =
+            c.starts_with("train ") || c.starts_with("meta-train ") || c.starts_with("jobs train ");
         trained += usize::from(training && optimised);
         let needs_skipped = not_written.iter().any(|f| c.contains(f.as_str()));
         if !optimised && (training || needs_skipped) {
