@@ -9,7 +9,8 @@
 //! (the filter, the scoring plugins, Volcano's job-level policies, the named configurations).
 //! [`mitigation`] (restart or discard a job's stragglers), [`sim`] (the event loop, in virtual
 //! time, deterministic per seed), [`report`] (what a run records), [`cli`] (`continuum jobs
-//! simulate | compare`).
+//! simulate | compare`). [`ml`]: TapFinger's ML tasks and its rule baselines (Optimus,
+//! Tiresias, Random, Min), a model not yet used by a run.
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
@@ -23,6 +24,10 @@ pub mod workload;
 pub use error::JobsError;
 pub use resources::Res;
 pub mod mitigation;
+/// TapFinger's ML tasks (a resource-insensitive and a resource-sensitive type, their speed at a
+/// CPU and GPU allocation, the switching overhead) and its rule baselines (Optimus, Tiresias,
+/// Random, Min) as pure functions (docs/jobs.md §10); not yet wired into a run.
+pub mod ml;
 pub mod placement;
 pub mod report;
 pub mod sim;
