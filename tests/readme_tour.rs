@@ -79,6 +79,13 @@ fn smoke(args: &[String]) -> Vec<String> {
             );
             out.extend(add);
         }
+        "jobs" if out.get(1).is_some_and(|s| s == "ml") => {
+            let add = match out.get(2).map(String::as_str) {
+                Some("train") => missing(&out, &[("--updates", "2"), ("--envs", "2")]),
+                _ => missing(&out, &[("--seeds", "1"), ("--cases", "3:2")]),
+            };
+            out.extend(add);
+        }
         "jobs" if out.get(1).is_some_and(|s| s == "evaluate") => {
             let add = missing(&out, &[("--seeds", "1"), ("--duration", "60")]);
             out.extend(add);

@@ -162,7 +162,7 @@ pub enum Command {
     /// memory, placed per task as kube-scheduler and Volcano do, stragglers restarted or
     /// discarded.
     Jobs {
-        /// compare, simulate, train or evaluate.
+        /// compare, simulate, load, train, evaluate or ml.
         #[command(subcommand)]
         cmd: JobsCmd,
     },
@@ -214,4 +214,12 @@ pub enum JobsCmd {
     /// A trained EdgeTuner against every fixed configuration of the paper's comparison set on
     /// held-out seeds: the paper's form (mean change against each) and the stricter ones.
     Evaluate(continuum_lab::jobs_tune::EvaluateArgs),
+    /// TapFinger in its own problem: ML tasks that edge clusters pull and give CPU and GPU
+    /// (`ml compare`: the rules Optimus, Tiresias, Random, Min, prior-pull and trained agents on
+    /// the same tasks; `ml train`: MAPPO).
+    Ml {
+        /// compare or train.
+        #[command(subcommand)]
+        cmd: continuum_lab::jobs_tap::MlCmd,
+    },
 }

@@ -35,6 +35,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
                 JobsCmd::Sim(c) => continuum_jobs::cli::execute(c),
                 JobsCmd::Train(a) => continuum_lab::jobs_tune::train(a),
                 JobsCmd::Evaluate(a) => continuum_lab::jobs_tune::evaluate(a),
+                JobsCmd::Ml { cmd } => continuum_lab::jobs_tap::run(cmd),
             };
         }
         Command::Completions { shell } => return completions(*shell),

@@ -9,8 +9,8 @@
 //! (the filter, the scoring plugins, Volcano's job-level policies, the named configurations).
 //! [`mitigation`] (restart or discard a job's stragglers), [`sim`] (the event loop, in virtual
 //! time, deterministic per seed), [`report`] (what a run records), [`cli`] (`continuum jobs
-//! simulate | compare`). [`ml`]: TapFinger's ML tasks and its rule baselines (Optimus,
-//! Tiresias, Random, Min), a model not yet used by a run.
+//! simulate | compare`). [`ml`]: TapFinger's problem — ML tasks given CPU cores and GPUs on
+//! edge clusters that pull them — and its rule baselines (Optimus, Tiresias, Random, Min).
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
@@ -24,9 +24,10 @@ pub mod workload;
 pub use error::JobsError;
 pub use resources::Res;
 pub mod mitigation;
-/// TapFinger's ML tasks (a resource-insensitive and a resource-sensitive type, their speed at a
-/// CPU and GPU allocation, the switching overhead) and its rule baselines (Optimus, Tiresias,
-/// Random, Min) as pure functions (docs/jobs.md §10); not yet wired into a run.
+/// TapFinger's problem (docs/jobs.md §10–11): its ML tasks (a resource-insensitive and a
+/// resource-sensitive type, their speed at a CPU and GPU allocation, the switching overhead),
+/// a multi-cluster run in timesteps with pending sets and eq. 11's rounds, and its rule
+/// baselines (Optimus, Tiresias, Random, Min, and continuum's `prior-pull` and `efficient`).
 pub mod ml;
 pub mod placement;
 pub mod report;

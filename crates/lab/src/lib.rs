@@ -9,6 +9,7 @@
 #![deny(unreachable_pub)]
 
 pub mod allocated;
+pub mod jobs_tap;
 pub mod jobs_tune;
 pub mod report;
 pub mod run;

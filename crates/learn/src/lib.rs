@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod episode;
+pub mod jobtap;
 pub mod jobtuner;
 pub mod meta;
 pub mod reptile;

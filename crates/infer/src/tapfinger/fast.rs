@@ -113,6 +113,10 @@ pub struct AgentLogits {
     ew: Vec<f32>,
     ew_at: Vec<usize>,
     // Scratch.
+    ec: Vec<f32>,
+    es: Vec<f32>,
+    za: Vec<f32>,
+    er: Vec<f32>,
     ep: Vec<f32>,
     zw: Vec<f32>,
     ze: Vec<f32>,
@@ -122,10 +126,20 @@ pub struct AgentLogits {
     tmp: Tmp,
 }
 
+/// The running-task layers: their nodes' features read, encoder and attention.
+#[derive(Debug, Clone)]
+struct Running {
+    width: usize,
+    enc: Cols,
+    att: Attn,
+}
+
 /// TapFinger's network's weights, input-major.
 #[derive(Debug, Clone)]
 pub struct FastTapNet {
     han: bool,
+    /// Whether the pointer has a void choice ([`TapFeatures::void`]).
+    void: bool,
     h: usize,
     /// Features read per node (cluster, pending, worker, edge): a prefix of each observation's.
     widths: [usize; 4],
@@ -134,6 +148,8 @@ pub struct FastTapNet {
     enc_p: Cols,
     enc_w: Cols,
     enc_e: Cols,
+    /// The running-task nodes' encoder and attention, for a feature set that has them.
+    running: Option<Running>,
     att_w: Attn,
     att_e: Attn,
     sem_w: Cols,
@@ -169,6 +185,16 @@ impl FastTapNet {
         let mut void_j = vec![0.0; ptr_j.outputs()];
         ptr_j.apply(&[void], &mut void_j);
         let [fc, fp, fw, fe] = shape.features.widths();
+        let fr = shape.features.running_width();
+        let running = if fr > 0 {
+            Some(Running {
+                width: fr,
+                enc: cols("enc_r", fr, true)?,
+                att: Attn::read(w, "att_r", h)?,
+            })
+        } else {
+            None
+        };
         Ok(Self {
             han: shape.han,
             h,
@@ -178,6 +204,8 @@ impl FastTapNet {
             enc_p: cols("enc_p", fp, true)?,
             enc_w: cols("enc_w", fw, true)?,
             enc_e: cols("enc_e", fe, true)?,
+            running,
+            void: shape.features.void(),
             att_w: Attn::read(w, "att_w", h)?,
             att_e: Attn::read(w, "att_e", h)?,
             sem_w: cols("sem_w", h, true)?,
@@ -226,15 +254,39 @@ impl FastTapNet {
     #[inline(always)]
     fn pointer_plain(&self, o: &AgentObs, a: &mut AgentLogits) {
         let h = self.h;
-        let p = o.pending.len();
         a.h = h;
         a.tmp.size(h);
         a.row.resize(h, 0.0);
-        let mut ec = vec![0.0; h];
-        let mut es = vec![0.0; h];
-        let [fc, fp, fw, fe] = self.widths;
-        self.enc_c.relu(&[&o.cluster[..fc]], &mut ec);
-        self.enc_s.relu(&[&o.shortcut[..fc]], &mut es);
+        self.encode_nodes(o, a);
+        self.meta_paths(o, a);
+        let beta = self.semantic(a);
+        self.streams(a, beta);
+        self.score(a);
+    }
+
+    /// The nodes' embeddings: the agent's cluster (with its running tasks, for a feature set
+    /// that has them), the shortcut, the streams and their workers; `za` = cluster + shortcut.
+    #[inline(always)]
+    fn encode_nodes(&self, o: &AgentObs, a: &mut AgentLogits) {
+        let h = self.h;
+        let p = o.pending.len();
+        let [fc, fp, fw, _] = self.widths;
+        a.ec.resize(h, 0.0);
+        a.es.resize(h, 0.0);
+        self.enc_c.relu(&[&o.cluster[..fc]], &mut a.ec);
+        self.enc_s.relu(&[&o.shortcut[..fc]], &mut a.es);
+        if let Some(r) = &self.running {
+            a.er.resize(o.running.len() * h, 0.0);
+            for (x, out) in o.running.iter().zip(a.er.chunks_exact_mut(h)) {
+                r.enc.relu(&[&x[..r.width]], out);
+            }
+            if self.han {
+                r.att.over(&a.ec, &a.er, &mut a.tmp, &mut a.row);
+            } else {
+                mean_into(&a.er, &mut a.row);
+            }
+            a.ec.iter_mut().zip(&a.row).for_each(|(c, z)| *c += z);
+        }
         a.ep.resize(p * h, 0.0);
         for (x, out) in o.pending.iter().zip(a.ep.chunks_exact_mut(h)) {
             self.enc_p.relu(&[&x[..fp]], out);
@@ -251,7 +303,17 @@ impl FastTapNet {
             a.ew_at
                 .push(a.ew_at.last().copied().unwrap_or(0) + ws.len());
         }
-        let za: Vec<f32> = ec.iter().zip(&es).map(|(x, y)| x + y).collect();
+        a.za.clear();
+        a.za.extend(a.ec.iter().zip(&a.es).map(|(x, y)| x + y));
+    }
+
+    /// Per stream, its p–W and p–C meta-paths' aggregates (`zw`, `ze`): node-level attention
+    /// with HAN, the neighbours' mean without.
+    #[inline(always)]
+    fn meta_paths(&self, o: &AgentObs, a: &mut AgentLogits) {
+        let h = self.h;
+        let p = o.pending.len();
+        let fe = self.widths[3];
         a.zw.resize(p * h, 0.0);
         a.ze.resize(p * h, 0.0);
         a.h1.resize(p * h, 0.0);
@@ -273,30 +335,42 @@ impl FastTapNet {
                 mean_into(&a.ee, &mut a.ze[j * h..(j + 1) * h]);
             }
         }
-        // The meta-paths' weights: semantic attention with HAN; without it, their plain sum
-        // (a product by 1 is exact, so this is the sum's arithmetic).
-        let beta = if self.han {
-            // Semantic attention: per meta-path the mean over the streams of q·tanh(W z + b);
-            // the agent's own node is the same for every stream, so its mean is its score.
-            let mut sem = |z: &[f32]| -> f32 {
-                let s: f32 = z
-                    .chunks_exact(h)
-                    .map(|z| {
-                        self.sem_w.apply(&[z], &mut a.tmp.t);
-                        a.tmp.t.iter_mut().for_each(|v| *v = v.tanh());
-                        dot(&self.sem_q, &a.tmp.t)
-                    })
-                    .sum();
-                s / (z.len() / h) as f32
-            };
-            let scores = [sem(&a.zw), sem(&a.ze), sem(&za)];
-            let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let e = scores.map(|s| (s - m).exp());
-            let zs: f32 = e.iter().sum();
-            e.map(|x| x / zs)
-        } else {
-            [1.0f32; 3]
+    }
+
+    /// The meta-paths' weights: semantic attention with HAN; without it, their plain sum
+    /// (a product by 1 is exact, so this is the sum's arithmetic).
+    #[inline(always)]
+    fn semantic(&self, a: &mut AgentLogits) -> [f32; 3] {
+        if !self.han {
+            return [1.0f32; 3];
+        }
+        let h = self.h;
+        // Semantic attention: per meta-path the mean over the streams of q·tanh(W z + b);
+        // the agent's own node is the same for every stream, so its mean is its score.
+        let mut sem = |z: &[f32]| -> f32 {
+            let s: f32 = z
+                .chunks_exact(h)
+                .map(|z| {
+                    self.sem_w.apply(&[z], &mut a.tmp.t);
+                    a.tmp.t.iter_mut().for_each(|v| *v = v.tanh());
+                    dot(&self.sem_q, &a.tmp.t)
+                })
+                .sum();
+            s / (z.len() / h) as f32
         };
+        let scores = [sem(&a.zw), sem(&a.ze), sem(&a.za)];
+        let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e = scores.map(|s| (s - m).exp());
+        let zs: f32 = e.iter().sum();
+        e.map(|x| x / zs)
+    }
+
+    /// Per stream, its embeddings after the meta-paths (`h1`) and after the agent's streams
+    /// attend to each other (`h2`; without HAN, a layer over `h1` twice).
+    #[inline(always)]
+    fn streams(&self, a: &mut AgentLogits, beta: [f32; 3]) {
+        let h = self.h;
+        let p = a.ep.len() / h;
         for j in 0..p {
             let r = j * h..(j + 1) * h;
             for (((o, w), e), x) in a
@@ -304,7 +378,7 @@ impl FastTapNet {
                 .iter_mut()
                 .zip(&a.zw[r.clone()])
                 .zip(&a.ze[r.clone()])
-                .zip(&za)
+                .zip(&a.za)
             {
                 *o = w * beta[0] + e * beta[1] + x * beta[2];
             }
@@ -321,13 +395,21 @@ impl FastTapNet {
                 self.l2.relu(&[h1, h1], &mut a.h2[r]);
             }
         }
+    }
+
+    /// The pointer's logits: the context of the agent's nodes and its pooled streams, scored
+    /// against each stream and the void choice.
+    #[inline(always)]
+    fn score(&self, a: &mut AgentLogits) {
+        let h = self.h;
+        let p = a.h2.len() / h;
         let mut pooled = vec![0.0; h];
         for x in a.h2.chunks_exact(h) {
             pooled.iter_mut().zip(x).for_each(|(o, v)| *o += v);
         }
         pooled.iter_mut().for_each(|o| *o /= p as f32);
         let mut g = vec![0.0; h];
-        self.ctx.relu(&[&ec, &es, &pooled], &mut g);
+        self.ctx.relu(&[&a.ec, &a.es, &pooled], &mut g);
         let mut gp = vec![0.0; h];
         self.ptr_g.apply(&[&g], &mut gp);
         let t = &mut a.tmp.t;
@@ -345,7 +427,9 @@ impl FastTapNet {
         for x in a.h2.chunks_exact(h) {
             a.pointer.push(score(Some(x)));
         }
-        a.pointer.push(score(None));
+        let void = score(None);
+        // Masked as the candle network masks it: x + (0 − 1) · 1e9.
+        a.pointer.push(if self.void { void } else { void + -1e9 });
     }
 
     /// The allocation logits of offer `j` of the agent whose pointer `a` is: one per feasible
@@ -384,7 +468,7 @@ fn mean_into(xs: &[f32], out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tapfinger::features::random_obs;
+    use crate::tapfinger::features::{random_jobs_obs, random_obs};
     use continuum_core::rng::{Purpose, stream_rng};
     use rand::Rng;
 
@@ -425,6 +509,14 @@ mod tests {
                 put(&format!("{a}.{p}.weight"), vec![h, h]);
             }
         }
+        let fr = shape.features.running_width();
+        if fr > 0 {
+            put("enc_r.weight", vec![h, fr]);
+            put("enc_r.bias", vec![h]);
+            for p in ["q", "k", "v"] {
+                put(&format!("att_r.{p}.weight"), vec![h, h]);
+            }
+        }
         for name in ["sem_q", "ptr_v", "al_v"] {
             put(&format!("{name}.weight"), vec![1, h]);
         }
@@ -446,6 +538,8 @@ mod tests {
             (1, 32, true, TapFeatures::Base),
             (3, 24, false, TapFeatures::Rules),
             (4, 64, true, TapFeatures::Rules),
+            (5, 40, true, TapFeatures::Jobs),
+            (6, 16, false, TapFeatures::Jobs),
         ] {
             let shape = TapNetShape {
                 hidden,
@@ -454,7 +548,11 @@ mod tests {
             };
             let fast = FastTapNet::read(shape, &random_weights(shape, seed)).unwrap();
             for _ in 0..20 {
-                let o = random_obs(&mut rng);
+                let o = if features == TapFeatures::Jobs {
+                    random_jobs_obs(&mut rng)
+                } else {
+                    random_obs(&mut rng)
+                };
                 let (mut wide, mut plain) = (AgentLogits::default(), AgentLogits::default());
                 // SAFETY: the CPU has AVX2, checked above.
                 unsafe { fast.pointer_avx2(&o, &mut wide) };
@@ -489,5 +587,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("the network expects"), "{e}");
+    }
+
+    /// A network of the jobs' features reads its running-task layers, refusing weights without
+    /// them by name; one of the first set reads none, and its running tasks change nothing.
+    #[test]
+    fn only_the_jobs_network_reads_running_tasks() {
+        let jobs = TapNetShape {
+            hidden: 16,
+            han: true,
+            features: TapFeatures::Jobs,
+        };
+        let base = TapNetShape {
+            features: TapFeatures::Base,
+            ..jobs
+        };
+        let e = FastTapNet::read(jobs, &random_weights(base, 1)).unwrap_err();
+        assert!(e.contains("`enc_r.weight`"), "{e}");
+        let fast = FastTapNet::read(base, &random_weights(base, 1)).unwrap();
+        let mut rng = stream_rng(8, Purpose::Other, 0, 0);
+        let mut o = random_obs(&mut rng);
+        let before = fast.pointer(&o).pointer;
+        o.running = vec![[1.0; crate::tapfinger::features::RUNNING_FEATURES]; 3];
+        assert_eq!(fast.pointer(&o).pointer, before);
+        let fast = FastTapNet::read(jobs, &random_weights(jobs, 1)).unwrap();
+        let o = random_jobs_obs(&mut rng);
+        assert_eq!(fast.pointer(&o).pointer.len(), o.pending.len() + 1);
     }
 }

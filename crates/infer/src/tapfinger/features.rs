@@ -22,6 +22,8 @@ pub const WORKER_FEATURES: usize = 8;
 /// slack there and its share of the prior (and, read by a [`TapFeatures::Rules`] network only,
 /// the copies of the demand it holds).
 pub const EDGE_FEATURES: usize = CLUSTER_FEATURES + 3;
+/// Features of a running-task node (read by a [`TapFeatures::Jobs`] network only).
+pub const RUNNING_FEATURES: usize = 5;
 
 /// Which features a network reads. Every observation carries all of them; the rules' features
 /// come last in each node, so a network of the first set reads a prefix and computes exactly
@@ -39,6 +41,13 @@ pub enum TapFeatures {
     /// cluster holds and whether its cluster holds the most (`headroom`'s choice); per
     /// competitor the copies it holds.
     Rules,
+    /// TapFinger's own problem (ML tasks on edge clusters, docs/jobs.md §10): cluster node =
+    /// free CPU share, free GPU share, CPU capacity/16, GPU capacity/16, squashed queue length;
+    /// pending task = minimum CPU/16, minimum GPU/16, one-hot kind (insensitive, sensitive),
+    /// wait/16; allocation choice = CPU/16, GPU/16, CPU/free CPU, GPU/free GPU; competitor
+    /// edge = the other cluster's node and its share of eq. 11's prior and copies; running
+    /// task = CPU/16, GPU/16, one-hot kind, elapsed/16 (TapFinger §IV-B).
+    Jobs,
 }
 
 impl TapFeatures {
@@ -52,7 +61,25 @@ impl TapFeatures {
                 WORKER_FEATURES,
                 EDGE_FEATURES,
             ],
+            Self::Jobs => [CLUSTER_FEATURES, 5, 4, CLUSTER_FEATURES + 2],
         }
+    }
+
+    /// Features read per running-task node: none (the network has no running-task nodes)
+    /// but for [`TapFeatures::Jobs`].
+    pub const fn running_width(self) -> usize {
+        match self {
+            Self::Base | Self::Rules => 0,
+            Self::Jobs => RUNNING_FEATURES,
+        }
+    }
+
+    /// Whether the pointer has a void choice. In TapFinger's own problem it has none: an agent
+    /// claims while one of its pending tasks fits (Algorithm 1 goes on until each agent "gets
+    /// one task to run ... or has an empty queue", §IV-D), and its void logit is masked as the
+    /// padding is.
+    pub const fn void(self) -> bool {
+        !matches!(self, Self::Jobs)
     }
 }
 
@@ -89,6 +116,9 @@ pub struct AgentObs {
     pub workers: Vec<Vec<[f32; WORKER_FEATURES]>>,
     /// Per offer, its competitor edges.
     pub edges: Vec<Vec<[f32; EDGE_FEATURES]>>,
+    /// The running tasks of its cluster (TapFinger's running-task nodes; empty in the streams
+    /// problem).
+    pub running: Vec<[f32; RUNNING_FEATURES]>,
 }
 
 /// Per-cluster totals of a view, for cluster nodes.
@@ -191,6 +221,7 @@ pub fn encode(round: &Round, totals: &ClusterTotals) -> Vec<AgentObs> {
                 pending: Vec::with_capacity(n),
                 workers: Vec::with_capacity(n),
                 edges: Vec::with_capacity(n),
+                running: Vec::new(),
             };
             for o in a.offers.iter().take(MAX_OFFERS) {
                 let el = eligible[o.pending as usize]
@@ -413,33 +444,58 @@ fn encode_offer(
     (pending, workers, edges)
 }
 
+/// A uniform draw in ±2 for every feature of a node.
+fn random_node<const N: usize>(rng: &mut continuum_core::rng::SimRng) -> [f32; N] {
+    use rand::Rng;
+    std::array::from_fn(|_| rng.random_range(-2.0..2.0))
+}
+
 /// A random agent graph, for tests and benchmarks of the forwards: 1–7 offers, 1–5 workers and
-/// 0–6 competitors each, every feature uniform in ±2.
+/// 0–6 competitors each, every feature uniform in ±2, no running task.
 pub fn random_obs(rng: &mut continuum_core::rng::SimRng) -> AgentObs {
     use rand::Rng;
-    fn arr<const N: usize>(rng: &mut continuum_core::rng::SimRng) -> [f32; N] {
-        std::array::from_fn(|_| rng.random_range(-2.0..2.0))
-    }
     let p = rng.random_range(1..8);
     AgentObs {
-        cluster: arr::<CLUSTER_FEATURES>(rng),
-        shortcut: arr::<CLUSTER_FEATURES>(rng),
-        pending: (0..p).map(|_| arr::<PENDING_FEATURES>(rng)).collect(),
+        cluster: random_node::<CLUSTER_FEATURES>(rng),
+        shortcut: random_node::<CLUSTER_FEATURES>(rng),
+        pending: (0..p)
+            .map(|_| random_node::<PENDING_FEATURES>(rng))
+            .collect(),
         workers: (0..p)
             .map(|_| {
                 (0..rng.random_range(1..6))
-                    .map(|_| arr::<WORKER_FEATURES>(rng))
+                    .map(|_| random_node::<WORKER_FEATURES>(rng))
                     .collect()
             })
             .collect(),
         edges: (0..p)
             .map(|_| {
                 (0..rng.random_range(0..7))
-                    .map(|_| arr::<EDGE_FEATURES>(rng))
+                    .map(|_| random_node::<EDGE_FEATURES>(rng))
                     .collect()
             })
             .collect(),
+        running: Vec::new(),
     }
+}
+
+/// A random agent graph of the [`TapFeatures::Jobs`] set, for tests and benchmarks of the
+/// forwards: [`random_obs`]'s graph with the features a Jobs network does not read zeroed, and
+/// 0–6 running tasks, every feature uniform in ±2.
+pub fn random_jobs_obs(rng: &mut continuum_core::rng::SimRng) -> AgentObs {
+    use rand::Rng;
+    fn keep<const N: usize>(nodes: &mut [[f32; N]], width: usize) {
+        nodes.iter_mut().for_each(|x| x[width..].fill(0.0));
+    }
+    let mut o = random_obs(rng);
+    let [_, fp, fw, fe] = TapFeatures::Jobs.widths();
+    keep(&mut o.pending, fp);
+    o.workers.iter_mut().for_each(|ws| keep(ws, fw));
+    o.edges.iter_mut().for_each(|es| keep(es, fe));
+    o.running = (0..rng.random_range(0..7))
+        .map(|_| random_node::<RUNNING_FEATURES>(rng))
+        .collect();
+    o
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ pub struct Evaluation {
     pub headline_pct: f64,
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len().max(1) as f64;
     let m = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);

@@ -8,7 +8,7 @@
 
 mod actions;
 mod episode;
-mod evaluate;
+pub(crate) mod evaluate;
 mod reward;
 mod settings;
 mod state;

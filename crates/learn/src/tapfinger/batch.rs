@@ -1,6 +1,7 @@
 //! Agent observations padded into dense tensors: `P` pending streams, `K` allocation choices and
 //! `E` competitor edges per stream, the largest in the batch; masks say which entries are real
-//! (TapFinger's dummy nodes).
+//! (TapFinger's dummy nodes). A feature set with running-task nodes also gets `R` of them, the
+//! most of any agent in the batch.
 
 use candle_core::{Device, Result, Tensor};
 use continuum_infer::tapfinger::features::{AgentObs, TapFeatures};
@@ -24,6 +25,10 @@ pub struct ObsBatch {
     pub edges: Tensor,
     /// `[B, P, E]`.
     pub edge_mask: Tensor,
+    /// `[B, R, Fr]`, the running tasks, for a feature set that has them (R at least 1).
+    pub running: Option<Tensor>,
+    /// `[B, R]`, 1 for a real running task, beside [`ObsBatch::running`].
+    pub running_mask: Option<Tensor>,
     /// P, K, E.
     pub dims: (usize, usize, usize),
 }
@@ -80,6 +85,10 @@ impl ObsBatch {
             }
         }
         let dev = &Device::Cpu;
+        let (running, running_mask) = match running(obs, features.running_width())? {
+            Some((x, m)) => (Some(x), Some(m)),
+            None => (None, None),
+        };
         Ok(Self {
             cluster: Tensor::from_vec(cluster, (b, fc), dev)?,
             shortcut: Tensor::from_vec(shortcut, (b, fc), dev)?,
@@ -89,7 +98,38 @@ impl ObsBatch {
             worker_mask: Tensor::from_vec(wmask, (b, p, k), dev)?,
             edges: Tensor::from_vec(edges, (b, p, e, fe), dev)?,
             edge_mask: Tensor::from_vec(emask, (b, p, e), dev)?,
+            running,
+            running_mask,
             dims: (p, k, e),
         })
     }
+}
+
+/// The running tasks of `obs`, `fr` features each, padded to the most of any agent (at least
+/// one), and their mask; none when `fr` is 0 (a feature set without running-task nodes).
+fn running(obs: &[&AgentObs], fr: usize) -> Result<Option<(Tensor, Tensor)>> {
+    if fr == 0 {
+        return Ok(None);
+    }
+    let b = obs.len();
+    let r = obs
+        .iter()
+        .map(|o| o.running.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut x = vec![0f32; b * r * fr];
+    let mut m = vec![0f32; b * r];
+    for (i, o) in obs.iter().enumerate() {
+        for (j, t) in o.running.iter().enumerate() {
+            let at = i * r + j;
+            x[at * fr..(at + 1) * fr].copy_from_slice(&t[..fr]);
+            m[at] = 1.0;
+        }
+    }
+    let dev = &Device::Cpu;
+    Ok(Some((
+        Tensor::from_vec(x, (b, r, fr), dev)?,
+        Tensor::from_vec(m, (b, r), dev)?,
+    )))
 }
