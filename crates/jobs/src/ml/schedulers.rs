@@ -190,27 +190,35 @@ impl MlScheduler for Optimus {
     }
 
     fn schedule(&mut self, iv: &mut Interval<'_>, _rng: &mut SimRng) {
-        let order: Vec<u32> = turns(iv.run()).collect();
-        for n in order {
-            let bound = withdraw_all(iv, n);
-            let pending = iv.run().pending(n);
-            let ids: Vec<u32> = bound.iter().chain(&pending).copied().collect();
-            let plan = {
-                let run = iv.run();
-                let offers: Vec<OptimusTask<'_>> = ids
-                    .iter()
-                    .map(|&j| {
-                        let t = &run.tasks()[j as usize];
-                        OptimusTask {
-                            task: &t.spec.task,
-                            remaining_work: t.remaining,
-                        }
-                    })
-                    .collect();
-                optimus(run.capacity(n), run.free(n), &offers)
-            };
-            apply(iv, n, &ids, bound.len(), &plan);
-        }
+        replan(iv, |run, n, ids| {
+            let offers: Vec<OptimusTask<'_>> = ids
+                .iter()
+                .map(|&j| {
+                    let t = &run.tasks()[j as usize];
+                    OptimusTask {
+                        task: &t.spec.task,
+                        remaining_work: t.remaining,
+                    }
+                })
+                .collect();
+            optimus(run.capacity(n), run.free(n), &offers)
+        });
+    }
+}
+
+/// Re-plans every cluster in turn: withdraws its bound tasks, asks `plan(run, n, ids)` for the
+/// allocations of `ids` — its bound tasks, then its pending set — and applies them.
+fn replan<P>(iv: &mut Interval<'_>, mut plan: P)
+where
+    P: FnMut(&MlRun, u32, &[u32]) -> Vec<Option<super::Alloc>>,
+{
+    let order: Vec<u32> = turns(iv.run()).collect();
+    for n in order {
+        let bound = withdraw_all(iv, n);
+        let pending = iv.run().pending(n);
+        let ids: Vec<u32> = bound.iter().chain(&pending).copied().collect();
+        let p = plan(iv.run(), n, &ids);
+        apply(iv, n, &ids, bound.len(), &p);
     }
 }
 
@@ -261,16 +269,12 @@ impl MlScheduler for TiresiasRule {
     }
 
     fn schedule(&mut self, iv: &mut Interval<'_>, _rng: &mut SimRng) {
-        let order: Vec<u32> = turns(iv.run()).collect();
-        for n in order {
-            let bound = withdraw_all(iv, n);
-            let pending = iv.run().pending(n);
-            let ids: Vec<u32> = bound.iter().chain(&pending).copied().collect();
-            self.record(iv.run(), &ids);
+        replan(iv, |run, n, ids| {
+            self.record(run, ids);
             let entries: Vec<TiresiasEntry> = ids
                 .iter()
                 .map(|&j| {
-                    let t = &iv.run().tasks()[j as usize];
+                    let t = &run.tasks()[j as usize];
                     TiresiasEntry {
                         id: u64::from(j),
                         start: t.start.map(|s| s as f64),
@@ -278,22 +282,21 @@ impl MlScheduler for TiresiasRule {
                     }
                 })
                 .collect();
-            let ranked = self.queue.order(&entries);
-            let mut free = iv.run().free(n);
+            let mut free = run.free(n);
             let mut plan = vec![None; ids.len()];
-            for id in ranked {
+            for id in self.queue.order(&entries) {
                 let k = ids
                     .iter()
                     .position(|&j| u64::from(j) == id)
                     .expect("ranked from ids");
-                let min = iv.run().tasks()[ids[k] as usize].spec.task.min();
+                let min = run.tasks()[ids[k] as usize].spec.task.min();
                 if min.fits_in(free) {
                     free = super::Alloc::new(free.cpu - min.cpu, free.gpu - min.gpu);
                     plan[k] = Some(min);
                 }
             }
-            apply(iv, n, &ids, bound.len(), &plan);
-        }
+            plan
+        });
     }
 }
 
