@@ -22,7 +22,8 @@ ROWS = [
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
     ("aset-findings.md", "", "experiments.aset_findings"),
     ("aset-findings.md", "", "experiments.aset_findings --queue-bound unbounded"),
-    ("tapfinger.md", "", "experiments.tapfinger --parts cells"),
+    ("tapfinger.md", "#1-tapfinger-in-its-own-problem-ml-tasks-on-edge-clusters",
+     "experiments.tapfinger_jobs"),
     ("meta-results.md", "",
      "experiments.generalisation --topologies full-edge,co-dc-cloud,dc-cloud --agents "
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),

@@ -3,6 +3,7 @@
 //! completion time (JCT) and the makespan (TapFinger §V: completion time and task accumulation).
 
 use super::run::{MlRun, TaskState};
+use super::task::MlTaskKind;
 use serde::Serialize;
 
 /// A run's figures, in timesteps.
@@ -24,6 +25,26 @@ pub struct MlReport {
     pub makespan: f64,
     /// Timesteps run.
     pub steps: u64,
+    /// Mean cores and GPUs an insensitive task was first placed at (0 when none was placed).
+    pub first_alloc_insensitive: [f64; 2],
+    /// Mean cores and GPUs a sensitive task was first placed at (0 when none was placed).
+    pub first_alloc_sensitive: [f64; 2],
+}
+
+/// Mean (cores, GPUs) of the first allocations of `run`'s tasks of `kind`.
+fn first_alloc(run: &MlRun, kind: MlTaskKind) -> [f64; 2] {
+    let (mut n, mut c, mut g) = (0.0, 0.0, 0.0);
+    for a in run
+        .tasks()
+        .iter()
+        .filter(|t| t.spec.task.kind() == kind)
+        .filter_map(|t| t.first)
+    {
+        n += 1.0;
+        c += f64::from(a.cpu);
+        g += f64::from(a.gpu);
+    }
+    if n > 0.0 { [c / n, g / n] } else { [0.0, 0.0] }
 }
 
 impl MlReport {
@@ -64,6 +85,8 @@ impl MlReport {
             median_jct: median,
             makespan,
             steps: run.now(),
+            first_alloc_insensitive: first_alloc(run, MlTaskKind::Insensitive),
+            first_alloc_sensitive: first_alloc(run, MlTaskKind::Sensitive),
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct TaskRun {
     pub held: Option<Alloc>,
     /// The timestep it was first placed at.
     pub start: Option<u64>,
+    /// The allocation it was first placed at.
+    pub first: Option<Alloc>,
     /// GPUs × timesteps it has run (Tiresias's attained service).
     pub service: f64,
 }
@@ -112,6 +114,7 @@ impl MlRun {
                 state: TaskState::Future,
                 held: None,
                 start: None,
+                first: None,
                 service: 0.0,
             })
             .collect();
@@ -295,6 +298,7 @@ impl Interval<'_> {
             alloc: Some(alloc),
         };
         t.start = Some(r.now);
+        t.first = Some(alloc);
         Ok(())
     }
 

@@ -15,6 +15,24 @@ fn pm(v: &[f64], digits: usize) -> String {
     format!("{m:.digits$} ± {s:.digits$}")
 }
 
+/// The mean first allocation of each type over the seeds: `c, g | c, g`.
+fn first_allocs(r: &Row) -> String {
+    let n = r.reports.len().max(1) as f64;
+    let mean = |f: fn(&continuum_jobs::ml::MlReport) -> [f64; 2]| {
+        let s = r
+            .reports
+            .iter()
+            .map(f)
+            .fold([0.0, 0.0], |a, b| [a[0] + b[0], a[1] + b[1]]);
+        format!("{:.1}, {:.1}", s[0] / n, s[1] / n)
+    };
+    format!(
+        "{} | {}",
+        mean(|x| x.first_alloc_insensitive),
+        mean(|x| x.first_alloc_sensitive)
+    )
+}
+
 /// The comparison table.
 pub(crate) fn table(rows: &[Row]) -> String {
     let best = best_rules(rows, &RULES);
@@ -25,6 +43,7 @@ pub(crate) fn table(rows: &[Row]) -> String {
         "mean JCT",
         "makespan",
         "unfinished",
+        "first cores, GPUs (insens. | sens.)",
         "vs best rule, %",
     ]);
     for r in rows {
@@ -44,6 +63,7 @@ pub(crate) fn table(rows: &[Row]) -> String {
             pm(&jct, 2),
             pm(&mk, 1),
             unfinished.to_string(),
+            first_allocs(r),
             vs,
         ]);
     }
