@@ -3,16 +3,15 @@
 //! eq. 11 and the placements — on TapFinger's synthetic setting with 3 and 6 clusters, from a
 //! state with full pending sets (the tasks of the first timesteps queued, nothing placed). The
 //! figure per placed task is the timestep's time over the tasks it placed (printed once per
-//! size). The network is untrained (hidden 32, as trained): its weights do not change its cost.
+//! size). The agents are the shipped checkpoint's (`models/tapfinger-ml-tasks.tapfinger`, the
+//! TapFinger row of docs/tapfinger.md §1).
 
 use continuum_core::rng::{Purpose, stream_rng};
-use continuum_infer::tapfinger::{FastTapNet, Pick};
+use continuum_infer::tapfinger::Pick;
 use continuum_jobs::ml::{MlRun, MlScheduler, MlSetting};
-use continuum_learn::agent::weights_of;
-use continuum_learn::jobtap::train::{JobTapSettings, shape_of};
-use continuum_learn::jobtap::{JobAgents, variant};
-use continuum_learn::tapfinger::net::build;
+use continuum_learn::jobtap::JobAgents;
 use criterion::{Criterion, criterion_group, criterion_main};
+use std::path::Path;
 use std::time::Instant;
 
 /// A run of `n` clusters with its first arrivals queued: 5 timesteps admitted, nothing placed.
@@ -27,10 +26,9 @@ fn busy(n: usize) -> MlRun {
 }
 
 fn bench(c: &mut Criterion) {
-    let v = variant("tapfinger").expect("shipped variant");
-    let shape = shape_of(v, &JobTapSettings::default());
-    let (vm, _) = build(shape, 1).expect("network");
-    let net = FastTapNet::read(shape, &weights_of(&vm).expect("weights")).expect("read");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (net, v) = continuum_learn::jobtap::load(&root.join("models/tapfinger-ml-tasks.tapfinger"))
+        .expect("the shipped checkpoint");
     for n in [3, 6] {
         let start = busy(n);
         // Once, outside criterion: the tasks one timestep places.
