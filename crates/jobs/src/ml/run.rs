@@ -262,11 +262,6 @@ impl MlRun {
         self.now += 1;
         completed
     }
-
-    /// The run's report so far (unfinished tasks counted until now).
-    pub fn report(&self) -> super::report::MlReport {
-        super::report::MlReport::of(self)
-    }
 }
 
 /// One timestep's decisions: what a scheduler reads and does between [`MlRun::admit`] and

@@ -1,4 +1,5 @@
 use super::*;
+use crate::ml::MlReport;
 use crate::ml::task::{MlTask, MlTaskKind};
 
 /// One cluster of 16 cores and 16 GPUs, no noise, the paper's overhead.
@@ -44,7 +45,7 @@ fn tasks_finish_when_their_work_is_done() {
         5 => iv.place(2, 0, Alloc::new(14, 15)).unwrap(),
         _ => {}
     });
-    let r = run.report();
+    let r = MlReport::of(&run);
     assert_eq!((r.completed, r.unfinished), (3, 0));
     let done = |j: usize| match run.tasks()[j].state {
         TaskState::Done(f) => f,
@@ -65,7 +66,7 @@ fn a_task_never_placed_is_reported_unfinished() {
     s.max_steps = 30;
     let mut run = MlRun::of_tasks(s, vec![spec(0, 2, MlTaskKind::Sensitive)], 1);
     drive(&mut run, |_| {});
-    let r = run.report();
+    let r = MlReport::of(&run);
     assert_eq!((r.completed, r.unfinished, r.steps), (0, 1, 30));
     assert!((r.total_completion - 28.0).abs() < 1e-9);
 }
@@ -78,7 +79,7 @@ fn the_whole_cluster_runs_a_sensitive_task_in_two_steps() {
             iv.place(0, 0, Alloc::new(16, 16)).unwrap();
         }
     });
-    let r = run.report();
+    let r = MlReport::of(&run);
     assert!((r.total_completion - 2.0).abs() < 1e-9, "{r:?}");
     assert!((r.makespan - 5.0).abs() < 1e-9);
 }
@@ -97,7 +98,7 @@ fn the_switching_overhead_is_paid_on_a_change_after_progress() {
                 iv.set_alloc(0, a).unwrap();
             }
         });
-        run.report().total_completion
+        MlReport::of(&run).total_completion
     };
     assert!((resize(&|_| None) - 4.0).abs() < 1e-9);
     assert!((resize(&|t| (t == 1).then_some(Some(Alloc::new(2, 1)))) - 4.0).abs() < 1e-9);
@@ -158,7 +159,7 @@ fn noise_keeps_progress_within_ten_percent() {
                 iv.place(0, 0, Alloc::new(2, 1)).unwrap();
             }
         });
-        let t = run.report().total_completion;
+        let t = MlReport::of(&run).total_completion;
         assert!(
             (4.0 / 1.1 - 1e-9..=4.0 / 0.9 + 1e-9).contains(&t),
             "seed {seed}: {t}"

@@ -81,7 +81,7 @@ pub fn run_with(setting: &MlSetting, seed: u64, sched: &mut dyn MlScheduler) -> 
         sched.schedule(&mut run.interval(), &mut rng);
         run.advance();
     }
-    run.report()
+    MlReport::of(&run)
 }
 
 /// Random or Min: a pending task drawn uniformly, a random / the minimum valid allocation.

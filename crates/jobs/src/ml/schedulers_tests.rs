@@ -35,7 +35,7 @@ fn min_runs_every_task_at_its_minimum() {
         }
         run.advance();
     }
-    assert_eq!(run.report().completed, 40);
+    assert_eq!(MlReport::of(&run).completed, 40);
 }
 
 /// On one cluster with two sensitive tasks and nothing else, Optimus spreads the cluster over
@@ -61,7 +61,7 @@ fn optimus_uses_the_cluster_tiresias_the_minimums() {
             sched.schedule(&mut run.interval(), &mut rng);
             run.advance();
         }
-        run.report().total_completion
+        MlReport::of(&run).total_completion
     };
     // Tiresias: both at (2, 1), 17 steps each.
     assert!((go("tiresias") - 34.0).abs() < 1e-9);

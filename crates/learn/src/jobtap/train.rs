@@ -16,7 +16,7 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_infer::tapfinger::features::{AgentObs, TapFeatures};
 use continuum_infer::tapfinger::{FastTapNet, Pick, TapNetShape};
-use continuum_jobs::ml::{MlRun, MlScheduler, MlSetting};
+use continuum_jobs::ml::{MlReport, MlRun, MlScheduler, MlSetting};
 use rand::Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -199,7 +199,7 @@ fn rollout(
     }
     let mut d = agents.record.take().unwrap_or_default();
     credit(&mut d, &tally, s.reward_scale);
-    (d, run.report().mean_jct)
+    (d, MlReport::of(&run).mean_jct)
 }
 
 /// Credits each timestep's −(tasks associated with cluster n) · scale to n's last decision at
