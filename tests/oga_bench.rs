@@ -67,12 +67,12 @@ fn json_report_has_every_allocator_gains_and_regret() {
             "oga-lookahead",
             "drf",
             "fairness",
-            "fairness-present",
             "binpacking",
             "spreading",
-            "drf-port-total",
-            "binpacking-one-instance",
-            "spreading-one-instance"
+            "drf-per-channel",
+            "fairness-linked",
+            "binpacking-per-channel",
+            "spreading-per-channel"
         ]
     );
     for a in v["allocators"].as_array().unwrap() {
@@ -94,7 +94,6 @@ fn json_report_has_every_allocator_gains_and_regret() {
         [
             ("drf", 11.33),
             ("fairness", 7.75),
-            ("fairness-present", 7.75),
             ("binpacking", 13.89),
             ("spreading", 13.44)
         ]

@@ -133,10 +133,14 @@ impl AllocatorConfig {
     pub fn from_source(src: &Source) -> Result<Self, ConfigError> {
         let f: File = src.parse()?;
         let a = &f.allocator;
-        let old = continuum_alloc::alloc::OLD_OGA_NAME;
-        let name = if a.value == old {
-            src.warn_deprecated(a, &format!("allocator: {old}"), "allocator: oga");
-            "oga".to_string()
+        let renamed = continuum_alloc::alloc::RENAMED;
+        let name = if let Some((old, new)) = renamed.iter().find(|(old, _)| *old == a.value) {
+            src.warn_deprecated(
+                a,
+                &format!("allocator: {old}"),
+                &format!("allocator: {new}"),
+            );
+            new.to_string()
         } else {
             a.value.clone()
         };

@@ -10,11 +10,11 @@ use indicatif::ProgressBar;
 
 /// The allocator names `compare --allocators` accepts: `static`, those of
 /// [`continuum_alloc::alloc::NAMES`] and [`continuum_alloc::alloc::ABLATIONS`], and the
-/// deprecated [`continuum_alloc::alloc::OLD_OGA_NAME`] (read as `oga`, with a warning).
+/// former names of [`continuum_alloc::alloc::RENAMED`] (read as today's, with a warning).
 pub fn check_allocator(name: &str) -> Result<()> {
-    use continuum_alloc::alloc::{ABLATIONS, NAMES, OLD_OGA_NAME};
+    use continuum_alloc::alloc::{ABLATIONS, NAMES, RENAMED};
     if name == "static"
-        || name == OLD_OGA_NAME
+        || RENAMED.iter().any(|(old, _)| *old == name)
         || NAMES.contains(&name)
         || ABLATIONS.contains(&name)
     {

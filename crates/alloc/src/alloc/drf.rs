@@ -4,11 +4,13 @@
 //! s_l = max_k a_l^k / Σ_{r ∈ R_l} c_r^k
 //!
 //! (the largest fraction of any resource reachable from the port that its request represents;
-//! ties: the lower port index). Each in turn takes, for every resource k, what the paper's
-//! polytope allows it ([`Drf::per_channel`], `drf`): up to its request a_l^k on each of its
-//! channels (port, instance), as far as the instance's free capacity goes. The ablation
-//! [`Drf::port_total`] (`drf-port-total`, this reproduction's earlier reading) caps the port's
-//! *total* over its instances at a_l^k, first fit in instance order.
+//! ties: the lower port index). Each in turn takes, for every resource k, its job's request
+//! a_l^k **in total** over its instances, first fit in instance order, as far as their free
+//! capacity goes ([`Drf::port_total`], `drf`): s_l is the share of the job's total request, so
+//! the job gets that total (the paper's reading, and the authors' prototype's). The ablation
+//! [`Drf::per_channel`] (`drf-per-channel`, this reproduction's previous headline reading)
+//! lets the port take up to a_l^k on each of its channels (port, instance), what the polytope
+//! Y allows.
 
 use super::Allocator;
 use super::problem::{Allocation, Problem};
@@ -22,7 +24,7 @@ pub struct Drf {
 }
 
 impl Drf {
-    /// `drf`: each channel up to the port's request (the paper's polytope).
+    /// `drf-per-channel`: each channel up to the port's request (the ablation).
     pub fn per_channel() -> Self {
         Self {
             port_total: false,
@@ -31,7 +33,7 @@ impl Drf {
         }
     }
 
-    /// `drf-port-total`: the port's total over its instances up to its request, first fit.
+    /// `drf`: the port's total over its instances up to its request, first fit.
     pub fn port_total() -> Self {
         Self {
             port_total: true,
@@ -67,9 +69,9 @@ pub fn dominant_share(p: &Problem, l: usize) -> f64 {
 impl Allocator for Drf {
     fn name(&self) -> &'static str {
         if self.port_total {
-            "drf-port-total"
-        } else {
             "drf"
+        } else {
+            "drf-per-channel"
         }
     }
 

@@ -2,17 +2,18 @@
 //! every instance splits each resource among its ports in proportion to their requests, each
 //! share capped at the request. Two versions, which differ only in the ports that share:
 //!
-//! - `fairness` — the paper's printed formula (OGASched §5.1): the share of port l on instance r
-//!   is a_l^k / Σ_{l' ∈ L_r} a_l'^k over **every** port linked to r,
+//! - `fairness` — OGASched §4: "allocates resources to each non-empty port" (the paper's
+//!   reading of its best baseline, and the authors' prototype's): the sum runs over the ports
+//!   linked to r that have a job this slot,
 //!
-//!   y_(l,r)^k = min( a_l^k, c_r^k · a_l^k / Σ_{l' ∈ L_r} a_l'^k );
+//!   y_(l,r)^k = min( a_l^k, c_r^k · a_l^k / Σ_{l' ∈ L_r, x_l' > 0} a_l'^k ),
 //!
-//!   the share of a port with no job this slot stays idle. Ports with no job get 0 (their
-//!   share earns nothing and is not handed on).
-//! - `fairness-present` — the authors' prototype: the sum runs over the ports that have a job
-//!   this slot, Σ_{l' ∈ L_r, x_l' > 0} a_l'^k, so the present jobs split the whole instance.
-//!   With linear gains whose α depends only on (r, k) this takes min(c, Σ present requests) on
-//!   every instance and resource: the per-slot optimum, which no online policy can beat.
+//!   so the present jobs split the whole instance. With linear gains whose α depends only on
+//!   (r, k) this takes min(c, Σ present requests) on every instance and resource: the per-slot
+//!   optimum, which no online policy can beat.
+//! - `fairness-linked` (the ablation; this reproduction's previous headline reading of the
+//!   printed formula a_l^k / Σ_{l ∈ L_r} a_l^k): the sum runs over **every** port linked to r,
+//!   and the share of a port with no job this slot stays idle.
 //!
 //! In both, what a cap leaves unused is not handed on (as in the prototype).
 
@@ -22,11 +23,11 @@ use super::problem::{Allocation, Problem};
 /// Which ports share an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ShareOver {
-    /// Every port linked to the instance (the paper's formula).
+    /// Only the linked ports with a job this slot (the paper's reading).
     #[default]
-    Linked,
-    /// Only the linked ports with a job this slot (the authors' prototype).
     Present,
+    /// Every port linked to the instance (the ablation).
+    Linked,
 }
 
 /// Request-proportional shares per instance.
@@ -37,17 +38,17 @@ pub struct Fairness {
 }
 
 impl Fairness {
-    /// The paper's version (`fairness`).
-    pub fn paper() -> Self {
-        Fairness {
-            over: ShareOver::Linked,
-        }
-    }
-
-    /// The prototype's version (`fairness-present`).
+    /// The paper's version (`fairness`): the present ports share.
     pub fn present() -> Self {
         Fairness {
             over: ShareOver::Present,
+        }
+    }
+
+    /// The ablation (`fairness-linked`): every linked port shares.
+    pub fn linked() -> Self {
+        Fairness {
+            over: ShareOver::Linked,
         }
     }
 }
@@ -55,8 +56,8 @@ impl Fairness {
 impl Allocator for Fairness {
     fn name(&self) -> &'static str {
         match self.over {
-            ShareOver::Linked => "fairness",
-            ShareOver::Present => "fairness-present",
+            ShareOver::Present => "fairness",
+            ShareOver::Linked => "fairness-linked",
         }
     }
 
@@ -97,7 +98,7 @@ mod tests {
         // Instance 0 (c = 12) serves ports 0 (a = 2) and 1 (a = 6): shares 3 and 9, capped at
         // 2 and 6. Instance 1 (c = 4) serves port 1 only: min(6, 4) = 4. Both versions agree
         // when every port has a job.
-        for mut f in [Fairness::paper(), Fairness::present()] {
+        for mut f in [Fairness::linked(), Fairness::present()] {
             let p = two_by_two(&[2.0, 6.0], &[12.0, 4.0]);
             let mut y = Allocation::zeros(&p);
             f.allocate(&p, &[1.0, 1.0], &mut y);
@@ -110,12 +111,12 @@ mod tests {
     }
 
     #[test]
-    fn the_paper_keeps_an_idle_ports_share_idle_and_the_prototype_does_not() {
-        // Port 1 absent. The paper: port 0 still gets 6·2/8 = 1.5 of instance 0 (port 1's 4.5
-        // stays idle). The prototype: port 0 alone on instance 0, capped at its request 2.
+    fn the_linked_ablation_keeps_an_idle_ports_share_idle_and_the_paper_does_not() {
+        // Port 1 absent. The ablation: port 0 still gets 6·2/8 = 1.5 of instance 0 (port 1's
+        // 4.5 stays idle). The paper: port 0 alone on instance 0, capped at its request 2.
         let p = two_by_two(&[2.0, 6.0], &[6.0, 4.0]);
         let mut y = Allocation::zeros(&p);
-        Fairness::paper().allocate(&p, &[1.0, 0.0], &mut y);
+        Fairness::linked().allocate(&p, &[1.0, 0.0], &mut y);
         assert_eq!(y.values(), &[1.5, 0.0, 0.0]);
         p.check_feasible(&y, Some(&[1.0, 0.0]), 0.0).unwrap();
         Fairness::present().allocate(&p, &[1.0, 0.0], &mut y);

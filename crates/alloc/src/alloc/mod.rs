@@ -29,13 +29,13 @@
 //! `oga` (the paper's Algorithm 1: the allocation is played before the slot's arrivals are
 //! seen) and `oga-lookahead` (the authors' prototype's order: the step sees them first) —
 //! [`Oga`] with its two [`Timing`]s: a projected gradient step per slot, [`project`]; learning
-//! rate [`StepSize`] —, `drf`, `fairness` (the paper's formula), `fairness-present` (the
-//! authors' prototype's), `binpacking`, `spreading` (the heuristics, each in its file with its
-//! exact rule). The heuristics allocate over the same polytope Y as OGA: each channel (port,
-//! instance) up to the port's request. [`ABLATIONS`] keeps the earlier, tighter readings of
-//! three of them (a port's total capped at its request; one instance per port and resource).
-//! [`best_fixed`] computes the best fixed allocation in hindsight, the comparator
-//! of the regret.
+//! rate [`StepSize`] —, and the four baselines as OGASched's §4 defines them, each in its file
+//! with its exact rule: `drf` (a job's total request, ports by dominant share), `fairness`
+//! (request-proportional shares among the ports with a job), `binpacking` / `spreading`
+//! (each job whole on the one instance kube-scheduler's `MostAllocated` / `LeastAllocated`
+//! scoring favours). [`ABLATIONS`] keeps this reproduction's previous readings (channels up to
+//! the request on every instance; shares over every linked port). [`best_fixed`] computes the
+//! best fixed allocation in hindsight, the comparator of the regret.
 //!
 //! Where the paper is not explicit we follow the authors' public prototype and say so in the
 //! item's documentation.
@@ -78,49 +78,50 @@ pub trait Allocator: Send {
 }
 
 /// The registered allocator names, in the order reports list them.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 6] = [
     "oga",
     "oga-lookahead",
     "drf",
     "fairness",
-    "fairness-present",
     "binpacking",
     "spreading",
 ];
 
-/// Earlier readings of three heuristics, kept as named ablations (not in [`NAMES`]): DRF with
-/// each port's *total* capped at its request, and BINPACKING / SPREADING giving each (port,
-/// resource) one instance only. Neither limit is in the paper's polytope.
-pub const ABLATIONS: [&str; 3] = [
-    "drf-port-total",
-    "binpacking-one-instance",
-    "spreading-one-instance",
+/// This reproduction's previous readings of the four baselines, kept as named ablations (not
+/// in [`NAMES`]): DRF, BINPACKING and SPREADING taking up to the request on every channel
+/// (the three then allocate alike), FAIRNESS sharing among every linked port.
+pub const ABLATIONS: [&str; 4] = [
+    "drf-per-channel",
+    "fairness-linked",
+    "binpacking-per-channel",
+    "spreading-per-channel",
 ];
 
-/// The former name of `oga`, accepted with a warning: until the paper's order became `oga`,
-/// `oga` named today's `oga-lookahead`.
-pub const OLD_OGA_NAME: &str = "oga-oblivious";
+/// Names of earlier versions, accepted with a warning: (old, current).
+pub const RENAMED: [(&str, &str); 3] = [
+    ("oga-oblivious", "oga"),
+    ("fairness-present", "fairness"),
+    ("drf-port-total", "drf"),
+];
 
 /// A fresh allocator called `name` (one of [`NAMES`] or [`ABLATIONS`]); OGA's learning rate is
 /// `step`. The error lists the known names.
 pub fn by_name(name: &str, step: StepSize) -> Result<Box<dyn Allocator>, String> {
+    if let Some(&(old, new)) = RENAMED.iter().find(|(old, _)| *old == name) {
+        tracing::warn!("allocator `{old}` is now called `{new}`");
+        return by_name(new, step);
+    }
     Ok(match name {
         "oga" => Box::new(Oga::new(step, Timing::Oblivious)),
-        OLD_OGA_NAME => {
-            tracing::warn!(
-                "allocator `{OLD_OGA_NAME}` is now called `oga` (the paper's order);                  the former `oga`, which sees a slot's arrivals first, is `oga-lookahead`"
-            );
-            Box::new(Oga::new(step, Timing::Oblivious))
-        }
         "oga-lookahead" => Box::new(Oga::new(step, Timing::Observed)),
-        "drf" => Box::new(Drf::per_channel()),
-        "drf-port-total" => Box::new(Drf::port_total()),
-        "fairness" => Box::new(Fairness::paper()),
-        "fairness-present" => Box::new(Fairness::present()),
-        "binpacking" => Box::new(BinPacking::per_channel()),
-        "binpacking-one-instance" => Box::new(BinPacking::one_instance()),
-        "spreading" => Box::new(Spreading::per_channel()),
-        "spreading-one-instance" => Box::new(Spreading::one_instance()),
+        "drf" => Box::new(Drf::port_total()),
+        "drf-per-channel" => Box::new(Drf::per_channel()),
+        "fairness" => Box::new(Fairness::present()),
+        "fairness-linked" => Box::new(Fairness::linked()),
+        "binpacking" => Box::new(BinPacking::scored()),
+        "binpacking-per-channel" => Box::new(BinPacking::per_channel()),
+        "spreading" => Box::new(Spreading::scored()),
+        "spreading-per-channel" => Box::new(Spreading::per_channel()),
         _ => {
             return Err(format!(
                 "unknown allocator `{name}`; known allocators: {} (ablations: {})",
@@ -154,10 +155,9 @@ pub(crate) mod tests {
         for n in NAMES.iter().chain(&ABLATIONS) {
             assert_eq!(by_name(n, StepSize::PAPER).unwrap().name(), *n);
         }
-        assert_eq!(
-            by_name(OLD_OGA_NAME, StepSize::PAPER).unwrap().name(),
-            "oga"
-        );
+        for (old, new) in RENAMED {
+            assert_eq!(by_name(old, StepSize::PAPER).unwrap().name(), new);
+        }
         let e = by_name("greedy", StepSize::PAPER).err().unwrap();
         assert!(e.contains("greedy") && e.contains("binpacking"), "{e}");
     }

@@ -1,37 +1,36 @@
-//! SPREADING (the inverse of BINPACKING, as OGASched's authors define it): the ports that have
-//! a job this slot are served in index order; for every resource k the port's instances are
-//! scored emptiest first, and each gives min(a_l^k, free) on its channel — the paper's
-//! polytope ([`Spreading::per_channel`], `spreading`), which makes the visiting order moot
-//! and the allocation BINPACKING's (see [`super::binpacking`]). The ablation
-//! [`Spreading::one_instance`] (`spreading-one-instance`) gives each (port, resource) only the
-//! instance with the *most* free capacity: min(a_l^k, free) there (ties: the lower instance
-//! index). Only instances linked to the port are considered.
+//! SPREADING (Kubernetes' `LeastAllocated` node scoring, as OGASched's §4 defines it: "similar
+//! to BINPACKING in procedures but with an opposite favor"): each job of a port with demand
+//! this slot goes whole to the linked instance with the highest `LeastAllocated` score
+//! (1/K) Σ_k (free_r^k − a_l^k) / c_r^k among those that hold it — [`Spreading::scored`],
+//! `spreading`; the filter, the ties and the fallback are BINPACKING's ([`super::binpacking`]).
+//! The ablation [`Spreading::per_channel`] (`spreading-per-channel`) gives min(a_l^k, free) on
+//! every channel, which allocates the same as `binpacking-per-channel`.
 
 use super::Allocator;
-use super::binpacking::{Fit, Placer, Reach};
+use super::binpacking::{Placer, Reach, Score};
 use super::problem::{Allocation, Problem};
 
-/// Worst fit: emptier instances first.
+/// Least-allocated scoring: emptier instances first.
 #[derive(Debug, Clone)]
 pub struct Spreading(Placer);
 
 impl Spreading {
-    /// `spreading`: every channel up to the port's request (the paper's polytope).
-    pub fn per_channel() -> Self {
-        Self(Placer::new(Reach::PerChannel))
+    /// `spreading`: one instance per job, chosen by `LeastAllocated` scoring.
+    pub fn scored() -> Self {
+        Self(Placer::new(Reach::Scored(Score::LeastAllocated)))
     }
 
-    /// `spreading-one-instance`: one instance per (port, resource), the emptiest.
-    pub fn one_instance() -> Self {
-        Self(Placer::new(Reach::OneInstance(Fit::Emptiest)))
+    /// `spreading-per-channel`: every channel up to the port's request (the ablation).
+    pub fn per_channel() -> Self {
+        Self(Placer::new(Reach::PerChannel))
     }
 }
 
 impl Allocator for Spreading {
     fn name(&self) -> &'static str {
         match self.0.reach() {
-            Reach::PerChannel => "spreading",
-            Reach::OneInstance(_) => "spreading-one-instance",
+            Reach::Scored(_) => "spreading",
+            Reach::PerChannel => "spreading-per-channel",
         }
     }
 
@@ -46,19 +45,14 @@ mod tests {
     use crate::alloc::tests::two_by_two;
 
     #[test]
-    fn the_emptiest_instance_takes_the_request() {
-        // Port 0 (a = 2) is served first and has only instance 0: it takes 2 (6 → 4 free).
-        // Port 1 (a = 3) then sees 4 free on both: a tie, so the lower index, instance 0.
+    fn the_emptiest_instance_after_placing_takes_the_job() {
+        // Port 0 (a = 2) has only instance 0 (c = 6): 4 free there. Port 1 (a = 3): instance 0
+        // scores (4 − 3)/6 = 0.17, instance 1 (c = 4) (4 − 3)/4 = 0.25: instance 1.
         let p = two_by_two(&[2.0, 3.0], &[6.0, 4.0]);
         let mut y = Allocation::zeros(&p);
-        let mut sp = Spreading::one_instance();
-        sp.allocate(&p, &[1.0, 1.0], &mut y);
+        Spreading::scored().allocate(&p, &[1.0, 1.0], &mut y);
         // Links: 0 = (port 0, inst 0), 1 = (port 1, inst 0), 2 = (port 1, inst 1).
-        assert_eq!(y.values(), &[2.0, 3.0, 0.0]);
-        // Port 1 alone, asking 7: the emptiest (6 free) gives all it has.
-        let p = two_by_two(&[2.0, 7.0], &[6.0, 4.0]);
-        sp.allocate(&p, &[0.0, 1.0], &mut y);
-        assert_eq!(y.values(), &[0.0, 6.0, 0.0]);
-        p.check_feasible(&y, Some(&[0.0, 1.0]), 0.0).unwrap();
+        assert_eq!(y.values(), &[2.0, 0.0, 3.0]);
+        p.check_feasible(&y, Some(&[1.0, 1.0]), 0.0).unwrap();
     }
 }

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
-use synthetic::{Links, SyntheticConfig, UtilityChoice};
+use synthetic::{Links, Requests, SyntheticConfig, UtilityChoice};
 
 /// Output formats of `oga-bench` on standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -42,11 +42,14 @@ pub struct OgaBenchArgs {
     /// Probability that a job of each type arrives in a slot.
     #[arg(long, default_value_t = 0.7, allow_negative_numbers = true)]
     pub arrival_prob: f64,
-    /// Contention level ℓ: a job type requests ℓ × a uniform draw from each resource's
-    /// instance-capacity range (about ℓ instances' worth; OGASched's Table 2 has ℓ = 10, its
-    /// Fig. 2 ℓ = 11).
+    /// Contention level ℓ, a multiplier on the job types' base requests (OGASched's Table 2
+    /// has ℓ = 10, its Fig. 2 ℓ = 11).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub contention: f64,
+    /// Base requests: `trace` (ranges around one task of the Alibaba GPU trace the paper
+    /// names) or `capacity` (a draw from the instances' capacity range: the earlier reading).
+    #[arg(long, default_value = "trace")]
+    pub requests: String,
     /// How instances are linked to ports: `regular:D` (right-d-regular: every instance serves D
     /// ports, a fractional D mixing ⌊D⌋ and ⌈D⌉; the prototype's default mode, with the
     /// paper's Table 3 density) or `random` (a uniform number in 1..=|L| per instance).
@@ -122,6 +125,7 @@ impl OgaBenchArgs {
             slots: count("slots", self.slots, 1)?,
             arrival_prob: self.arrival_prob,
             contention: self.contention,
+            requests: Requests::parse(&self.requests)?,
             links: Links::parse(&self.links)?,
             alpha: range("alpha", &self.alpha)?,
             beta: range("beta", &self.beta)?,

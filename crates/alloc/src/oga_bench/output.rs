@@ -7,11 +7,9 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// OGASched's reported average-reward gains over each heuristic, % (the paper's abstract).
-/// Both FAIRNESS versions are held against the paper's FAIRNESS figure.
-pub const PAPER_GAINS: [(&str, f64); 5] = [
+pub const PAPER_GAINS: [(&str, f64); 4] = [
     ("drf", 11.33),
     ("fairness", 7.75),
-    ("fairness-present", 7.75),
     ("binpacking", 13.89),
     ("spreading", 13.44),
 ];
@@ -33,8 +31,10 @@ pub struct Setting {
     pub slots: usize,
     /// Arrival probability per port and slot.
     pub arrival_prob: f64,
-    /// Contention level ℓ: a_l^k = ℓ · U(capacity range of k).
+    /// Contention level ℓ: a_l^k = ℓ · b_l^k.
     pub contention: f64,
+    /// Where the base requests b_l^k come from: `trace` or `capacity`.
+    pub requests: &'static str,
     /// How instances are linked to ports: `random` or `regular:D`.
     pub links_mode: String,
     /// α range.
@@ -147,6 +147,7 @@ pub fn build(
         slots: s.slots,
         arrival_prob: s.arrival_prob,
         contention: s.contention,
+        requests: s.requests.name(),
         links_mode: s.links.name(),
         alpha: [s.alpha.0, s.alpha.1],
         beta: [s.beta.0, s.beta.1],
@@ -215,7 +216,7 @@ pub fn to_table(r: &BenchReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "OGASched reproduction; trace {}\n|L| {}  |R| {}  K {}  links {} ({})  T {}  arrival p {}  contention {}  \
+        "OGASched reproduction; trace {}\n|L| {}  |R| {}  K {}  links {} ({})  T {}  arrival p {}  contention {}  requests {}  \
          α [{}, {}]  β [{}, {}]  utility {}  η0 {}  decay {}  seed {}",
         s.trace,
         s.ports,
@@ -226,6 +227,7 @@ pub fn to_table(r: &BenchReport) -> String {
         s.slots,
         s.arrival_prob,
         s.contention,
+        s.requests,
         s.alpha[0],
         s.alpha[1],
         s.beta[0],

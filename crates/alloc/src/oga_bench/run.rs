@@ -240,13 +240,13 @@ mod tests {
             ("oga", [0.0, 0.0, 1.0, 1.0]),
             ("oga-lookahead", [1.0, 0.0, 1.0, 1.0]),
             ("drf", [1.0, 0.0, 1.0, 1.0]),
-            ("drf-port-total", [1.0, 0.0, 1.0, 1.0]),
-            ("binpacking-one-instance", [1.0, 0.0, 1.0, 1.0]),
-            ("spreading-one-instance", [1.0, 0.0, 1.0, 1.0]),
+            ("drf-per-channel", [1.0, 0.0, 1.0, 1.0]),
             ("fairness", [1.0, 0.0, 1.0, 1.0]),
-            ("fairness-present", [1.0, 0.0, 1.0, 1.0]),
+            ("fairness-linked", [1.0, 0.0, 1.0, 1.0]),
             ("binpacking", [1.0, 0.0, 1.0, 1.0]),
+            ("binpacking-per-channel", [1.0, 0.0, 1.0, 1.0]),
             ("spreading", [1.0, 0.0, 1.0, 1.0]),
+            ("spreading-per-channel", [1.0, 0.0, 1.0, 1.0]),
         ]
         .into();
         assert_eq!(res.runs.len(), rewards.len());

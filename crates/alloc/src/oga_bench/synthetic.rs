@@ -41,6 +41,58 @@ pub const RESOURCES: [(&str, u32, u32); 6] = [
     ("fpga", 0, 4),
 ];
 
+/// One trace task's request of each resource, per [`RESOURCES`] entry: the range b_l^k is
+/// drawn from under [`Requests::Trace`]. vCPU 0.5–12 (the trace's `plan_cpu` 50–1200), memory
+/// 2–60 GB, GPU 0–1 (`plan_gpu` 0–100): centred on the trace's documented example task (6
+/// vCPU, 29.3 GB, 0.5 GPU), the widths an assumption; TPU, NPU and FPGA, which the trace does
+/// not have, 0–0.5 of a device (an assumption, like a fractional GPU).
+pub const TRACE_TASK: [(f64, f64); 6] = [
+    (0.5, 12.0),
+    (2.0, 60.0),
+    (0.0, 1.0),
+    (0.0, 0.5),
+    (0.0, 0.5),
+    (0.0, 0.5),
+];
+
+/// Where a job type's base request b_l comes from (a_l = ℓ · b_l).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requests {
+    /// A trace task's scale ([`TRACE_TASK`]).
+    Trace,
+    /// The instances' capacity range (the ablation).
+    Capacity,
+}
+
+impl Requests {
+    /// Parses `trace` or `capacity`; the error names `--requests`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "trace" => Ok(Requests::Trace),
+            "capacity" => Ok(Requests::Capacity),
+            _ => Err(format!(
+                "--requests: expected `trace` or `capacity`, got `{s}`"
+            )),
+        }
+    }
+
+    /// `trace` or `capacity`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Requests::Trace => "trace",
+            Requests::Capacity => "capacity",
+        }
+    }
+
+    /// The range b_l^k of resource `k` is drawn from.
+    fn range(&self, k: usize) -> (f64, f64) {
+        match self {
+            Requests::Trace => TRACE_TASK[k],
+            Requests::Capacity => (f64::from(RESOURCES[k].1), f64::from(RESOURCES[k].2)),
+        }
+    }
+}
+
 /// Which utilities the instances use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UtilityChoice {
@@ -124,6 +176,8 @@ pub struct SyntheticConfig {
     pub arrival_prob: f64,
     /// Contention level ℓ (see the module doc).
     pub contention: f64,
+    /// Where the base requests come from.
+    pub requests: Requests,
     /// How instances are linked to ports.
     pub links: Links,
     /// α range.
@@ -145,6 +199,7 @@ impl Default for SyntheticConfig {
             arrival_prob: 0.7,
             // OGASched's Table 2.
             contention: 10.0,
+            requests: Requests::Trace,
             links: Links::Regular(2.5),
             alpha: (1.0, 1.5),
             beta: (0.3, 0.5),
@@ -196,11 +251,8 @@ pub fn draw(cfg: &SyntheticConfig) -> Instance {
     let mut req_rng = rng(cfg.seed, Draw::Request);
     let requests: Vec<Vec<f64>> = (0..cfg.ports)
         .map(|_| {
-            RESOURCES
-                .iter()
-                .map(|&(_, lo, hi)| {
-                    cfg.contention * req_rng.random_range(f64::from(lo)..=f64::from(hi))
-                })
+            (0..k)
+                .map(|j| cfg.contention * uniform(&mut req_rng, cfg.requests.range(j)))
                 .collect()
         })
         .collect();
@@ -327,12 +379,26 @@ mod tests {
             }
         }
         for l in 0..p.ports() {
-            for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
-                // ℓ times a draw from the capacity range.
+            for (k, &(lo, hi)) in TRACE_TASK.iter().enumerate() {
+                // ℓ times a draw from a trace task's range.
                 let a = p.request(l, k) / cfg.contention;
+                assert!(a >= lo - 1e-9 && a <= hi + 1e-9);
+            }
+        }
+        // The ablation draws from the capacity range.
+        let q = draw(&SyntheticConfig {
+            requests: Requests::Capacity,
+            ..cfg.clone()
+        })
+        .problem;
+        for l in 0..q.ports() {
+            for (k, &(_, lo, hi)) in RESOURCES.iter().enumerate() {
+                let a = q.request(l, k) / cfg.contention;
                 assert!(a >= f64::from(lo) - 1e-9 && a <= f64::from(hi) + 1e-9);
             }
         }
+        assert_eq!(Requests::parse("trace"), Ok(Requests::Trace));
+        assert!(Requests::parse("x").unwrap_err().starts_with("--requests"));
         for k in 0..6 {
             assert!((0.3..=0.5).contains(&p.beta(k)));
         }
