@@ -105,18 +105,9 @@ impl Forwarder<'_> {
         self.state.count_query();
         let snap = self.state.snapshot();
         self.state.meta.count_query(stream.bucket);
-        let reject = |e: ApiError, b: Option<&Binding>| {
-            match b {
-                Some(b) => {
-                    b.counters.rejected.inc();
-                }
-                None => self.state.metrics.query("rejected", &stream.app, "-", "-"),
-            }
-            e
-        };
         let b = match self.decide().current_binding(&snap, stream) {
             Ok(b) => b,
-            Err(e) => return Err(reject(e, None)),
+            Err(e) => return Err(self.rejected(stream, e, None)),
         };
         let upstream = b.upstream.clone();
         let Ok(_permit) = upstream.permits.try_acquire() else {
@@ -124,10 +115,8 @@ impl Forwarder<'_> {
                 "worker `{}` has {} queries in flight, the limit",
                 b.upstream.cfg.name, snap.plan.cfg.max_in_flight_per_worker
             );
-            return Err(reject(
-                ApiError::rejected(StatusCode::TOO_MANY_REQUESTS, msg),
-                Some(&b),
-            ));
+            let e = ApiError::rejected(StatusCode::TOO_MANY_REQUESTS, msg);
+            return Err(self.rejected(stream, e, Some(&b)));
         };
         let inject = snap.plan.cfg.inject_delays;
         let mut injected = Duration::ZERO;
@@ -169,7 +158,7 @@ impl Forwarder<'_> {
             wire,
         };
         let t_up = Instant::now();
-        let (mut result, hedge) = match times.reissue_at_ms {
+        let (result, hedge) = match times.reissue_at_ms {
             Some(_) => {
                 self.hedged(&snap, &out, &b, t0, times, down_ms, deadline_us)
                     .await
@@ -179,51 +168,112 @@ impl Forwarder<'_> {
         let hedged = hedge.is_some();
         // The binding that answered (or failed last): the copy's when it did, and then the way
         // back is from its worker.
-        let mut down_ms = match &hedge {
+        let down_ms = match &hedge {
             Some(h) if inject => stream.access_ms + self.net_sample(stream, h),
             _ => down_ms,
         };
-        let mut b = hedge.unwrap_or(b);
-        // Retry-on-reset: the worker died or reset under the query; once, to the stream's next
-        // feasible binding, if the deadline and the retry budget allow ([`crate::forward::retry`]).
-        if let (Err(e), false) = (&result, hedged) {
+        let b = hedge.unwrap_or(b);
+        let (result, b, down_ms) = if hedged {
+            (result, b, down_ms)
+        } else {
             let remaining_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
-            if let Some(b2) = self.retry_target(stream, &b, e, remaining_ms) {
-                result = self.resend(&out, &b2, remaining_ms, inject).await;
-                if result.is_ok() {
-                    self.state.metrics.retry("answered");
-                }
-                if inject {
-                    down_ms = stream.access_ms + self.net_sample(stream, &b2);
-                }
-                b = b2;
-            }
-        }
+            self.retry_on_reset(&out, result, b, down_ms, remaining_ms, inject)
+                .await
+        };
         let upstream_time = t_up.elapsed();
-        let (body, header_len) = match result {
-            Ok(x) => x,
+        let answer = self.settle(stream, &b, result, mitigation.discards())?;
+        if inject {
+            injected += sleep_ms(down_ms).await;
+        }
+        Ok(self.judge(stream, &b, t0, upstream_time, injected, answer))
+    }
+
+    /// Counts a query refused before or at its worker as rejected (on its binding when it has
+    /// one) and returns the client's error.
+    fn rejected(&self, stream: &Stream, e: ApiError, b: Option<&Binding>) -> ApiError {
+        match b {
+            Some(b) => {
+                b.counters.rejected.inc();
+            }
+            None => self.state.metrics.query("rejected", &stream.app, "-", "-"),
+        }
+        e
+    }
+
+    /// Retry-on-reset: after a failed call to `b`, once, to the stream's next feasible binding
+    /// if the deadline (`remaining_ms`) and the retry budget allow ([`crate::forward::retry`]).
+    /// Returns the result, the binding that answered or failed last, and the delay of the way
+    /// back from its worker.
+    async fn retry_on_reset(
+        &self,
+        out: &Outgoing<'_>,
+        result: Result<Answered, UpstreamError>,
+        b: Binding,
+        down_ms: f64,
+        remaining_ms: f64,
+        inject: bool,
+    ) -> (Result<Answered, UpstreamError>, Binding, f64) {
+        let Err(e) = &result else {
+            return (result, b, down_ms);
+        };
+        let Some(b2) = self.retry_target(out.stream, &b, e, remaining_ms) else {
+            return (result, b, down_ms);
+        };
+        let result = self.resend(out, &b2, remaining_ms, inject).await;
+        if result.is_ok() {
+            self.state.metrics.retry("answered");
+        }
+        let down_ms = if inject {
+            out.stream.access_ms + self.net_sample(out.stream, &b2)
+        } else {
+            down_ms
+        };
+        (result, b2, down_ms)
+    }
+
+    /// The worker's answer, or the client's error for its failure: an input the worker refused
+    /// is a bad request (400, counted apart, as the gateway's own); any other failure counts
+    /// the query rejected (and discarded under `discard@r` when the worker dropped it).
+    fn settle(
+        &self,
+        stream: &Stream,
+        b: &Binding,
+        result: Result<Answered, UpstreamError>,
+        discards: bool,
+    ) -> Result<Answered, ApiError> {
+        match result {
+            Ok(x) => Ok(x),
             Err(UpstreamError::BadRequest(m)) => {
-                // An invalid request, not a query: counted apart, as the gateway's own 400s.
                 self.state
                     .metrics
                     .bad_requests
                     .get_or_create(&res("malformed"))
                     .inc();
-                return Err(ApiError::new(
+                Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!("worker `{}` refused the input: {m}", b.upstream.cfg.name),
-                ));
+                ))
             }
             Err(e) => {
-                if mitigation.discards() && matches!(e, UpstreamError::Rejected(_)) {
+                if discards && matches!(e, UpstreamError::Rejected(_)) {
                     self.state.metrics.mitigation("discarded");
                 }
-                return Err(reject(self.upstream_failed(&b, e), Some(&b)));
+                Err(self.rejected(stream, self.upstream_failed(b, e), Some(b)))
             }
-        };
-        if inject {
-            injected += sleep_ms(down_ms).await;
         }
+    }
+
+    /// Judges an answered query by its deadline (success or failure, on binding `b`) and
+    /// records its answer time and the latency the gateway added.
+    fn judge(
+        &self,
+        stream: &Stream,
+        b: &Binding,
+        t0: Instant,
+        upstream: Duration,
+        injected: Duration,
+        (body, header_len): Answered,
+    ) -> Relayed {
         let total = t0.elapsed();
         let outcome = if total.as_secs_f64() * 1e3 <= stream.req.max_delay_ms {
             b.counters.success.inc();
@@ -238,18 +288,18 @@ impl Forwarder<'_> {
             .observe(total.as_secs_f64());
         self.state.metrics.added_latency_seconds.observe(
             total
-                .saturating_sub(upstream_time)
+                .saturating_sub(upstream)
                 .saturating_sub(injected)
                 .as_secs_f64(),
         );
-        Ok(Relayed {
+        Relayed {
             body,
             header_len,
-            upstream: upstream_time,
+            upstream,
             outcome,
             variant: b.variant.clone(),
             cluster: b.cluster.clone(),
-        })
+        }
     }
 
     /// Re-sends query `q` to `b` (retry-on-reset) with `remaining_ms` left for the worker:
