@@ -9,6 +9,7 @@ use super::quic::{self, FrameInput};
 use super::report::{LoadReport, Recorder};
 use anyhow::{Context, bail};
 use bytes::Bytes;
+use continuum_core::workload::StreamParams;
 use continuum_core::workload::emission::{Client as Arrival, ClientArrivals, Emission};
 use continuum_wire::QuicClient;
 use http_body_util::{BodyExt, Full};
@@ -346,28 +347,52 @@ async fn send_failover(
 async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
     let p = c.params;
     let o = &ctx.opts;
-    let jitter = o.workload.jitter;
     let end = if o.full_streams {
         f64::INFINITY
     } else {
         ctx.horizon_ms
     };
     let mut emission = c.emission(o.seed, o.scheduler, end);
-    let t_end = emission.t_end;
     ctx.rec().arrived(p.app);
-    let refuse = |reason: &str, emission: &mut Emission| {
-        let mut n = 0;
-        while emission.next(jitter).is_some() {
-            n += 1;
-        }
-        ctx.rec().refused(p.app, reason, n);
-    };
     let open = ctx.open_streams.fetch_add(1, Ordering::Relaxed);
     if o.max_streams.is_some_and(|m| open >= m) {
         ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
-        refuse("max-streams", &mut emission);
-        return;
+        return refuse(&ctx, p.app, "max-streams", &mut emission);
     }
+    let (g, id) = match open_stream(&ctx, &p, i).await {
+        Ok(x) => x,
+        Err(reason) => {
+            ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
+            return refuse(&ctx, p.app, &reason, &mut emission);
+        }
+    };
+    let route = Arc::new(Route::new(g, o.gateways.len()));
+    let id: Arc<str> = Arc::from(id);
+    emit(&ctx, &p, &route, &id, &mut emission).await;
+    close_stream(&ctx, &route, &id).await;
+    ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Counts a stream that did not open as refused for `reason`, with every query it would have
+/// sent.
+fn refuse(ctx: &RunState, app: u16, reason: &str, emission: &mut Emission) {
+    let jitter = ctx.opts.workload.jitter;
+    let mut n = 0;
+    while emission.next(jitter).is_some() {
+        n += 1;
+    }
+    ctx.rec().refused(app, reason, n);
+}
+
+/// Opens the stream at its gateway (the next ones while a gateway does not answer): the
+/// gateway that holds it and its id, or why it was not opened (an answer other than a
+/// refusal is also recorded as an error).
+async fn open_stream(
+    ctx: &RunState,
+    p: &StreamParams,
+    i: usize,
+) -> Result<(usize, String), String> {
+    let o = &ctx.opts;
     let task = usize::from(p.demand.task);
     let open_body = serde_json::json!({
         "task": ctx.opts.task_names[task],
@@ -380,7 +405,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         "tx_ms": p.demand.tx_ms,
     });
     let n = o.gateways.len();
-    let (g, a) = send_failover(&ctx, o.assign.gateway_of(i, n), |base| {
+    let (g, a) = send_failover(ctx, o.assign.gateway_of(i, n), |base| {
         json_request(
             Method::POST,
             &format!("{base}/v1/streams"),
@@ -388,7 +413,6 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         )
     })
     .await;
-    let url = format!("{}/v1/streams", o.gateways[g]);
     ctx.rec().open_status(&a.status_label());
     let id = match &a {
         Answer::Response {
@@ -402,31 +426,40 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
             }),
         _ => None,
     };
-    let Some(id) = id else {
-        if !matches!(
-            a,
-            Answer::Response {
-                status: 503 | 429,
-                ..
-            }
-        ) {
-            ctx.rec().error(format!("POST {url}: {}", a.describe()));
-        }
-        ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
-        let reason = match a {
-            Answer::Response { status: 201, .. } => "http-201-without-stream-id".to_string(),
-            _ => refusal_reason(&a),
-        };
-        refuse(&reason, &mut emission);
-        return;
-    };
-    {
+    if let Some(id) = id {
         let mut rec = ctx.rec();
         rec.opened(p.app);
         rec.opened_at(g);
+        return Ok((g, id));
     }
-    let route = Arc::new(Route::new(g, n));
-    let id: Arc<str> = Arc::from(id);
+    if !matches!(
+        a,
+        Answer::Response {
+            status: 503 | 429,
+            ..
+        }
+    ) {
+        let url = format!("{}/v1/streams", o.gateways[g]);
+        ctx.rec().error(format!("POST {url}: {}", a.describe()));
+    }
+    Err(match a {
+        Answer::Response { status: 201, .. } => "http-201-without-stream-id".to_string(),
+        _ => refusal_reason(&a),
+    })
+}
+
+/// Sends the stream's queries at their emission times until its end or the run's stop, then
+/// waits for their answers.
+async fn emit(
+    ctx: &Arc<RunState>,
+    p: &StreamParams,
+    route: &Arc<Route>,
+    id: &Arc<str>,
+    emission: &mut Emission,
+) {
+    let o = &ctx.opts;
+    let jitter = o.workload.jitter;
+    let task = usize::from(p.demand.task);
     let body = ctx.bodies[task]
         .clone()
         .expect("bodies cover every app's task");
@@ -440,7 +473,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         let input = inputs[task]
             .as_ref()
             .expect("inputs cover every app's task");
-        (input.head(&id), input.data.clone())
+        (input.head(id), input.data.clone())
     });
     let mut stop = ctx.stop.clone();
     let mut queries = JoinSet::new();
@@ -475,16 +508,20 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
         }
     }
     if !stopped {
-        sleep_or_stop(ctx.at(t_end), &mut stop).await;
+        sleep_or_stop(ctx.at(emission.t_end), &mut stop).await;
     }
     while let Some(r) = queries.join_next().await {
         join_result(r);
     }
-    let (g, a) = send_failover(&ctx, route.current(), |base| {
+}
+
+/// Closes the stream at the gateway that holds it now (the next ones while a gateway does
+/// not answer); an answer other than 200 or 204 is recorded as an error.
+async fn close_stream(ctx: &RunState, route: &Route, id: &str) {
+    let (g, a) = send_failover(ctx, route.current(), |base| {
         json_request(Method::DELETE, &format!("{base}/v1/streams/{id}"), None)
     })
     .await;
-    let url = format!("{}/v1/streams/{id}", o.gateways[g]);
     ctx.rec().close_status(&a.status_label());
     if !matches!(
         a,
@@ -493,7 +530,7 @@ async fn stream(ctx: Arc<RunState>, c: Arrival, i: usize) {
             ..
         }
     ) {
+        let url = format!("{}/v1/streams/{id}", ctx.opts.gateways[g]);
         ctx.rec().error(format!("DELETE {url}: {}", a.describe()));
     }
-    ctx.open_streams.fetch_sub(1, Ordering::Relaxed);
 }
