@@ -132,42 +132,8 @@ fn slice(
     if warm.pi.len() != capacity_ms.len() {
         warm.pi = vec![0.0; capacity_ms.len()];
     }
-    // Workers of the slice, numbered densely in order of first appearance.
-    let mut dense = vec![usize::MAX; capacity_ms.len()];
-    let mut workers: Vec<u32> = Vec::new();
-    for &(i, _) in active {
-        for &(w, _) in &streams[i as usize].workers {
-            if dense[w as usize] == usize::MAX {
-                dense[w as usize] = workers.len();
-                workers.push(w);
-            }
-        }
-    }
-    // Value of a stream's column j at worker prices `pi` (indexed by worker).
-    let value = |i: u32, j: usize, pi: &[f64]| {
-        let (w, u) = streams[i as usize].workers[j];
-        1.0 - u * pi[w as usize]
-    };
-    let best_column = |i: u32, pi: &[f64]| {
-        let n = streams[i as usize].workers.len();
-        (0..n)
-            .max_by(|&a, &b| value(i, a, pi).total_cmp(&value(i, b, pi)).then(b.cmp(&a)))
-            .expect("active streams have a worker")
-    };
-    // First columns: the best at the previous slice's prices, and those it used.
-    let mut cols: Vec<Vec<u16>> = active
-        .iter()
-        .map(|&(i, _)| {
-            let mut c = vec![best_column(i, &warm.pi) as u16];
-            let from = warm.used.partition_point(|u| u.0 < i);
-            for &(_, j) in warm.used[from..].iter().take_while(|u| u.0 == i) {
-                if !c.contains(&j) {
-                    c.push(j);
-                }
-            }
-            c
-        })
-        .collect();
+    let (dense, workers) = dense_workers(streams, active, capacity_ms.len());
+    let mut cols = first_columns(streams, active, warm);
     let mut best = f64::INFINITY;
     let mut lps = 0;
     let mut gap = 1.0;
@@ -182,36 +148,11 @@ fn slice(
             pi[w as usize] = opt.prices[d].max(0.0);
         }
         let sigma = &opt.prices[workers.len()..];
-        // The Lagrangian bound at these prices; the columns that price out join, those far
-        // below zero leave.
-        let mut g: f64 = workers
+        let g_workers: f64 = workers
             .iter()
             .map(|&w| capacity_ms[w as usize] * pi[w as usize])
             .sum();
-        let mut added = 0;
-        let mut e = 0;
-        for (k, &(i, q)) in active.iter().enumerate() {
-            let top = best_column(i, &pi);
-            g += f64::from(q) * value(i, top, &pi).max(0.0);
-            let n = cols[k].len();
-            let keep: Vec<u16> = cols[k]
-                .iter()
-                .zip(&opt.x[e..e + n])
-                .filter(|&(&j, &y)| {
-                    y > USED * f64::from(q) || value(i, usize::from(j), &pi) - sigma[k] > -DROP
-                })
-                .map(|(&j, _)| j)
-                .collect();
-            e += n;
-            cols[k] = keep;
-            if value(i, top, &pi) - sigma[k] > 1e-9 && !cols[k].contains(&(top as u16)) {
-                cols[k].push(top as u16);
-                added += 1;
-            }
-            if cols[k].is_empty() {
-                cols[k].push(top as u16);
-            }
-        }
+        let (g, added) = price_columns(streams, active, &mut cols, (&pi, sigma), &opt.x, g_workers);
         x = opt.x;
         if g < best {
             best = g;
@@ -256,6 +197,102 @@ fn slice(
         pairs,
         gap,
     })
+}
+
+/// The workers of the slice's active streams, numbered densely in order of first appearance:
+/// (each worker's dense number or `usize::MAX`, the workers in that order).
+fn dense_workers(
+    streams: &[BoundStream],
+    active: &[(u32, u32)],
+    n: usize,
+) -> (Vec<usize>, Vec<u32>) {
+    let mut dense = vec![usize::MAX; n];
+    let mut workers: Vec<u32> = Vec::new();
+    for &(i, _) in active {
+        for &(w, _) in &streams[i as usize].workers {
+            if dense[w as usize] == usize::MAX {
+                dense[w as usize] = workers.len();
+                workers.push(w);
+            }
+        }
+    }
+    (dense, workers)
+}
+
+/// The value of stream `i`'s column `j` at worker prices `pi` (indexed by worker): 1 − u π_w.
+fn value(streams: &[BoundStream], i: u32, j: usize, pi: &[f64]) -> f64 {
+    let (w, u) = streams[i as usize].workers[j];
+    1.0 - u * pi[w as usize]
+}
+
+/// Stream `i`'s best column at prices `pi` (ties: the lower index).
+fn best_column(streams: &[BoundStream], i: u32, pi: &[f64]) -> usize {
+    let n = streams[i as usize].workers.len();
+    (0..n)
+        .max_by(|&a, &b| {
+            value(streams, i, a, pi)
+                .total_cmp(&value(streams, i, b, pi))
+                .then(b.cmp(&a))
+        })
+        .expect("active streams have a worker")
+}
+
+/// Each active stream's first columns: its best at the previous slice's prices, and those the
+/// previous slice used.
+fn first_columns(streams: &[BoundStream], active: &[(u32, u32)], warm: &Warm) -> Vec<Vec<u16>> {
+    active
+        .iter()
+        .map(|&(i, _)| {
+            let mut c = vec![best_column(streams, i, &warm.pi) as u16];
+            let from = warm.used.partition_point(|u| u.0 < i);
+            for &(_, j) in warm.used[from..].iter().take_while(|u| u.0 == i) {
+                if !c.contains(&j) {
+                    c.push(j);
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+/// One pricing round at worker prices `pi` and stream prices `sigma`, after a master whose
+/// column values were `x`: the Lagrangian bound, the workers' part `g_workers` plus Σ_i q_i ·
+/// max(0, best column's value) (summed in that order), and how many columns priced out and
+/// joined; columns far below zero and unused leave (a stream keeps at least its best).
+fn price_columns(
+    streams: &[BoundStream],
+    active: &[(u32, u32)],
+    cols: &mut [Vec<u16>],
+    (pi, sigma): (&[f64], &[f64]),
+    x: &[f64],
+    g_workers: f64,
+) -> (f64, usize) {
+    let mut g = g_workers;
+    let mut added = 0;
+    let mut e = 0;
+    for (k, &(i, q)) in active.iter().enumerate() {
+        let top = best_column(streams, i, pi);
+        g += f64::from(q) * value(streams, i, top, pi).max(0.0);
+        let n = cols[k].len();
+        let keep: Vec<u16> = cols[k]
+            .iter()
+            .zip(&x[e..e + n])
+            .filter(|&(&j, &y)| {
+                y > USED * f64::from(q) || value(streams, i, usize::from(j), pi) - sigma[k] > -DROP
+            })
+            .map(|(&j, _)| j)
+            .collect();
+        e += n;
+        cols[k] = keep;
+        if value(streams, i, top, pi) - sigma[k] > 1e-9 && !cols[k].contains(&(top as u16)) {
+            cols[k].push(top as u16);
+            added += 1;
+        }
+        if cols[k].is_empty() {
+            cols[k].push(top as u16);
+        }
+    }
+    (g, added)
 }
 
 /// The master LP over the columns `cols` (per active stream, indices into its workers): rows
