@@ -95,117 +95,32 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
     }
     let mut model_index = HashMap::new();
     for (i, m) in file.models.iter().enumerate() {
-        let field = |f: &str| format!("models[{i}].{f}");
-        let task = p.task_id(&m.task.value).ok_or_else(|| {
-            src.error_at(
-                &m.task,
-                field("task"),
-                format!(
-                    "unknown task `{}`; tasks are: {}",
-                    m.task.value,
-                    names(p.tasks.iter().map(|t| &t.name))
-                ),
-            )
-        })?;
-        let acc = m.accuracy.value;
-        if !(0.0..=1.0).contains(&acc) {
-            return Err(src.error_at(
-                &m.accuracy,
-                field("accuracy"),
-                format!("expected a fraction in [0, 1], got {acc}"),
-            ));
-        }
+        let model = model(src, &p, i, m)?;
         if model_index
             .insert(m.name.value.clone(), p.models.len())
             .is_some()
         {
             return Err(src.error_at(
                 &m.name,
-                field("name"),
+                format!("models[{i}].name"),
                 format!("duplicate model `{}`", m.name.value),
             ));
         }
-        p.models.push(Model {
-            name: m.name.value.clone(),
-            task,
-            accuracy: acc,
-        });
+        p.models.push(model);
     }
     for (i, v) in file.variants.iter().enumerate() {
-        let field = |f: &str| format!("variants[{i}].{f}");
-        let model = *model_index.get(&v.model.value).ok_or_else(|| {
-            src.error_at(
-                &v.model,
-                field("model"),
-                format!(
-                    "unknown model `{}`; models are: {}",
-                    v.model.value,
-                    names(p.models.iter().map(|m| &m.name))
-                ),
-            )
-        })?;
-        check_batch(&v.batch).map_err(|m| src.error_at(&v.batch, field("batch"), m))?;
-        let d = &v.delay.value;
-        if !(d.base_ms >= 0.0
-            && d.per_kb_ms >= 0.0
-            && d.base_ms.is_finite()
-            && d.per_kb_ms.is_finite())
-            || d.base_ms + d.per_kb_ms <= 0.0
-        {
-            return Err(src.error_at(
-                &v.delay,
-                field("delay"),
-                "expected base_ms >= 0 and per_kb_ms >= 0, not both zero",
-            ));
-        }
-        positive(src, &v.ref_kb, field("ref_kb"))?;
-        positive(src, &v.capacity_qps, field("capacity_qps"))?;
-        let load_s = match &v.load_s {
-            None => super::DEFAULT_LOAD_S,
-            Some(x) if x.value >= 0.0 && x.value.is_finite() => x.value,
-            Some(x) => {
-                return Err(src.error_at(
-                    x,
-                    field("load_s"),
-                    format!("expected a load time in s >= 0, got {}", x.value),
-                ));
-            }
-        };
-        for (k, x) in &v.resources.value {
-            if !(*x >= 0.0 && x.is_finite()) {
-                return Err(src.error_at(
-                    &v.resources,
-                    field(&format!("resources.{k}")),
-                    format!("expected a resource amount >= 0, got {x}"),
-                ));
-            }
-        }
+        let variant = variant(src, &p, &model_index, i, v)?;
         if p.variant_index
             .insert(v.name.value.clone(), p.variants.len())
             .is_some()
         {
             return Err(src.error_at(
                 &v.name,
-                field("name"),
+                format!("variants[{i}].name"),
                 format!("duplicate variant `{}`", v.name.value),
             ));
         }
-        let m = &p.models[model];
-        p.variants.push(Variant {
-            name: v.name.value.clone(),
-            model,
-            task: m.task,
-            accuracy: m.accuracy,
-            runtime: v.runtime.clone(),
-            device: v.device.clone(),
-            batch: v.batch.value,
-            base_ms: d.base_ms,
-            per_kb_ms: d.per_kb_ms,
-            ref_kb: v.ref_kb.value,
-            capacity_qps: v.capacity_qps.value,
-            resources: v.resources.value.clone(),
-            load_s,
-        });
+        p.variants.push(variant);
     }
     for (i, t) in file.tasks.iter().enumerate() {
         let id = i as super::TaskId;
@@ -218,6 +133,106 @@ pub(super) fn build(src: &Source) -> Result<Profiles, ConfigError> {
         }
     }
     Ok(p)
+}
+
+/// Model `i` of the file, checked against the tasks of `p`.
+fn model(src: &Source, p: &Profiles, i: usize, m: &ModelSpec) -> Result<Model, ConfigError> {
+    let field = |f: &str| format!("models[{i}].{f}");
+    let task = p.task_id(&m.task.value).ok_or_else(|| {
+        src.error_at(
+            &m.task,
+            field("task"),
+            format!(
+                "unknown task `{}`; tasks are: {}",
+                m.task.value,
+                names(p.tasks.iter().map(|t| &t.name))
+            ),
+        )
+    })?;
+    let acc = m.accuracy.value;
+    if !(0.0..=1.0).contains(&acc) {
+        return Err(src.error_at(
+            &m.accuracy,
+            field("accuracy"),
+            format!("expected a fraction in [0, 1], got {acc}"),
+        ));
+    }
+    Ok(Model {
+        name: m.name.value.clone(),
+        task,
+        accuracy: acc,
+    })
+}
+
+/// Variant `i` of the file, checked against the models of `p` (`model_index`: name → index).
+fn variant(
+    src: &Source,
+    p: &Profiles,
+    model_index: &HashMap<String, usize>,
+    i: usize,
+    v: &VariantSpec,
+) -> Result<Variant, ConfigError> {
+    let field = |f: &str| format!("variants[{i}].{f}");
+    let model = *model_index.get(&v.model.value).ok_or_else(|| {
+        src.error_at(
+            &v.model,
+            field("model"),
+            format!(
+                "unknown model `{}`; models are: {}",
+                v.model.value,
+                names(p.models.iter().map(|m| &m.name))
+            ),
+        )
+    })?;
+    check_batch(&v.batch).map_err(|m| src.error_at(&v.batch, field("batch"), m))?;
+    let d = &v.delay.value;
+    if !(d.base_ms >= 0.0 && d.per_kb_ms >= 0.0 && d.base_ms.is_finite() && d.per_kb_ms.is_finite())
+        || d.base_ms + d.per_kb_ms <= 0.0
+    {
+        return Err(src.error_at(
+            &v.delay,
+            field("delay"),
+            "expected base_ms >= 0 and per_kb_ms >= 0, not both zero",
+        ));
+    }
+    positive(src, &v.ref_kb, field("ref_kb"))?;
+    positive(src, &v.capacity_qps, field("capacity_qps"))?;
+    let load_s = match &v.load_s {
+        None => super::DEFAULT_LOAD_S,
+        Some(x) if x.value >= 0.0 && x.value.is_finite() => x.value,
+        Some(x) => {
+            return Err(src.error_at(
+                x,
+                field("load_s"),
+                format!("expected a load time in s >= 0, got {}", x.value),
+            ));
+        }
+    };
+    for (k, x) in &v.resources.value {
+        if !(*x >= 0.0 && x.is_finite()) {
+            return Err(src.error_at(
+                &v.resources,
+                field(&format!("resources.{k}")),
+                format!("expected a resource amount >= 0, got {x}"),
+            ));
+        }
+    }
+    let m = &p.models[model];
+    Ok(Variant {
+        name: v.name.value.clone(),
+        model,
+        task: m.task,
+        accuracy: m.accuracy,
+        runtime: v.runtime.clone(),
+        device: v.device.clone(),
+        batch: v.batch.value,
+        base_ms: d.base_ms,
+        per_kb_ms: d.per_kb_ms,
+        ref_kb: v.ref_kb.value,
+        capacity_qps: v.capacity_qps.value,
+        resources: v.resources.value.clone(),
+        load_s,
+    })
 }
 
 fn positive(src: &Source, x: &Spanned<f64>, field: String) -> Result<(), ConfigError> {
