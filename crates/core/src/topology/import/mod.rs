@@ -253,8 +253,32 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
         .unwrap_or_else(|| (n as f64).sqrt().ceil() as usize)
         .min(n);
     let (cloud, dcs) = choose_sites(&d, k);
-    // Unique ids per PoP.
-    let mut ids: Vec<String> = Vec::with_capacity(n);
+    let ids = pop_ids(net);
+    let tree = build_tree(&d, cloud, dcs, o);
+    let mut y = String::new();
+    let w = &mut y;
+    write_header(w, net, o, &tree);
+    let antennas = write_sites(w, net, o, &ids, &tree);
+    let overrides = match o.override_threshold_ms {
+        Some(t) => write_overrides(w, o, &d, &ids, &antennas, &tree, t),
+        None => 0,
+    };
+    let diameter_ms = d.iter().flatten().fold(0.0f64, |m, &x| m.max(x));
+    let summary = ImportSummary {
+        pops: n,
+        links: net.links.len(),
+        regional_dcs: tree.dcs.len(),
+        antennas: antennas.len(),
+        overrides,
+        diameter_ms,
+        dropped: net.dropped.clone(),
+    };
+    (y, summary)
+}
+
+/// A unique id per PoP: its name's slug, numbered from 2 where names repeat.
+fn pop_ids(net: &Network) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::with_capacity(net.pops.len());
     for p in &net.pops {
         let base = slug(&p.name);
         let mut id = base.clone();
@@ -265,8 +289,14 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
         }
         ids.push(id);
     }
+    ids
+}
+
+/// The tree over mesh delays `d`: each central office under its nearest regional DC (ties: the
+/// DC chosen first), every link at least `o.min_link_ms`, the cloud `o.cloud_extra_ms` beyond.
+fn build_tree(d: &[Vec<f64>], cloud: usize, dcs: Vec<usize>, o: &ImportOptions) -> Tree {
+    let n = d.len();
     let floor = |x: f64| x.max(o.min_link_ms);
-    // Tree: each CO under its nearest DC (ties: the DC chosen first).
     let parent_dc: Vec<usize> = (0..n)
         .map(|c| {
             (0..dcs.len())
@@ -279,33 +309,34 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
         .iter()
         .map(|&p| floor(d[p][cloud]) + o.cloud_extra_ms)
         .collect();
-    let tree = Tree {
+    Tree {
         cloud,
         dcs,
         parent_dc,
         co_link,
         dc_link,
-    };
-    let (dcs, parent_dc, co_link, dc_link) =
-        (&tree.dcs, &tree.parent_dc, &tree.co_link, &tree.dc_link);
+    }
+}
+
+/// The file's head: what the import did, in comments, then the schema, the name and the reach.
+fn write_header(w: &mut String, net: &Network, o: &ImportOptions, tree: &Tree) {
     let s = &o.sites;
     let name = o
         .name
         .clone()
         .or_else(|| net.name.as_deref().map(slug))
         .unwrap_or_else(|| "imported".into());
-    let mut y = String::new();
-    let w = &mut y;
     let _ = writeln!(
         w,
-        "# Imported by `continuum topology import`: {n} PoPs and {} links of {} as central \
+        "# Imported by `continuum topology import`: {} PoPs and {} links of {} as central \
          offices; {} regional DCs (greedy k-median on fibre delay), the cloud {} ms beyond the \
          most central PoP ({}).",
+        net.pops.len(),
         net.links.len(),
         net.name.as_deref().unwrap_or("the network"),
-        dcs.len(),
+        tree.dcs.len(),
         o.cloud_extra_ms,
-        net.pops[cloud].name
+        net.pops[tree.cloud].name
     );
     let _ = writeln!(
         w,
@@ -325,24 +356,36 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
     if let Some(m) = s.max_reach_ms {
         let _ = writeln!(w, "max_reach_ms: {m}");
     }
+}
+
+/// The layers, the cloud, the regional DCs, a central office per PoP and its antennas; returns
+/// each antenna's id and PoP.
+fn write_sites(
+    w: &mut String,
+    net: &Network,
+    o: &ImportOptions,
+    ids: &[String],
+    tree: &Tree,
+) -> Vec<(String, usize)> {
+    let s = &o.sites;
     let mut sites = s.clone();
     sites.link_ms = [o.access_ms, 1.0, 1.0];
     write_layers_and_cloud(w, &sites);
-    for (r, &p) in dcs.iter().enumerate() {
+    for (r, &p) in tree.dcs.iter().enumerate() {
         let _ = writeln!(
             w,
             "  - {{id: rdc-{}, layer: regional-dc, parent: cloud, link: {}}}",
             ids[p],
-            link(dc_link[r], s.jitter)
+            link(tree.dc_link[r], s.jitter)
         );
     }
-    for c in 0..n {
+    for c in 0..net.pops.len() {
         let _ = writeln!(
             w,
             "  - {{id: co-{}, layer: central-office, parent: rdc-{}, link: {}}}   # {}",
             ids[c],
-            ids[dcs[parent_dc[c]]],
-            link(co_link[c], s.jitter),
+            ids[tree.dcs[tree.parent_dc[c]]],
+            link(tree.co_link[c], s.jitter),
             net.pops[c].name.replace('#', "")
         );
     }
@@ -360,21 +403,7 @@ pub fn import(net: &Network, o: &ImportOptions) -> (String, ImportSummary) {
             antennas.push((id, c));
         }
     }
-    let overrides = match o.override_threshold_ms {
-        Some(t) => write_overrides(w, o, &d, &ids, &antennas, &tree, t),
-        None => 0,
-    };
-    let diameter_ms = d.iter().flatten().fold(0.0f64, |m, &x| m.max(x));
-    let summary = ImportSummary {
-        pops: n,
-        links: net.links.len(),
-        regional_dcs: dcs.len(),
-        antennas: antennas.len(),
-        overrides,
-        diameter_ms,
-        dropped: net.dropped.clone(),
-    };
-    (y, summary)
+    antennas
 }
 
 /// Writes `overrides:` for every (antenna scheduler, cluster) pair whose mesh delay beats the
