@@ -351,71 +351,8 @@ fn schedulers(
     index: &HashMap<&str, usize>,
     workers: &[Worker],
 ) -> Result<Vec<Scheduler>, ConfigError> {
-    let sites: Vec<usize> = match &file.schedulers {
-        None => (0..clusters.len())
-            .filter(|&i| clusters[i].layer == ACCESS_LAYER)
-            .collect(),
-        Some(list) => {
-            let mut out = Vec::new();
-            for (k, s) in list.iter().enumerate() {
-                let f = format!("schedulers[{k}]");
-                let &i = index.get(s.value.as_str()).ok_or_else(|| {
-                    src.error_at(s, f.clone(), format!("unknown cluster id `{}`", s.value))
-                })?;
-                if clusters[i].layer != ACCESS_LAYER {
-                    return Err(src.error_at(s, f, format!("a scheduler must sit on an `{ACCESS_LAYER}` cluster; `{}` is in layer `{}`", s.value, clusters[i].layer)));
-                }
-                if out.contains(&i) {
-                    return Err(src.error_at(s, f, format!("duplicate scheduler `{}`", s.value)));
-                }
-                out.push(i);
-            }
-            out
-        }
-    };
-    if sites.is_empty() {
-        return Err(src.error_file(
-            "schedulers",
-            format!("no scheduler: the topology needs at least one `{ACCESS_LAYER}` cluster"),
-        ));
-    }
-    let mut overrides: HashMap<(usize, usize), (f64, f64)> = HashMap::new();
-    for (k, o) in file.overrides.iter().enumerate() {
-        let f = |x: &str| format!("overrides[{k}].{x}");
-        let &s = index.get(o.scheduler.value.as_str()).ok_or_else(|| {
-            src.error_at(
-                &o.scheduler,
-                f("scheduler"),
-                format!("unknown cluster id `{}`", o.scheduler.value),
-            )
-        })?;
-        if !sites.contains(&s) {
-            return Err(src.error_at(
-                &o.scheduler,
-                f("scheduler"),
-                format!("`{}` hosts no scheduler", o.scheduler.value),
-            ));
-        }
-        let &n = index.get(o.cluster.value.as_str()).ok_or_else(|| {
-            src.error_at(
-                &o.cluster,
-                f("cluster"),
-                format!("unknown cluster id `{}`", o.cluster.value),
-            )
-        })?;
-        if !(o.mean_ms.value >= 0.0
-            && o.jitter_ms >= 0.0
-            && o.mean_ms.value.is_finite()
-            && o.jitter_ms.is_finite())
-        {
-            return Err(src.error_at(
-                &o.mean_ms,
-                f("mean_ms"),
-                "expected mean_ms >= 0 and jitter_ms >= 0",
-            ));
-        }
-        overrides.insert((s, n), (o.mean_ms.value, o.jitter_ms));
-    }
+    let sites = scheduler_sites(src, file, clusters, index)?;
+    let overrides = overrides(src, file, index, &sites)?;
     let max_reach = match &file.max_reach_ms {
         None => f64::INFINITY,
         Some(m) if m.value > 0.0 && !m.value.is_nan() => m.value,
@@ -470,4 +407,93 @@ fn schedulers(
             Scheduler { cluster: s, reach }
         })
         .collect())
+}
+
+/// The clusters that host a scheduler: those listed under `schedulers`, or every access
+/// cluster when there is no list.
+fn scheduler_sites(
+    src: &Source,
+    file: &File,
+    clusters: &[Cluster],
+    index: &HashMap<&str, usize>,
+) -> Result<Vec<usize>, ConfigError> {
+    let sites: Vec<usize> = match &file.schedulers {
+        None => (0..clusters.len())
+            .filter(|&i| clusters[i].layer == ACCESS_LAYER)
+            .collect(),
+        Some(list) => {
+            let mut out = Vec::new();
+            for (k, s) in list.iter().enumerate() {
+                let f = format!("schedulers[{k}]");
+                let &i = index.get(s.value.as_str()).ok_or_else(|| {
+                    src.error_at(s, f.clone(), format!("unknown cluster id `{}`", s.value))
+                })?;
+                if clusters[i].layer != ACCESS_LAYER {
+                    return Err(src.error_at(s, f, format!("a scheduler must sit on an `{ACCESS_LAYER}` cluster; `{}` is in layer `{}`", s.value, clusters[i].layer)));
+                }
+                if out.contains(&i) {
+                    return Err(src.error_at(s, f, format!("duplicate scheduler `{}`", s.value)));
+                }
+                out.push(i);
+            }
+            out
+        }
+    };
+    if sites.is_empty() {
+        return Err(src.error_file(
+            "schedulers",
+            format!("no scheduler: the topology needs at least one `{ACCESS_LAYER}` cluster"),
+        ));
+    }
+    Ok(sites)
+}
+
+/// Network delays set by hand: (scheduler's cluster, cluster) → (mean, jitter), ms.
+type Overrides = HashMap<(usize, usize), (f64, f64)>;
+
+/// The `overrides`, each checked against the clusters and the scheduler `sites`.
+fn overrides(
+    src: &Source,
+    file: &File,
+    index: &HashMap<&str, usize>,
+    sites: &[usize],
+) -> Result<Overrides, ConfigError> {
+    let mut overrides: Overrides = HashMap::new();
+    for (k, o) in file.overrides.iter().enumerate() {
+        let f = |x: &str| format!("overrides[{k}].{x}");
+        let &s = index.get(o.scheduler.value.as_str()).ok_or_else(|| {
+            src.error_at(
+                &o.scheduler,
+                f("scheduler"),
+                format!("unknown cluster id `{}`", o.scheduler.value),
+            )
+        })?;
+        if !sites.contains(&s) {
+            return Err(src.error_at(
+                &o.scheduler,
+                f("scheduler"),
+                format!("`{}` hosts no scheduler", o.scheduler.value),
+            ));
+        }
+        let &n = index.get(o.cluster.value.as_str()).ok_or_else(|| {
+            src.error_at(
+                &o.cluster,
+                f("cluster"),
+                format!("unknown cluster id `{}`", o.cluster.value),
+            )
+        })?;
+        if !(o.mean_ms.value >= 0.0
+            && o.jitter_ms >= 0.0
+            && o.mean_ms.value.is_finite()
+            && o.jitter_ms.is_finite())
+        {
+            return Err(src.error_at(
+                &o.mean_ms,
+                f("mean_ms"),
+                "expected mean_ms >= 0 and jitter_ms >= 0",
+            ));
+        }
+        overrides.insert((s, n), (o.mean_ms.value, o.jitter_ms));
+    }
+    Ok(overrides)
 }
