@@ -20,9 +20,21 @@ the shipped checkpoint is then models/<topology>-aset-unbounded.dqn, and the ref
 heuristic) are run under the same bound (the offline bound does not depend on it: the recorded
 one of the cell is used).
 
+With --protocol the agent is trained by ASET's own protocol (config/aset-protocol.yaml: each
+episode its own λ in [20, 100], its own mix of application classes and its own seed, ending when
+a window's success ratio falls below θ or at H) on --topology under --load-view (`published`,
+continuum's view, or `current`, the workers' present load with every scheduler's bindings:
+ASET's assumption), as <out>/<topology>-<view>/checkpoint.dqn (reused when there), and run with
+ASET's seven policies under the same view at every λ of --lambdas (ASET's Figs. 5 and 6).
+
 Usage: python3 -m experiments.aset_findings [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--out out/aset] [--reuse] [--ray HOST:PORT]
        [--topology T --shipped-only --generalise] [--queue-bound unbounded]
+       [--protocol --topology T --load-view published|current] [--protocol-summary]
+
+--protocol-summary renders, from the six recorded --protocol runs (three topologies × two views),
+the paper's Fig. 5 / 6 comparisons side by side: the agent against the best ASET policy per
+topology, λ and view, and co-dc-cloud against dc-cloud policy by policy.
 Needs a release build. Checkpoints already under <out> are reused (delete them to retrain); every
 compare run is a report of one grid (`continuum sweep`: <out>/sweep, or <out>/shipped-sweep with
 --shipped-only; --reuse keeps the cells already there, else they are run again), here or on a
@@ -60,13 +72,22 @@ p.add_argument("--generalise", action="store_true",
                     "topologies/<topology>.yaml --config config/aset.yaml --seed 1`)")
 p.add_argument("--queue-bound", default="deadline", choices=["deadline", "unbounded"],
                help="the workers' queue bound, in training and in every run")
-p.add_argument("--out", default=None, help="default out/aset, out/aset-unbounded")
+p.add_argument("--protocol", action="store_true",
+               help="train by ASET's protocol (config/aset-protocol.yaml) on --topology under "
+                    "--load-view and run it at every λ of --lambdas with ASET's seven policies")
+p.add_argument("--protocol-summary", action="store_true",
+               help="the Fig. 5 / 6 comparisons of the six recorded --protocol runs (no run)")
+p.add_argument("--load-view", default="published", choices=["published", "current"],
+               help="with --protocol: the load view of training and of every run")
+p.add_argument("--out", default=None,
+               help="default out/aset, out/aset-unbounded, out/aset-protocol")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--threads", default="2")
 runner_options(p)
 a = p.parse_args()
 UNBOUNDED = a.queue_bound == "unbounded"
-a.out = a.out or ("out/aset-unbounded" if UNBOUNDED else "out/aset")
+a.out = a.out or ("out/aset-protocol" if a.protocol else
+                  "out/aset-unbounded" if UNBOUNDED else "out/aset")
 CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
                      drop_valued=("--out", "--bin", "--threads", "--ray"))
 
@@ -114,15 +135,23 @@ def score(row, warmup_s):
     return 100 * row["success_ratio"] if warmup_s <= 0 else success_from(row, warmup_s)
 
 
+def agent_path(out, name):
+    """The checkpoint of row `name`: the shipped one, the protocol's, or an ablation row's."""
+    if a.protocol:
+        return PROTOCOL / "checkpoint.dqn"
+    return SHIPPED if a.shipped_only else out / f"{name}.dqn"
+
+
 def evaluate(out, runs, sweep_dir):
     """`runs` ({λ: the agents run at it}) on every seed as one grid; per λ, per seed:
     {row name: {whole, after, rejected, failed, actions}}."""
     grid = {"name": "aset",
             "compare": {"topology": f"topologies/{a.topology}.yaml", "duration": a.duration,
                         "policies": ",".join(STATIC),
-                        **({"queue-bound": a.queue_bound} if UNBOUNDED else {})},
+                        **({"queue-bound": a.queue_bound} if UNBOUNDED else {}),
+                        **({"load-view": a.load_view} if a.load_view != "published" else {})},
             "axes": [{"lambda": [{"name": lam, "lambda": lam, "agent": [
-                str(SHIPPED if a.shipped_only else out / f"{ag}.dqn") for ag in agents]}
+                str(agent_path(out, ag)) for ag in agents]}
                                  for lam, agents in runs.items()]},
                      {"seed": [int(s) for s in a.seeds.split(",")]}]}
     per_lambda = {}
@@ -141,12 +170,16 @@ def evaluate(out, runs, sweep_dir):
                 top = f"{r['actions']['actions'][i]} {100 * shares[i]:.0f}%"
             cell[name] = dict(whole=score(r, 0), after=score(r, a.warmup_s),
                               rejected=100 * r["rejected"] / r["offered"],
-                              failed=100 * r["failure"] / r["offered"], actions=top)
+                              failed=100 * r["failure"] / r["offered"], actions=top,
+                              dropped=100 * r.get("rejected_at_worker", 0) / r["offered"])
         per_lambda.setdefault(labels["lambda"], []).append(cell)
     return per_lambda
 
 
 SHIPPED = pathlib.Path(f"models/{a.topology}-aset{'-unbounded' if UNBOUNDED else ''}.dqn")
+PROTOCOL = pathlib.Path(a.out) / f"{a.topology}-{a.load_view}"
+if a.load_view != "published" and not a.protocol:
+    sys.exit("--load-view: only with --protocol (the other modes run continuum's published view)")
 
 
 def ms(xs):
@@ -235,8 +268,168 @@ def headline(results):
             f"({h}) {vs}; {sh} of the bound\n")
 
 
+
+def train_protocol():
+    """Trains the protocol's agent on --topology under --load-view, unless its checkpoint is
+    there; returns the training's episode log (rows of <dir>/checkpoint.training.csv)."""
+    PROTOCOL.mkdir(parents=True, exist_ok=True)
+    cfg = yaml.safe_load(pathlib.Path("config/aset-protocol.yaml").read_text())
+    cfg["load_view"] = a.load_view
+    (PROTOCOL / "config.yaml").write_text(json.dumps(cfg, indent=1) + "\n")
+    if not (PROTOCOL / "checkpoint.dqn").exists():
+        print(f"training by the protocol on {a.topology} ({a.load_view}) …", file=sys.stderr)
+        run([a.bin, "train", f"topologies/{a.topology}.yaml", "--config",
+             str(PROTOCOL / "config.yaml"), "--seed", str(a.train_seed), "--out", str(PROTOCOL),
+             "--threads", a.threads, "--quiet"])
+    log = next(iter(sorted(PROTOCOL.glob("*training.csv"))), None)
+    if log is None:
+        return []
+    lines = log.read_text().splitlines()
+    head = lines[0].split(",")
+    return [dict(zip(head, line.split(","))) for line in lines[1:]]
+
+
+def protocol_results():
+    """Trains (or reuses) the protocol's agent and runs it with the seven policies at every λ."""
+    episodes = train_protocol()
+    lams = a.lambdas.split(",")
+    # λ 60 (Fig. 5, Fig. 6a) as a grid of its own, so that it can be run first and kept
+    # (--reuse) when the other rates (Fig. 6b) follow.
+    runs = {}
+    for grid, part in (("sweep-60", [x for x in lams if x == "60"]),
+                       ("sweep", [x for x in lams if x != "60"])):
+        if part:
+            runs.update(evaluate(PROTOCOL, {lam: ["protocol"] for lam in part}, PROTOCOL / grid))
+    ends = {}
+    for e in episodes:
+        ends[e["end"]] = ends.get(e["end"], 0) + 1
+    return {"generalisation": {lam: runs[lam] for lam in lams},
+            "training": {"episodes": len(episodes), "ends": ends,
+                         "mean_lambda": statistics.mean(float(e["lambda"]) for e in episodes)
+                         if episodes else None}}
+
+
+def render_protocol(results):
+    """Fig. 5 / 6 of one topology and load view: the protocol's agent against the best of ASET's
+    seven policies at each λ (by mean over the seeds), with the verdict of docs/methodology.md,
+    its rejected and late shares against that policy's, and against the best heuristic (recorded
+    references, run under the published view: `–` under `current`)."""
+    gen, seeds, tr = results["generalisation"], a.seeds.split(","), results["training"]
+    ends = ", ".join(f"{k} {v}" for k, v in sorted(tr["ends"].items()))
+    text = [f"{a.topology}, load view `{a.load_view}`; the agent trained by ASET's protocol "
+            f"(config/aset-protocol.yaml, load_view {a.load_view}; training seed "
+            f"{a.train_seed}: {tr['episodes']} episodes, mean λ {tr['mean_lambda'] or 0:.1f}, "
+            f"ended by: {ends}); {len(seeds)} evaluation seeds ({a.seeds}), "
+            f"{a.duration:.0f} s; best ASET policy (of its seven) by mean at each λ under the "
+            "same view.\n",
+            "| λ | agent % | best ASET policy % | agent − best, pp (min … max) | rejected / "
+            "late %: agent | best ASET policy | action taken most (seed "
+            f"{seeds[0]}) | worst ASET policy % | agent − best heuristic, pp |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for lam in a.lambdas.split(","):
+        cells = gen[lam]
+        b = best_static(cells, "whole")
+        worst = min(STATIC, key=lambda s: statistics.mean(c[s]["whole"] for c in cells))
+        xs = [c["protocol"]["whole"] for c in cells]
+        d = [x - c[b]["whole"] for x, c in zip(xs, cells)]
+        rf = lambda k: (f"{statistics.mean(c[k]['rejected'] for c in cells):.2f} / "
+                        f"{statistics.mean(c[k]['failed'] for c in cells):.2f}")
+        ref = REFS.get(f"{a.topology}|{lam}") if a.load_view == "published" else None
+        vs_h = refs.against(ref, xs, seeds)[1]
+        text.append(f"| {lam} | {ms(xs)} | {ms([c[b]['whole'] for c in cells])} ({b}) | "
+                    f"{refs.versus(xs, [c[b]['whole'] for c in cells])} "
+                    f"({min(d):+.2f} … {max(d):+.2f}) | {rf('protocol')} | {rf(b)} | "
+                    f"{cells[0]['protocol']['actions']} | "
+                    f"{ms([c[worst]['whole'] for c in cells])} ({worst}) | {vs_h} |")
+    return "\n".join(text) + "\n"
+
+
+
+TOPOLOGIES, VIEWS = ("full-edge", "dc-cloud", "co-dc-cloud"), ("published", "current")
+
+
+def protocol_command(topology, view, lambdas=None):
+    """The command whose recorded results hold the protocol's run on `topology` under `view`
+    (at `lambdas` when given, else at the default rates)."""
+    return (f"experiments.aset_findings --protocol --topology {topology} --load-view {view}"
+            + (f" --lambdas {lambdas}" if lambdas else "")
+            + (f" --seeds {a.seeds}" if a.seeds != "101,102,103,104,105" else ""))
+
+
+def protocol_summary():
+    """The recorded protocol runs, {view: {topology: results}}: each at every rate where that
+    run is recorded, else at λ 60 alone (`--lambdas 60`), else left out (shown as not run)."""
+    out = {view: {} for view in VIEWS}
+    for view in VIEWS:
+        for topology in TOPOLOGIES:
+            r = (docgen.load_results(protocol_command(topology, view))
+                 or docgen.load_results(protocol_command(topology, view, "60")))
+            if r is not None:
+                out[view][topology] = r
+    if not any(out.values()):
+        sys.exit("no recorded --protocol run: run one first")
+    return out
+
+
+def render_summary(results):
+    """Fig. 5 / 6 side by side: per view, the agent − the best ASET policy on each topology at
+    each λ, and co-dc-cloud − dc-cloud for each ASET policy at each λ (paired per seed, verdict
+    of docs/methodology.md), with the change in queries dropped at a worker (the bursts that
+    overflow a pool admitted on a stale view)."""
+    lams = a.lambdas.split(",")
+    text = [f"Seeds {a.seeds}, 300 s; the agent trained by ASET's protocol on each topology "
+            "under each load view; pp of success, paired per seed (mean ± sd, verdict of "
+            "docs/methodology.md).\n",
+            "Agent − best ASET policy (of its seven, by mean at each λ, under the same view):\n",
+            "| view | topology | " + " | ".join(f"λ {x}" for x in lams) + " |",
+            "|---|---|" + "---|" * len(lams)]
+    for view in VIEWS:
+        for topology in TOPOLOGIES:
+            gen = results[view].get(topology, {}).get("generalisation", {})
+            row = []
+            for lam in lams:
+                cells = gen.get(lam)
+                if not cells:
+                    row.append("not run")
+                    continue
+                b = best_static(cells, "whole")
+                row.append(refs.versus([c["protocol"]["whole"] for c in cells],
+                                       [c[b]["whole"] for c in cells]))
+            text.append(f"| `{view}` | {topology} | " + " | ".join(row) + " |")
+    text += ["", "co-dc-cloud − dc-cloud, each of ASET's seven policies: how many are above / "
+             "below / tie, the mean over the seven, and the best policy of each topology:\n",
+             "| view | λ | above / below / tie | success, mean over policies, pp | dropped at a "
+             "worker, mean over policies, pp | best on co-dc-cloud − best on dc-cloud, pp |",
+             "|---|---|---|---|---|---|"]
+    for view in VIEWS:
+        co, dc = (results[view].get(t, {}).get("generalisation", {})
+                  for t in ("co-dc-cloud", "dc-cloud"))
+        for lam in lams:
+            if lam not in co or lam not in dc:
+                text.append(f"| `{view}` | {lam} | not run | – | – | – |")
+                continue
+            words = {"above": 0, "below": 0, "tie": 0}
+            means, drops = [], []
+            for pol in STATIC:
+                drops.append(statistics.mean(c[pol]["dropped"] for c in co[lam])
+                             - statistics.mean(c[pol]["dropped"] for c in dc[lam]))
+                d = refs.diff([c[pol]["whole"] for c in co[lam]], [c[pol]["whole"] for c in dc[lam]])
+                words[refs.verdict(d, 0.0, refs.COMPARED)] += 1
+                means.append(statistics.mean(d))
+            bc, bd = best_static(co[lam], "whole"), best_static(dc[lam], "whole")
+            best = refs.versus([c[bc]["whole"] for c in co[lam]], [c[bd]["whole"] for c in dc[lam]])
+            text.append(f"| `{view}` | {lam} | {words['above']} / {words['below']} / "
+                        f"{words['tie']} | {statistics.mean(means):+.2f} | "
+                        f"{statistics.mean(drops):+.2f} | {best} |")
+    return "\n".join(text) + "\n"
+
+
 if a.from_json:
     results = docgen.recorded_or_exit(CMD)
+elif a.protocol_summary:
+    results = protocol_summary()
+elif a.protocol:
+    results = protocol_results()
 elif a.shipped_only:
     out = pathlib.Path(a.out)
     lams = a.lambdas.split(",") if a.generalise else ["60"]
@@ -292,7 +485,10 @@ if UNBOUNDED:
 else:
     REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
         a.seeds.split(","), False)
-text = render(results)
+text = (render_summary(results) if a.protocol_summary else
+        render_protocol(results) if a.protocol else render(results))
 print(text, end="")
 if a.publish:
-    docgen.publish(CMD, {None: text, "headline": headline(results)}, results)
+    parts = ({None: text} if a.protocol or a.protocol_summary else
+             {None: text, "headline": headline(results)})
+    docgen.publish(CMD, parts, results)

@@ -86,6 +86,12 @@ pub struct RunArgs {
     /// `window` (the share of the load window that has not measured them yet).
     #[arg(long, default_value = continuum_core::load::OwnBindings::default().name())]
     pub own_bindings: String,
+    /// The load view schedulers decide on (docs/model.md §8): `published` (the 1 s average
+    /// republished every --staleness-ms, their own bindings counted as --own-bindings says) or
+    /// `current` (every worker's present load, every scheduler's bindings included, ASET's
+    /// assumption; needs --own-bindings off).
+    #[arg(long, default_value = continuum_core::load::LoadViewMode::default().name())]
+    pub load_view: String,
     /// Also compute the offline upper bound of the run (docs/model.md §16: a clairvoyant fluid
     /// assignment of the same streams, a linear program) and give every row its share of it.
     /// Not with `compare --allocators` (the bound keeps the file's deployment).
@@ -116,6 +122,14 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
                     "warning: `{name}` was trained with the workers' queue bound `{trained}`, \
                      and runs under `{}` (--queue-bound {trained} runs it as trained)",
                     cfg.queue_bound
+                );
+            }
+            let view = ck.meta.config.load_view;
+            if view != cfg.load_view {
+                eprintln!(
+                    "warning: `{name}` was trained under the load view `{view}`, and runs under \
+                     `{}` (--load-view {view} runs it as trained)",
+                    cfg.load_view
                 );
             }
         }
@@ -191,6 +205,7 @@ pub fn build_report(run: &RunArgs, runners: &[Runner]) -> Result<Report> {
         lambda_profile,
         duration_s: run.duration,
         own_bindings: cfg.own_bindings.name().to_string(),
+        load_view: report::load_view_field(cfg.load_view),
         results: runs.into_iter().map(|r| r.0).collect(),
         sim: SimSummary::new(&stats, run.duration, wall_s, threads),
         bound: None,
@@ -230,6 +245,8 @@ fn scenario_and_config(run: &RunArgs) -> Result<(Scenario, SimConfig)> {
             .map_err(|m| anyhow::anyhow!("--capacity-scale: {m}"))?,
         own_bindings: continuum_core::load::OwnBindings::parse(&run.own_bindings)
             .map_err(|m| anyhow::anyhow!("--own-bindings: {m}"))?,
+        load_view: continuum_core::load::LoadViewMode::parse(&run.load_view)
+            .map_err(|m| anyhow::anyhow!("--load-view: {m}"))?,
     };
     cfg.validate().map_err(|m| anyhow::anyhow!("--{m}"))?;
     if !(run.bound_slice_ms > 0.0 && run.bound_slice_ms.is_finite()) {
@@ -263,6 +280,7 @@ pub fn bound_report(run: &RunArgs) -> Result<Report> {
         lambda_profile: sc.workload.lambda.describe(),
         duration_s: run.duration,
         own_bindings: cfg.own_bindings.name().to_string(),
+        load_view: report::load_view_field(cfg.load_view),
         results: Vec::new(),
         sim: SimSummary::new(&[], run.duration, start.elapsed().as_secs_f64(), 1),
         bound: Some(bound),

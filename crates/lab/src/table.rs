@@ -68,6 +68,7 @@ pub fn execute(args: &TableArgs) -> Result<()> {
         episodes: &episodes,
         duration_s: args.duration,
         queue_bound: continuum_sim::QueueBound::Deadline,
+        load_view: Default::default(),
         actions: &actions,
         classes: &classes,
         objective: continuum_core::metrics::Objective::SuccessRatio,

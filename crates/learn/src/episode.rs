@@ -2,10 +2,13 @@
 //! from the configuration's range and profile. Dynamic episodes move λ inside the episode —
 //! random steps or a sine with a random period and phase — so the agent sees load change as it
 //! does under a diurnal workload (ASET's "episodes with dynamic client rates"). With a capacity
-//! spread, each episode also draws how fast its workers really are against their profiles.
+//! spread, each episode also draws how fast its workers really are against their profiles; with
+//! a mix spread (ASET's protocol: each episode its own tasks' requirements), the mix of
+//! application classes its clients come from.
 
-use continuum_core::rng::SimRng;
-use continuum_core::workload::Lambda;
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
+use continuum_core::scenario::Scenario;
+use continuum_core::workload::{Lambda, Workload};
 use continuum_infer::agent::{DqnConfig, LambdaProfile};
 use continuum_sim::CapacityScale;
 use rand::Rng;
@@ -29,6 +32,10 @@ pub struct EpisodeSpec {
     pub seed: u64,
     /// Actual worker capacity against the profiles.
     pub capacity: CapacityScale,
+    /// The episode's mix of application classes, as (seed, spread): every class's share is
+    /// multiplied by its own factor drawn uniformly from `[1 − spread, 1 + spread]` from the
+    /// seed ([`Self::scenario`]). `None`: the workload's mix.
+    pub mix: Option<(u64, f64)>,
 }
 
 impl EpisodeSpec {
@@ -38,7 +45,32 @@ impl EpisodeSpec {
             lambda,
             seed,
             capacity: CapacityScale::default(),
+            mix: None,
         }
+    }
+
+    /// `base` with this episode's λ and mix of classes. A mix needs every class's share to be
+    /// constant (checked when training starts, [`check_mix`]).
+    pub fn scenario(&self, base: &Scenario) -> Scenario {
+        let sc = base.clone().with_lambda_profile(self.lambda.clone());
+        let Some((seed, spread)) = self.mix else {
+            return sc;
+        };
+        let mut rng = stream_rng(seed, Purpose::Other, 0x6d_6978, 0);
+        let w = &sc.workload;
+        let apps = w
+            .apps
+            .iter()
+            .map(|a| {
+                let share = a.share * rng.random_range(1.0 - spread..=1.0 + spread);
+                let mut a = a.clone();
+                a.share = share;
+                a.share_over_time = Lambda::Constant(share);
+                a
+            })
+            .collect();
+        let workload = Workload::new(w.lambda.clone(), w.jitter, apps);
+        Scenario::new(sc.profiles, sc.topology, workload)
     }
 
     /// Draws an episode of `horizon_s` from `cfg`'s λ range and profile, and its capacity from
@@ -47,6 +79,9 @@ impl EpisodeSpec {
     pub fn draw(cfg: &DqnConfig, horizon_s: f64, rng: &mut SimRng) -> Self {
         let mut spec = Self::draw_in(cfg.lambda_range, cfg.lambda_profile, horizon_s, rng);
         spec.capacity = draw_capacity(cfg, rng);
+        if cfg.mix_spread > 0.0 {
+            spec.mix = Some((rng.random(), cfg.mix_spread));
+        }
         spec
     }
 
@@ -105,6 +140,20 @@ impl EpisodeSpec {
     }
 }
 
+/// Checks that `cfg`'s mix spread can apply to `workload`: the factors multiply constant shares
+/// (a workload whose mix moves over time is refused, naming the option).
+pub fn check_mix(cfg: &DqnConfig, workload: &Workload) -> Result<(), String> {
+    if cfg.mix_spread > 0.0 && workload.shifting_mix() {
+        return Err(format!(
+            "mix_spread: {} draws each episode's mix of classes around the workload's shares, \
+             but this workload's mix moves over time (a `share` given as a step or sine): use \
+             a workload with constant shares, or mix_spread: 0",
+            cfg.mix_spread
+        ));
+    }
+    Ok(())
+}
+
 /// The capacity of one episode under `cfg`: `capacity_scale`, times a uniform draw from
 /// `[1 − spread, 1 + spread]` when `capacity_spread` > 0 (the only case that uses `rng`).
 pub fn draw_capacity(cfg: &DqnConfig, rng: &mut SimRng) -> CapacityScale {
@@ -150,6 +199,56 @@ mod tests {
         assert_eq!(e.lambda, Lambda::Constant(60.0));
         assert_eq!(e.mean_lambda(300.0), 60.0);
         assert_eq!(e.capacity, CapacityScale::Uniform(1.0));
+    }
+
+    #[test]
+    fn a_mix_spread_draws_each_episodes_mix_and_none_without() {
+        let sc = continuum_core::fixtures::scenario(
+            continuum_core::fixtures::TOPOLOGY,
+            "lambda_per_min: 60\njitter: periodic\naccess_delay_ms: 2\napps:\n  - {name: a, share: 3, task: detect, rate_qps: 10, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 100, min_accuracy: 0, duration_s: 30}\n  - {name: b, share: 1, task: detect, rate_qps: 5, frame_kb: 10, uplink_mbps: 80, max_delay_ms: 500, min_accuracy: 0, duration_s: 30}\n",
+        );
+        let cfg = DqnConfig {
+            lambda_range: [20.0, 100.0],
+            lambda_profile: LambdaProfile::Constant,
+            mix_spread: 0.5,
+            ..DqnConfig::default()
+        };
+        let mut rng = stream_rng(7, Purpose::Other, 0, 0);
+        let mut ratios = Vec::new();
+        for _ in 0..50 {
+            let e = EpisodeSpec::draw(&cfg, 300.0, &mut rng);
+            let Lambda::Constant(l) = e.lambda else {
+                panic!("{:?}", e.lambda)
+            };
+            assert!((20.0..=100.0).contains(&l));
+            let w = e.scenario(&sc).workload;
+            assert_eq!(w.lambda, Lambda::Constant(l));
+            // Each share within its factor range; the mix moves from episode to episode.
+            assert!(
+                (1.5..=4.5).contains(&w.apps[0].share),
+                "{}",
+                w.apps[0].share
+            );
+            assert!(
+                (0.5..=1.5).contains(&w.apps[1].share),
+                "{}",
+                w.apps[1].share
+            );
+            ratios.push(w.apps[0].share / w.apps[1].share);
+        }
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), r| (a.min(*r), b.max(*r)));
+        assert!(lo < 2.0 && hi > 4.5, "{lo} … {hi}");
+        // The same draw gives the same mix; without a spread the workload is untouched.
+        let e = EpisodeSpec::draw(&cfg, 300.0, &mut stream_rng(8, Purpose::Other, 0, 0));
+        let again = EpisodeSpec::draw(&cfg, 300.0, &mut stream_rng(8, Purpose::Other, 0, 0));
+        assert_eq!(e, again);
+        let plain = EpisodeSpec::new(Lambda::Constant(60.0), 1)
+            .scenario(&sc)
+            .workload;
+        assert_eq!(plain.apps[0].share, 3.0);
+        assert!(check_mix(&cfg, &sc.workload).is_ok());
     }
 
     #[test]

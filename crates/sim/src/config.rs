@@ -1,8 +1,9 @@
 //! Run settings of a simulation: how long, which windows, how stale the load view, the queue
-//! bound, the seed, the mitigation, the workers' actual speed and own-binding accounting.
+//! bound, the seed, the mitigation, the workers' actual speed, own-binding accounting and which
+//! load view schedulers decide on.
 
 use super::{CapacityScale, QueueBound};
-use continuum_core::load::OwnBindings;
+use continuum_core::load::{LoadViewMode, OwnBindings};
 use continuum_core::mitigation::Mitigation;
 
 /// The most metrics windows a run may have: each keeps its own counters and latency
@@ -40,6 +41,9 @@ pub struct SimConfig {
     pub capacity: CapacityScale,
     /// How each scheduler counts its own bindings since the last publication (docs/model.md §8).
     pub own_bindings: OwnBindings,
+    /// The load view schedulers decide on: the published snapshot, or every worker's present
+    /// load with every scheduler's bindings (docs/model.md §8).
+    pub load_view: LoadViewMode,
 }
 
 impl Default for SimConfig {
@@ -54,6 +58,7 @@ impl Default for SimConfig {
             mitigation: Mitigation::None,
             capacity: CapacityScale::default(),
             own_bindings: OwnBindings::default(),
+            load_view: LoadViewMode::default(),
         }
     }
 }
@@ -124,6 +129,14 @@ impl SimConfig {
         pos(self.window_s, "window")?;
         pos(self.staleness_ms, "staleness-ms")?;
         pos(self.load_window_ms, "load-window-ms")?;
+        if self.load_view == LoadViewMode::Current && self.own_bindings != OwnBindings::Off {
+            return Err(format!(
+                "own-bindings: `{}` adds a scheduler's own bindings to a published view; under \
+                 --load-view current every binding, its own included, is in the view already: \
+                 use --own-bindings off",
+                self.own_bindings.name()
+            ));
+        }
         let windows = (self.duration_s / self.window_s).ceil();
         if windows > MAX_WINDOWS {
             return Err(format!(

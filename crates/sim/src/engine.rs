@@ -201,7 +201,7 @@ impl Simulation {
             settled: 0,
             success: 0,
         });
-        self.workers[c.worker as usize].streams += 1;
+        self.attach(stream.serial, c.worker, c.demand_qps);
         let end = stream.emission.t_end.max(self.now);
         self.events.push(end, Kind::StreamEnd, stream.serial, 0);
         let serial = stream.serial;
@@ -492,8 +492,14 @@ impl Simulation {
 
     fn on_publish(&mut self) {
         let now = self.now;
+        // Under the `current` view the seen loads follow the bindings (`attach`, `detach`);
+        // the meters still roll, for the throughput.
+        let measured = !self.sees_present_load();
         for (ws, seen) in self.workers.iter_mut().zip(self.view.workers.iter_mut()) {
-            seen.load_qps = ws.load.roll();
+            let load = ws.load.roll();
+            if measured {
+                seen.load_qps = load;
+            }
             seen.throughput_qps = ws.done.roll();
             seen.streams = ws.streams;
         }

@@ -12,6 +12,7 @@ mod config;
 mod engine;
 mod hedge;
 mod jobs;
+mod present;
 mod pull;
 mod queue;
 mod redeploy;
@@ -210,6 +211,8 @@ pub struct Simulation {
     deep_prefetch: bool,
     /// Pull dispatch, when on (docs/model.md §15).
     pull: Option<pull::PullState>,
+    /// The workers' present loads, under the `current` load view (docs/model.md §8).
+    present: Option<present::PresentLoad>,
 }
 
 impl Simulation {
@@ -253,6 +256,7 @@ impl Simulation {
             target: None,
             deep_prefetch: rate >= DEEP_PREFETCH_EVENTS_PER_MS,
             pull: None,
+            present: present::PresentLoad::for_mode(cfg.load_view, sc.fleet.workers.len()),
             facts: Vec::new(),
             tails: TailLog::default(),
             jobs: Jobs::new(cfg.window_s * 1000.0),
@@ -555,6 +559,8 @@ mod golden_tests;
 mod job_tests;
 #[cfg(test)]
 mod mitigation_tests;
+#[cfg(test)]
+mod present_tests;
 #[cfg(test)]
 mod pull_tests;
 #[cfg(test)]

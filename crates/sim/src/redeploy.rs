@@ -111,7 +111,7 @@ impl Simulation {
     pub(super) fn stream_ended(&mut self, serial: u32) {
         let w = self.facts[serial as usize].worker;
         if w != NO_WORKER {
-            self.workers[w as usize].streams -= 1;
+            self.detach(serial, w);
         }
     }
 
@@ -152,10 +152,10 @@ impl Simulation {
                 &mut self.scratch,
             )
         };
-        if old != NO_WORKER {
-            self.workers[old as usize].streams -= 1;
-        }
         let serial = st.serial as usize;
+        if old != NO_WORKER {
+            self.detach(serial as u32, old);
+        }
         let Ok(c) = bound else {
             self.facts[serial].worker = NO_WORKER;
             self.streams.get_mut(id).worker = NO_WORKER;
@@ -172,7 +172,7 @@ impl Simulation {
         st.sigma_ms = r.sigma_ms;
         st.eta = st.size_kb / ref_kb;
         self.facts[serial].worker = c.worker;
-        self.workers[c.worker as usize].streams += 1;
+        self.attach(serial as u32, c.worker, c.demand_qps);
         self.stats.rebound += 1;
         true
     }

@@ -1,12 +1,15 @@
 //! What a scheduler sees of the workers (docs/model.md §8): a published snapshot of each worker's
 //! measured load, stream count and throughput, and the sliding-window meter that measures them.
 //! The simulator publishes it every Δ ms of virtual time; the gateway fills it from reports.
-//! Between publications a scheduler may add its own recent bindings to it ([`OwnLoad`]).
+//! Between publications a scheduler may add its own recent bindings to it ([`OwnLoad`]). In the
+//! simulator the view may instead be every worker's present load ([`LoadViewMode::Current`]).
 
 mod meter;
+mod mode;
 mod own;
 
 pub use meter::RateMeter;
+pub use mode::LoadViewMode;
 pub use own::{OwnBindings, OwnLoad};
 
 /// One worker's state as last published.

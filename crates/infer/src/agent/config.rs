@@ -3,6 +3,7 @@
 
 use continuum_core::admission::QueueBound;
 use continuum_core::config::{ConfigError, Source};
+use continuum_core::load::LoadViewMode;
 use continuum_core::metrics::Objective;
 use continuum_core::mitigation::Configuration;
 use continuum_core::observe::DemandBuckets;
@@ -159,6 +160,20 @@ pub struct DqnConfig {
     /// query is served and a late answer is a failure, ASET's setting), or a number of queries.
     /// Run the checkpoint under the same `--queue-bound`.
     pub queue_bound: QueueBound,
+    /// The load view every training, table-search and selection episode's schedulers decide on
+    /// (docs/model.md §8): `published` (the default; the measured 1 s average republished every
+    /// 100 ms) or `current` (every worker's present load, every scheduler's bindings included:
+    /// ASET's assumption). Run the checkpoint under the same `--load-view`.
+    #[serde(skip_serializing_if = "LoadViewMode::is_published")]
+    pub load_view: LoadViewMode,
+    /// The tasks' requirements per training episode (ASET's protocol, its §IV-C: an episode's
+    /// workload has its own "requirements from tasks"): each episode multiplies every
+    /// application class's share of the clients by its own factor drawn uniformly from
+    /// `[1 − spread, 1 + spread]`, so the mix of deadlines, accuracy floors and rates the
+    /// schedulers meet changes from episode to episode. 0: the workload's mix in every
+    /// episode (no draw is made, and the episodes are those of older checkpoints).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mix_spread: f64,
     /// How the network learns: `dqn` (Double DQN, its output a value per action), `iqn` (an
     /// implicit quantile network, EdgeTuner's learner; docs/model.md §9.5), `reinforce` or
     /// `reinforce-improved` (a softmax policy, its output logits; docs/model.md §9.8). Needs
@@ -176,6 +191,22 @@ pub struct DqnConfig {
     /// unused. Needs `algorithm: dqn` or `iqn`. Absent: the one-process loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apex: Option<ApexConfig>,
+}
+
+/// Whether a number is zero (for skipping a default when serialising, so that checkpoints of
+/// configurations without the field are as they were).
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A finite number > 0.
+fn pos(x: f64) -> bool {
+    x > 0.0 && x.is_finite()
+}
+
+/// A validation error of field `f`.
+fn bad(f: &'static str, m: &str) -> Result<(), (&'static str, String)> {
+    Err((f, m.to_string()))
 }
 
 impl Default for DqnConfig {
@@ -244,6 +275,8 @@ impl Default for DqnConfig {
             capacity_scale: 1.0,
             capacity_spread: 0.0,
             queue_bound: QueueBound::Deadline,
+            load_view: LoadViewMode::Published,
+            mix_spread: 0.0,
             algorithm: Algorithm::Dqn,
             entropy: 0.01,
             state_workers: 0,
@@ -269,8 +302,14 @@ impl DqnConfig {
 
     /// Checks ranges; the error names the field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        let pos = |x: f64| x > 0.0 && x.is_finite();
-        let bad = |f: &'static str, m: &str| Err((f, m.to_string()));
+        self.check_actions()?;
+        self.check_learning()?;
+        self.check_episodes()?;
+        self.check_combinations()
+    }
+
+    /// The actions, the objective, the window and the state's shape.
+    fn check_actions(&self) -> Result<(), (&'static str, String)> {
         if self.actions.is_empty() {
             return bad("actions", "expected at least one policy");
         }
@@ -291,6 +330,11 @@ impl DqnConfig {
         if !(0.0..1.0).contains(&self.gamma) {
             return bad("gamma", "expected 0 <= gamma < 1");
         }
+        Ok(())
+    }
+
+    /// The learner's numbers: rates, sizes, exploration.
+    fn check_learning(&self) -> Result<(), (&'static str, String)> {
         if !pos(self.learning_rate)
             || !pos(self.max_grad_norm)
             || !pos(self.incoming_scale_qps)
@@ -321,6 +365,11 @@ impl DqnConfig {
                 "eps_start, eps_end and eps_fraction must be in [0, 1]",
             );
         }
+        Ok(())
+    }
+
+    /// What the training episodes draw and how long they last, credit and reward scales.
+    fn check_episodes(&self) -> Result<(), (&'static str, String)> {
         if !pos(self.horizon_s)
             || self.horizon_s < self.window_s * (self.warmup_windows as f64 + 3.0)
         {
@@ -372,6 +421,25 @@ impl DqnConfig {
                 "expected 0 <= spread < 1 (0: no randomisation)",
             );
         }
+        if !(0.0..1.0).contains(&self.mix_spread) {
+            return bad(
+                "mix_spread",
+                "expected 0 <= spread < 1 (each class's share times a factor in \
+                 [1 − spread, 1 + spread]; 0: the workload's mix)",
+            );
+        }
+        if !(0.0..=1.0).contains(&self.theta) {
+            return bad(
+                "theta",
+                "expected a success ratio in [0, 1] (an episode ends when a window's success \
+                 ratio falls below it; 0: only at the horizon)",
+            );
+        }
+        Ok(())
+    }
+
+    /// Settings that only work together (credit, reward, granularity, algorithm, Ape-X).
+    fn check_combinations(&self) -> Result<(), (&'static str, String)> {
         if self.credit == Credit::Td
             && self.objective.needs_latency()
             && self.reward_scope != RewardScope::System
@@ -443,101 +511,5 @@ pub fn parse_actions(names: &[String]) -> Result<Vec<Configuration>, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_shipped_config_loads_and_defaults_validate() {
-        // The shipped configs live at the workspace root, two levels above this crate.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/dqn.yaml");
-        let c = DqnConfig::load(&path).expect("config/dqn.yaml is valid");
-        // The shipped file documents the defaults: it must say exactly what they are.
-        assert_eq!(c, DqnConfig::default());
-        assert!(DqnConfig::default().validate().is_ok());
-        assert_eq!(DqnConfig::default().actions.len(), 5);
-    }
-
-    #[test]
-    fn the_tuner_configs_load_with_a_joint_grid() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
-        for (file, granularity) in [
-            ("dqn-tuner.yaml", Granularity::PerScheduler),
-            ("edgetuner.yaml", Granularity::Global),
-        ] {
-            let c = DqnConfig::load(&dir.join(file)).expect(file);
-            let confs = c.configurations();
-            assert_eq!(confs.len(), 15, "{file}");
-            assert_eq!(confs[1].name(), "closest+reissue@0.8");
-            assert_eq!(c.objective, Objective::Tail { weight: 0.1 });
-            assert_eq!(c.granularity, granularity);
-        }
-    }
-
-    #[test]
-    fn the_paper_configs_load_as_their_papers_define_them() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
-        let aset = DqnConfig::load(&dir.join("aset.yaml")).expect("aset.yaml");
-        // ASET: one output per policy (the seven of its paper: the first seven registered),
-        // one action per scheduler, no fallback, trained at λ 60 only.
-        assert_eq!(aset.actions, continuum_core::policy::names()[..7]);
-        assert_eq!(
-            (aset.classes, aset.credit, aset.fallback_levels),
-            (ClassMode::Single, Credit::Td, 0)
-        );
-        assert_eq!(aset.lambda_range, [60.0, 60.0]);
-        let paper = DqnConfig::load(&dir.join("edgetuner-paper.yaml")).expect("edgetuner-paper");
-        // EdgeTuner: 5 policies × (none + restart and tdp at 0.70, 0.72, …, 0.90).
-        assert_eq!(paper.actions.len(), 5 * 23);
-        assert!(paper.actions.contains(&"closest+tdp@0.72".to_string()));
-        assert_eq!(paper.reward_scope, RewardScope::System);
-    }
-
-    #[test]
-    fn bad_values_name_their_field() {
-        let bad = DqnConfig {
-            gamma: 1.5,
-            ..DqnConfig::default()
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "gamma");
-        let bad = DqnConfig {
-            actions: vec!["nearest".into()],
-            ..DqnConfig::default()
-        };
-        let (f, m) = bad.validate().unwrap_err();
-        assert_eq!(f, "actions");
-        assert!(m.contains("unknown policy `nearest`"), "{m}");
-        let bad = DqnConfig {
-            actions: vec!["closest+reissue@1.5".into()],
-            ..DqnConfig::default()
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "actions");
-        let bad = DqnConfig {
-            objective: Objective::Tail { weight: f64::NAN },
-            ..DqnConfig::default()
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "objective");
-        // A tail objective under temporal-difference credit needs the system's window.
-        let td_tail = DqnConfig {
-            credit: Credit::Td,
-            objective: Objective::Tail { weight: 0.1 },
-            ..DqnConfig::default()
-        };
-        let (f, m) = td_tail.validate().unwrap_err();
-        assert_eq!(f, "objective");
-        assert!(m.contains("reward_scope: system"), "{m}");
-        let ok = DqnConfig {
-            reward_scope: RewardScope::System,
-            ..td_tail
-        };
-        assert!(ok.validate().is_ok());
-        let bad = DqnConfig {
-            reward_baseline_rate: 1.0,
-            ..DqnConfig::default()
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "reward_baseline_rate");
-        let src = Source::inline("d.yaml", "gama: 0.9\n");
-        let e = src.parse::<DqnConfig>().unwrap_err();
-        assert_eq!((e.line, e.column), (1, 1));
-        assert!(e.message.contains("unknown field `gama`"), "{e}");
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

@@ -417,6 +417,10 @@ pub struct Report {
     /// How schedulers counted their own bindings between load publications (docs/model.md §8).
     #[serde(default)]
     pub own_bindings: String,
+    /// The load view schedulers decided on, when not the default `published` (docs/model.md
+    /// §8): `current`. Absent otherwise, so reports of published runs are as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_view: Option<String>,
     /// One entry per policy, in the order asked for.
     pub results: Vec<PolicyResult>,
     /// Simulator work and speed.
@@ -424,6 +428,11 @@ pub struct Report {
     /// The run's offline upper bound, with `--bound`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<BoundReport>,
+}
+
+/// A report's [`Report::load_view`] for a run under `mode`: `None` under the default.
+pub fn load_view_field(mode: continuum_core::load::LoadViewMode) -> Option<String> {
+    (!mode.is_published()).then(|| mode.name().to_string())
 }
 
 impl Report {

@@ -87,6 +87,7 @@ pub fn merge(grid: &Grid, plan: &[CellSpec], dir: &Path) -> Result<Vec<Report>> 
             lambda_profile: first.lambda_profile.clone(),
             duration_s: first.duration_s,
             own_bindings: first.own_bindings.clone(),
+            load_view: first.load_view.clone(),
             results: Vec::new(),
             sim: SimSummary::of_cells(
                 &parts.iter().map(|p| p.sim).collect::<Vec<_>>(),

@@ -44,6 +44,8 @@ pub struct TableSearch<'a> {
     pub duration_s: f64,
     /// The workers' queue bound in every run.
     pub queue_bound: QueueBound,
+    /// The load view the schedulers decide on (docs/model.md §8).
+    pub load_view: continuum_core::load::LoadViewMode,
     /// The candidate configurations.
     pub actions: &'a [Configuration],
     /// How streams are classed.
@@ -107,6 +109,7 @@ impl TableSearch<'_> {
             seed: ep.seed,
             capacity: ep.capacity,
             queue_bound: self.queue_bound,
+            load_view: self.load_view,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), cfg, self.actions[table[0]].policy);
@@ -277,6 +280,7 @@ apps:
             episodes: &episodes,
             duration_s: 60.0,
             queue_bound: QueueBound::Deadline,
+            load_view: Default::default(),
             actions: &actions,
             classes: &classes,
             objective: Objective::SuccessRatio,

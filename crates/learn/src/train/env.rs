@@ -80,7 +80,7 @@ impl MetaEnv {
         classes: &StreamClasses,
         spec: EpisodeSpec,
     ) -> Self {
-        let sc = Arc::new(scenario.clone().with_lambda_profile(spec.lambda.clone()));
+        let sc = Arc::new(spec.scenario(scenario));
         let actions = cfg.configurations();
         let sim_cfg = SimConfig {
             duration_s: cfg.horizon_s,
@@ -88,6 +88,7 @@ impl MetaEnv {
             seed: spec.seed,
             capacity: spec.capacity,
             queue_bound: cfg.queue_bound,
+            load_view: cfg.load_view,
             ..SimConfig::default()
         };
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);

@@ -362,6 +362,7 @@ pub fn learn_with_actors(
     progress: Progress,
     actors: Option<&mut dyn apex::ActorPool>,
 ) -> Result<Learnt> {
+    crate::episode::check_mix(cfg, &scenario.workload).map_err(anyhow::Error::msg)?;
     let setup = Setup::new(scenario, cfg)?;
     let start = Instant::now();
     let cfg_arc = Arc::new(cfg.clone());

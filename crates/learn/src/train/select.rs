@@ -129,6 +129,7 @@ pub fn select(
             episodes: &episodes,
             duration_s: cfg.horizon_s,
             queue_bound: cfg.queue_bound,
+            load_view: cfg.load_view,
             actions: &actions,
             classes: &meta.classes,
             objective: cfg.objective,
@@ -266,17 +267,14 @@ fn score(
                 Margins::One(x) => agent.set_margin(*x),
                 Margins::PerLevel(v) => agent.set_level_margins(v.clone()),
             }
-            let sc = Arc::new(
-                scenario
-                    .clone()
-                    .with_lambda_profile(episodes[e].lambda.clone()),
-            );
+            let sc = Arc::new(episodes[e].scenario(scenario));
             let sim_cfg = SimConfig {
                 duration_s: cfg.horizon_s,
                 window_s: cfg.window_s,
                 seed: episodes[e].seed,
                 capacity: episodes[e].capacity,
                 queue_bound: cfg.queue_bound,
+                load_view: cfg.load_view,
                 ..SimConfig::default()
             };
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())

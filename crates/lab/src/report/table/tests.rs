@@ -83,6 +83,7 @@ fn report(results: Vec<PolicyResult>) -> Report {
         lambda_profile: "60".into(),
         duration_s: 600.0,
         own_bindings: String::new(),
+        load_view: None,
         results,
         sim: SimSummary {
             queries: 1,
