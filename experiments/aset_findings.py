@@ -424,6 +424,25 @@ def render_summary(results):
     return "\n".join(text) + "\n"
 
 
+def summary_headline(results):
+    """The README's row (experiments/headline.py) for the protocol runs: per load view, how
+    many (topology, λ) cells put the agent above, below or level with the best of ASET's seven
+    policies (paired per seed, the verdict of docs/methodology.md)."""
+    parts = []
+    for view in VIEWS:
+        words = {"above": 0, "below": 0, "tie": 0}
+        for topology in TOPOLOGIES:
+            for cells in results[view].get(topology, {}).get("generalisation", {}).values():
+                b = best_static(cells, "whole")
+                d = refs.diff([c["protocol"]["whole"] for c in cells], [c[b]["whole"] for c in cells])
+                words[refs.verdict(d, 0.0, refs.COMPARED)] += 1
+        parts.append(f"`{view}` view: above {words['above']}, below {words['below']}, "
+                     f"tie {words['tie']}")
+    return ("ASET trained by its protocol (λ, class mix and seed per episode), agent − the best "
+            "of its seven policies, full-edge, dc-cloud, co-dc-cloud × λ 20–100, seeds "
+            f"{a.seeds} | " + "; ".join(parts) + "\n")
+
+
 if a.from_json:
     results = docgen.recorded_or_exit(CMD)
 elif a.protocol_summary:
@@ -489,6 +508,7 @@ text = (render_summary(results) if a.protocol_summary else
         render_protocol(results) if a.protocol else render(results))
 print(text, end="")
 if a.publish:
-    parts = ({None: text} if a.protocol or a.protocol_summary else
+    parts = ({None: text} if a.protocol else
+             {None: text, "headline": summary_headline(results)} if a.protocol_summary else
              {None: text, "headline": headline(results)})
     docgen.publish(CMD, parts, results)

@@ -22,6 +22,8 @@ ROWS = [
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
     ("aset-findings.md", "", "experiments.aset_findings"),
     ("aset-findings.md", "", "experiments.aset_findings --queue-bound unbounded"),
+    ("aset-findings.md", "#asets-protocol-and-its-load-view-figs-5-and-6-re-run",
+     "experiments.aset_findings --protocol-summary"),
     ("tapfinger.md", "#1-tapfinger-in-its-own-problem-ml-tasks-on-edge-clusters",
      "experiments.tapfinger_jobs"),
     ("meta-results.md", "",
