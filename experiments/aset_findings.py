@@ -438,9 +438,9 @@ def summary_headline(results):
                 words[refs.verdict(d, 0.0, refs.COMPARED)] += 1
         parts.append(f"`{view}` view: above {words['above']}, below {words['below']}, "
                      f"tie {words['tie']}")
-    return ("ASET trained by its protocol (λ, class mix and seed per episode), agent − the best "
-            "of its seven policies, full-edge, dc-cloud, co-dc-cloud × λ 20–100, seeds "
-            f"{a.seeds} | " + "; ".join(parts) + "\n")
+    seeds = a.seeds.split(",")
+    return (f"ASET trained by its protocol, agent − best ASET policy, 3 topologies × λ 20–100, "
+            f"seeds {seeds[0]}–{seeds[-1]} | " + "; ".join(parts) + "\n")
 
 
 if a.from_json:

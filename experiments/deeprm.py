@@ -7,12 +7,16 @@ evaluation seeds (default 101–105, 20 jobsets each, run until every job is don
 draws its jobsets and rollouts from --train-seed only.
 
   reproduction  one plain-REINFORCE agent per load of --train-loads (trained per setting, as
-                the paper does), the heuristics at every load of --loads: average slowdown vs
+                the paper does) on fresh jobsets every iteration, keeping its best validated
+                iteration, and the heuristics at every load of --loads: average slowdown vs
                 load, the share of jobs with slowdown <= 2 and <= 1.5, the slowdown CDF at
-                --cdf-load, and each agent's learning curve with where it flattens. Each
-                agent keeps its best validated iteration; the last iterate is a row too, as
-                are agents on fresh jobsets every iteration (--resample-loads), the --cdf-load
-                agent trained --long-iterations and from --replicate-seeds
+                --cdf-load, and each agent's learning curve with where it flattens. Two
+                variants: the same agents taking their most likely action (greedy), and agents
+                on --more-jobsets fresh jobsets per iteration at --more-jobsets-loads
+  fixed         the earlier reading, kept as an ablation: the agents on 10 fixed training
+                jobsets (best validated iteration and last iterate) per load of --train-loads,
+                on fresh jobsets at --resample-loads, the --cdf-load agent trained
+                --long-iterations and from --replicate-seeds
   ablation      at --ablation-load, every variant on all-done episodes: plain, + entropy bonus,
                 + normalised advantages, + masked invalid actions (= improved), + learned
                 critic; plain on episodes that end with the jobset; plain after imitating SJF
@@ -25,9 +29,13 @@ draws its jobsets and rollouts from --train-seed only.
                 held-out tasks (drawn from the evaluation seeds): adaptation from the
                 meta-initialisation, from the agent trained at --ablation-load (transfer) and
                 from scratch for --adapt-iterations, and scratch given the meta-training's
-                rollouts too
+                rollouts too; figures: the adaptation curve and, per held-out task, every
+                start after adaptation beside Tetris, Tetris*, SJF and random
+  share         the assignment's second ask: agents on fresh jobsets rewarded for the jobs
+                whose slowdown exceeds 2 (--share-objectives) at --share-loads, against the
+                reproduction's agent and the heuristics on the share of jobs with slowdown <= 2
 
-Usage: python3 -m experiments.deeprm [--parts reproduction,ablation,objectives,meta]
+Usage: python3 -m experiments.deeprm [--parts reproduction,fixed,ablation,objectives,meta,share]
        [--publish] [--from-json] [--reuse-checkpoints]
 """
 import argparse
@@ -37,13 +45,13 @@ import os
 import pathlib
 import random
 import re
-import shutil
 import statistics
 import sys
 
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, timed
+from experiments.deeprm_figures import adaptation_svg, bars_svg, copy_to_docs, curve, mean_curve
 
 p = argparse.ArgumentParser()
 p.add_argument("--seeds", default="101,102,103,104,105")
@@ -51,6 +59,8 @@ p.add_argument("--jobsets", default="20")
 p.add_argument("--slots", default="10", help="visible job slots M (the authors' mains: 10)")
 p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.8")
 p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
+p.add_argument("--fixed-loads", default="0.3,0.7,1.1,1.5,1.8",
+               help="training loads of the earlier reading on 10 fixed jobsets (`fixed`)")
 p.add_argument("--iterations", default="600")
 p.add_argument("--cdf-load", default="1.5")
 p.add_argument("--long-iterations", default="1500",
@@ -59,6 +69,13 @@ p.add_argument("--replicate-seeds", default="2,3",
                help="the agent at --cdf-load is also trained from these training seeds")
 p.add_argument("--resample-loads", default="0.3,0.7",
                help="loads where an agent is also trained on fresh jobsets every iteration")
+p.add_argument("--more-jobsets", default="50",
+               help="fresh jobsets per iteration of the variant at --more-jobsets-loads")
+p.add_argument("--more-jobsets-loads", default="0.3")
+p.add_argument("--more-jobsets-iterations", default="200")
+p.add_argument("--share-loads", default="1.1",
+               help="loads of the agents trained for the share of jobs with slowdown <= 2")
+p.add_argument("--share-objectives", default="within-2,within-2-slowdown")
 p.add_argument("--ablation-load", default="1.1")
 p.add_argument("--ablation-iterations", default="300")
 p.add_argument("--imitate-epochs", default="100")
@@ -66,7 +83,7 @@ p.add_argument("--train-jobsets", default="10")
 p.add_argument("--meta-iterations", default="50")
 p.add_argument("--adapt-iterations", default="50")
 p.add_argument("--train-seed", default="1")
-p.add_argument("--parts", default="reproduction,ablation,objectives,meta")
+p.add_argument("--parts", default="reproduction,fixed,ablation,objectives,meta,share")
 p.add_argument("--out", default="out/deeprm")
 p.add_argument("--bin", default="target/release/continuum")
 p.add_argument("--publish", action="store_true")
@@ -74,7 +91,9 @@ p.add_argument("--from-json", action="store_true")
 p.add_argument("--reuse-checkpoints", action="store_true",
                help="keep a checkpoint already in --out instead of training it again")
 a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-checkpoints"))
+# --parts chooses what runs, not what a part prints: every part is recorded under one command.
+CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-checkpoints"),
+                     drop_valued=("--out", "--bin", "--parts"))
 DEFAULT_CMD = "experiments.deeprm"
 out = pathlib.Path(a.out)
 out.mkdir(parents=True, exist_ok=True)
@@ -87,14 +106,14 @@ ENV = out / f"m{a.slots}.yaml"
 ENV.write_text(f"env:\n  num_nw: {a.slots}\n")
 
 
-def train(name, *extra, iterations=None, config=None, seed=None):
+def train(name, *extra, iterations=None, config=None, seed=None, jobsets=None):
     """Trains `name` (skipped with --reuse-checkpoints when it exists) from --train-seed or
     `seed`; returns its checkpoint."""
     ck = out / f"{name}.deeprm"
     if a.reuse_checkpoints and ck.exists() and ck.with_suffix(".training.csv").exists():
         return ck
     args = [a.bin, "deeprm", "train", "--config", str(config or ENV), "--jobsets",
-            a.train_jobsets, "--seed", seed or a.train_seed, "--out", str(ck),
+            jobsets or a.train_jobsets, "--seed", seed or a.train_seed, "--out", str(ck),
             "--iterations", iterations or a.iterations] + list(extra)
     err = timed(args)[1]
     ck.with_suffix(".stderr.txt").write_text(err)
@@ -115,12 +134,6 @@ def evaluate(agents, loads, extra=()):
 def cell(report, name, load, key="mean_slowdown"):
     return [r["figures"][key] for r in report["rows"]
             if r["scheduler"] == name and abs(r["load"] - load) < 1e-9]
-
-
-def curve(csv_text):
-    """(iteration, validation slowdown, wall s) of a training log's validated iterations."""
-    rows = [x.split(",") for x in csv_text.splitlines()[1:]]
-    return [(int(x[0]), float(x[5]), float(x[4])) for x in rows if x[5]]
 
 
 def flattens(points):
@@ -150,18 +163,60 @@ def best(load, iterations=None, suffix="", seed=None):
 LONG = f"deeprm, {a.long_iterations} it"
 LAST = "deeprm, last iterate"
 FRESH = "deeprm, fresh jobsets"
+GREEDY = "deeprm, greedy"
+MORE = f"deeprm, {a.more_jobsets} jobsets per iteration, {a.more_jobsets_iterations} it"
+# The earlier reading's rows (`fixed`), as docs/deeprm.md labels them: its `deeprm` agents
+# trained on 10 fixed jobsets.
+FIXED_LABELS = {"deeprm": "10 fixed jobsets", LAST: "10 fixed jobsets, last iterate",
+                FRESH: "fresh jobsets (the reproduction's `deeprm`)", LONG: f"10 fixed jobsets, {a.long_iterations} it"}
 
 
-def fresh(load):
-    """As `best`, on fresh training jobsets every iteration (the public code keeps the same)."""
+def resample_config():
     cfg = out / f"m{a.slots}-resample.yaml"
     cfg.write_text(f"env:\n  num_nw: {a.slots}\nresample: true\n")
-    return train(f"fresh-load{load}", "--load", load, "--end", "all-done", "--keep-best",
-                 config=cfg)
+    return cfg
+
+
+def fresh(load, jobsets=None, objective=None, iterations=None):
+    """As `best`, on fresh training jobsets every iteration (the public code keeps the same
+    ones): `jobsets` of them (default --train-jobsets) for `iterations` (default
+    --iterations), rewarded for `objective` (default the paper's slowdown); the validated
+    iteration kept is the best for that objective."""
+    name = (f"{objective}-" if objective else "") + "fresh" + (
+        f"{jobsets}x{iterations}" if jobsets else "") + f"-load{load}"
+    extra = ["--objective", objective] if objective else []
+    return train(name, "--load", load, "--end", "all-done", "--keep-best", *extra,
+                 config=resample_config(), jobsets=jobsets, iterations=iterations)
 
 
 def reproduction():
+    """The reproduction: `deeprm` on fresh jobsets every iteration at each training load."""
     loads = a.train_loads.split(",")
+    more = [l for l in a.more_jobsets_loads.split(",") if l]
+    agents = [f"deeprm@{l}={fresh(l)}" for l in loads]
+    agents += [f"{MORE}@{l}={fresh(l, a.more_jobsets, iterations=a.more_jobsets_iterations)}"
+               for l in more]
+    rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
+    js = out / f"eval-greedy-{os.getpid()}.json"
+    run([a.bin, "deeprm", "eval", "--loads", a.train_loads, "--seeds", a.seeds, "--jobsets",
+         a.jobsets, "--slots", a.slots, "--greedy", "--json", str(js)]
+        + [f"--agent={GREEDY}@{l}={fresh(l)}" for l in loads])
+    rep["rows"] += [r for r in json.loads(js.read_text())["rows"] if r["scheduler"] == GREEDY]
+    if a.publish and CMD == DEFAULT_CMD:  # the docs' figures are the default run's
+        for f in ("load", "cdf", "share"):
+            copy_to_docs(out / f"deeprm-{f}.svg", DOCS / f"deeprm-{f}.svg")
+        copy_to_docs(out / f"fresh-load{a.cdf_load}.training_curve.svg",
+                     DOCS / "deeprm-learning-curve.svg")
+    curves = [[l, (out / f"fresh-load{l}.training.csv").read_text()] for l in loads]
+    curves += [[f"{l}, {a.more_jobsets} jobsets per iteration",
+                fresh(l, a.more_jobsets, iterations=a.more_jobsets_iterations).with_suffix(
+                    ".training.csv").read_text()] for l in more]
+    return {"report": rep, "curves": curves}
+
+
+def fixed():
+    """The earlier reading (an ablation now): agents on 10 fixed training jobsets."""
+    loads = a.fixed_loads.split(",")
     agents = [f"deeprm@{l}={best(l)}" for l in loads]
     agents += [f"{LAST}@{l}={alldone(l)}" for l in loads]
     agents += [f"{FRESH}@{l}={fresh(l)}" for l in a.resample_loads.split(",") if l]
@@ -169,12 +224,7 @@ def reproduction():
                for s in a.replicate_seeds.split(",") if s]
     long = best(a.cdf_load, a.long_iterations, "-long")
     agents.append(f"{LONG}@{a.cdf_load}={long}")
-    rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "deeprm")])
-    if a.publish and CMD == DEFAULT_CMD:  # the docs' figures are the default run's
-        for f in ("load", "cdf", "share"):
-            shutil.copy(out / f"deeprm-{f}.svg", DOCS / f"deeprm-{f}.svg")
-        shutil.copy(long.with_suffix("").with_name(long.stem + ".training_curve.svg"),
-                    DOCS / "deeprm-learning-curve.svg")
+    rep = evaluate(agents, a.loads, ["--cdf-load", a.cdf_load, "--svg-prefix", str(out / "fixed")])
     # A list, not a dict: the recorded JSON sorts a dict's keys.
     curves = [[l, (out / f"best-load{l}.training.csv").read_text()] for l in loads]
     curves.append([f"{a.cdf_load}, {a.long_iterations} it", long.with_suffix(".training.csv").read_text()])
@@ -186,15 +236,35 @@ def best_heuristic(rep, load):
 
 
 def reproduction_text(r):
+    more = [MORE] if a.more_jobsets_loads else []
+    return slowdown_text(r, HEUR + ["deeprm", GREEDY] + more, lambda n: n)
+
+
+def fixed_label(n):
+    """How the earlier reading's rows are named in docs/deeprm.md."""
+    return FIXED_LABELS.get(n, n.replace("deeprm, ", "10 fixed jobsets, "))
+
+
+def fixed_text(r):
+    return slowdown_text(r, HEUR + ["deeprm", LAST, FRESH, LONG] + [
+        f"deeprm, training seed {s}" for s in a.replicate_seeds.split(",") if s], fixed_label)
+
+
+def curve_label(l):
+    """`0.3` → `load 30%`; `1.5, 1500 it` → `load 150%, 1500 it`."""
+    load, _, rest = l.partition(",")
+    return f"load {float(load):.0%}" + (f",{rest}" if rest else "")
+
+
+def slowdown_text(r, names, label):
+    """The reproduction's tables: `names`' rows (shown as `label(name)`) of the report `r`."""
     rep = r["report"]
     loads = rep["loads"]
-    names = HEUR + ["deeprm", LAST, FRESH, LONG] + [
-        f"deeprm, training seed {s}" for s in a.replicate_seeds.split(",") if s]
     lines = ["| average slowdown | " + " | ".join(f"load {l:.0%}" for l in loads) + " |",
              "|---|" + "---:|" * len(loads)]
     for n in names:
         cells = [pm(cell(rep, n, l)) if cell(rep, n, l) else "—" for l in loads]
-        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label(n)} | " + " | ".join(cells) + " |")
     knobs = ", ".join(f"{l:.0%}: {k:g}" for l, k in rep["tetris_sjf_knobs"])
     lines += ["", f"Tetris★'s knob at each load, tuned on seed {rep['tune_seed']}'s jobsets: {knobs}."]
     lines += ["", "The agent against the best heuristic at its load (lowest mean; paired per seed, "
@@ -204,19 +274,20 @@ def reproduction_text(r):
             xs = cell(rep, n, l)
             if xs:
                 b = best_heuristic(rep, l)
-                lines.append(f"- `{n}` at load {l:.0%}: {b} {pm(cell(rep, b, l))}, it {pm(xs)}: "
+                lines.append(f"- `{label(n)}` at load {l:.0%}: {b} {pm(cell(rep, b, l))}, it {pm(xs)}: "
                              f"{b} − it {refs.versus(cell(rep, b, l), xs)}")
     unf = {n: sum(r["figures"]["unfinished"] for r in rep["rows"] if r["scheduler"] == n)
            for n in names}
     jobs = {n: sum(r["figures"]["jobs"] for r in rep["rows"] if r["scheduler"] == n)
             for n in names}
     lines += ["", "Jobs left unfinished at 1000 steps or dropped, all loads and seeds (an unfinished job "
-              "counts with its earliest possible completion): " + ", ".join(f"{n} {unf[n]} of {jobs[n]}" for n in unf)]
+              "counts with its earliest possible completion): " + ", ".join(
+                  f"{label(n)} {unf[n]} of {jobs[n]}" for n in unf)]
     tl = [l for l in loads if cell(rep, "deeprm", l)]
     lines += ["", "Share of jobs with slowdown ≤ 2 / ≤ 1.5 (mean over the seeds), at the agents' loads:", "",
               "| scheduler | " + " | ".join(f"load {l:.0%}" for l in tl) + " |", "|---|" + "---:|" * len(tl)]
     for n in names:
-        lines.append(f"| {n} | " + " | ".join(
+        lines.append(f"| {label(n)} | " + " | ".join(
             f"{100 * statistics.mean(cell(rep, n, l, 'share_slowdown_le2')):.1f} / "
             f"{100 * statistics.mean(cell(rep, n, l, 'share_slowdown_le1_5')):.1f} %"
             if cell(rep, n, l) else "—" for l in tl) + " |")
@@ -225,7 +296,7 @@ def reproduction_text(r):
     for n in names:
         s = sorted(rep["cdf"].get(n, []))
         if s:
-            lines.append(f"| {n} | {s[len(s) // 2]:.2f} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
+            lines.append(f"| {label(n)} | {s[len(s) // 2]:.2f} | {s[int(0.9 * (len(s) - 1))]:.2f} |")
     lines += ["", "Learning curves (validation jobsets of the training load, mean slowdown), where each "
               "flattens (less than 5 % left to gain) and the training's wall time:", "",
               "| agent | it 0 | it 100 | it 300 | it 590 | last | lowest (kept by `deeprm`) | flattens at | wall time |",
@@ -235,8 +306,7 @@ def reproduction_text(r):
         at = {i: f"{v:.2f}" for i, v, _ in pts}
         it, falling = flattens(pts)
         low = min(pts, key=lambda x: x[1])[:2]  # the first lowest: what --keep-best keeps
-        who = f"load {float(l):.0%}" if "," not in l else f"load {float(a.cdf_load):.0%}, {a.long_iterations} it"
-        lines.append(f"| {who} | " + " | ".join(at.get(i, "—") for i in (0, 100, 300, 590))
+        lines.append(f"| {curve_label(l)} | " + " | ".join(at.get(i, "—") for i in (0, 100, 300, 590))
                      + f" | {pts[-1][1]:.2f} (it {pts[-1][0]}) | {low[1]:.2f} (it {low[0]}) | "
                      f"it {it}{' (still falling)' if falling else ''} | {pts[-1][2]:.0f} s |")
     return "\n".join(lines)
@@ -288,7 +358,7 @@ def objectives():
     rep = evaluate([f"{o}={c}" for o, c in agents.items()], load,
                    ["--svg-prefix", str(out / "objectives")])
     if a.publish and CMD == DEFAULT_CMD:
-        shutil.copy(out / "objectives-objectives.svg", DOCS / "deeprm-objectives.svg")
+        copy_to_docs(out / "objectives-objectives.svg", DOCS / "deeprm-objectives.svg")
     return {"report": rep}
 
 
@@ -355,68 +425,29 @@ def meta():
                   for s in ("meta", "transfer", "scratch-long")}
         res.append({"load": load, "small": small, "report": rep, "curves": curves,
                     "names": list(runs)})
-    out_svg = out / "deeprm-adaptation.svg"
-    adaptation_svg(res, n, extra, out_svg)
-    if a.publish and CMD == DEFAULT_CMD:
-        shutil.copy(out_svg, DOCS / "deeprm-adaptation.svg")
     return {"tasks": res, "meta_rollouts": meta_rollouts, "extra_iterations": extra,
             "meta_log": (out / "meta-reptile.meta.csv").read_text()}
 
 
-def mean_curve(res, start):
-    """Mean over the tasks of the validation slowdown at each validated iteration of `start`."""
-    by_it = {}
-    for t in res:
-        for i, v, _ in curve(t["curves"][start]):
-            by_it.setdefault(i, []).append(v)
-    return sorted((i, statistics.mean(v)) for i, v in by_it.items() if len(v) == len(res))
-
-
-def adaptation_svg(res, n, extra, path):
-    """The adaptation curve: validation slowdown (mean over the held-out tasks) against
-    adaptation iterations, one line per start."""
-    lines = {"meta (Reptile) start": mean_curve(res, "meta"),
-             "transfer start": mean_curve(res, "transfer"),
-             "scratch": mean_curve(res, "scratch-long")}
-    w, h, l, r, t, b = 760, 420, 70, 230, 40, 50
-    xs = [i for pts in lines.values() for i, _ in pts]
-    ys = [v for pts in lines.values() for _, v in pts]
-    x1, y0, y1 = max(xs), min(ys) * 0.95, max(ys) * 1.05
-
-    def px(x):
-        return l + x / x1 * (w - l - r)
-
-    def py(y):
-        return h - b - (y - y0) / (y1 - y0) * (h - t - b)
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">',
-           f'<rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{(w - r + l) / 2}" y="24" text-anchor="middle" font-size="15">Adaptation to '
-           f'{len(res)} held-out tasks (mean validation slowdown)</text>',
-           f'<polyline points="{l},{t} {l},{h - b} {w - r},{h - b}" fill="none" stroke="black"/>',
-           f'<line x1="{px(n):.1f}" y1="{t}" x2="{px(n):.1f}" y2="{h - b}" stroke="black" '
-           f'stroke-dasharray="4 4"/>',
-           f'<text x="{px(n) + 4:.1f}" y="{t + 12}" font-size="11">{n} it</text>',
-           f'<text x="{(w - r + l) / 2}" y="{h - 12}" text-anchor="middle" font-size="13">'
-           f'adaptation iterations ({n} + {extra}: scratch with the meta-training\'s rollouts)</text>',
-           f'<text transform="translate(18,{(h - b + t) / 2}) rotate(-90)" text-anchor="middle" '
-           f'font-size="13">mean slowdown</text>']
-    step = 10 ** math.floor(math.log10((y1 - y0) / 2))
-    y = math.ceil(y0 / step) * step
-    while y <= y1:
-        svg.append(f'<text x="{l - 6}" y="{py(y):.1f}" dy="0.35em" text-anchor="end" '
-                   f'font-size="11">{y:g}</text>')
-        y += step
-    for x in range(0, x1 + 1, 25):
-        svg.append(f'<text x="{px(x):.1f}" y="{h - b + 16}" text-anchor="middle" font-size="11">{x}</text>')
-    for k, (name, pts) in enumerate(lines.items()):
-        c = ["#d62728", "#1f77b4", "#555555"][k]
-        svg.append(f'<polyline points="{" ".join(f"{px(i):.1f},{py(v):.1f}" for i, v in pts)}" '
-                   f'fill="none" stroke="{c}" stroke-width="{3 if k == 0 else 2}"/>')
-        svg.append(f'<line x1="{w - r + 16}" y1="{t + 20 + 22 * k}" x2="{w - r + 40}" '
-                   f'y2="{t + 20 + 22 * k}" stroke="{c}" stroke-width="3"/>')
-        svg.append(f'<text x="{w - r + 46}" y="{t + 20 + 22 * k}" dy="0.35em" font-size="12">{name}</text>')
-    svg.append("</svg>")
-    path.write_text("\n".join(svg) + "\n")
+def meta_figures(r):
+    """The meta part's figures, from its results (measured or recorded): the adaptation curve,
+    and per held-out task every start after adaptation beside the heuristics (mean slowdown
+    ± sd over the seeds)."""
+    n, res = int(a.adapt_iterations), r["tasks"]
+    adaptation_svg(res, n, r["extra_iterations"], out / "deeprm-adaptation.svg")
+    starts = [(f"meta, {n} it", f"meta (Reptile), {n} it"), (f"transfer, {n} it", f"transfer, {n} it"),
+              (f"scratch, {n} it", f"scratch, {n} it"),
+              (f"scratch, {n + r['extra_iterations']} it",
+               f"scratch, {n + r['extra_iterations']} it")]
+    rules = [("tetris", "Tetris"), ("tetris-sjf", "Tetris★"), ("sjf", "SJF"), ("random", "random")]
+    series = [(label, [cell(t["report"], name, t["report"]["loads"][0]) for t in res])
+              for name, label in starts + rules]
+    groups = [f"load {t['load']:.0%}\nshort jobs {t['small']:.0%}" for t in res]
+    bars_svg(f"{len(res)} held-out tasks: the starts after adaptation and the heuristics",
+             "mean slowdown (lower is better)", groups, series, out / "deeprm-meta-tasks.svg")
+    if a.publish and CMD == DEFAULT_CMD:
+        for f in ("adaptation", "meta-tasks"):
+            copy_to_docs(out / f"deeprm-{f}.svg", DOCS / f"deeprm-{f}.svg")
 
 
 def meta_text(r):
@@ -451,6 +482,58 @@ def meta_text(r):
     return "\n".join(lines)
 
 
+SHARE_RULES = ["tetris-sjf", "sjf", "tetris", "random"]
+
+
+def share():
+    """Ask 2: agents rewarded for the jobs whose slowdown exceeds 2, at --share-loads, trained as
+    the reproduction's `deeprm` (fresh jobsets, the best validated iteration for their own
+    objective), measured with it and the heuristics."""
+    loads = a.share_loads.split(",")
+    agents = [f"deeprm@{l}={fresh(l)}" for l in loads]
+    for o in a.share_objectives.split(","):
+        agents += [f"deeprm, {o}@{l}={fresh(l, objective=o)}" for l in loads]
+    return {"report": evaluate(agents, a.share_loads), "objectives": a.share_objectives.split(",")}
+
+
+def share_of(rep, n, l):
+    return [100 * x for x in cell(rep, n, l, "share_slowdown_le2")]
+
+
+def share_figures(r):
+    rep = r["report"]
+    names = ["deeprm"] + [f"deeprm, {o}" for o in r["objectives"]] + SHARE_RULES
+    label = {"deeprm": "deeprm (slowdown reward)", "tetris-sjf": "Tetris★", "sjf": "SJF",
+             "tetris": "Tetris", "random": "random"}
+    series = [(label.get(n, n.replace("deeprm, ", "deeprm (") + " reward)"),
+               [share_of(rep, n, l) for l in rep["loads"]]) for n in names]
+    bars_svg("Jobs with slowdown ≤ 2, by training objective", "share of jobs with slowdown ≤ 2 (%)",
+             [f"load {l:.0%}" for l in rep["loads"]], series, out / "deeprm-within-2.svg")
+    if a.publish and CMD == DEFAULT_CMD:
+        copy_to_docs(out / "deeprm-within-2.svg", DOCS / "deeprm-within-2.svg")
+
+
+def share_text(r):
+    rep = r["report"]
+    names = ["deeprm"] + [f"deeprm, {o}" for o in r["objectives"]]
+    lines = ["| scheduler | " + " | ".join(f"load {l:.0%}: slowdown ≤ 2 | load {l:.0%}: mean slowdown"
+                                         for l in rep["loads"]) + " |",
+             "|---|" + "---:|---:|" * len(rep["loads"])]
+    for n in names + HEUR:
+        lines.append(f"| {n} | " + " | ".join(f"{pm(share_of(rep, n, l), 1)} % | {pm(cell(rep, n, l))}"
+                                              for l in rep["loads"]) + " |")
+    lines += ["", "Share of jobs with slowdown ≤ 2, paired per seed (agent − other, percentage points; "
+                  "the best heuristic is the one with the highest mean share at the load):", ""]
+    for l in rep["loads"]:
+        best_h = max(HEUR, key=lambda h: statistics.mean(share_of(rep, h, l)))
+        for n in names[1:]:
+            xs = share_of(rep, n, l)
+            lines.append(f"- load {l:.0%}, `{n}`: − `deeprm` {refs.versus(xs, share_of(rep, 'deeprm', l))}; "
+                         f"− {best_h} {refs.versus(xs, share_of(rep, best_h, l))}; mean slowdown − "
+                         f"`deeprm` {refs.versus(cell(rep, n, l), cell(rep, 'deeprm', l))}")
+    return "\n".join(lines)
+
+
 def headline(results):
     """The README's row (experiments/headline.py): the agent against the best heuristic at
     --cdf-load and at the lowest training load, paired per seed (heuristic − agent: positive is
@@ -477,9 +560,14 @@ def headline(results):
             f"{refs.seed_range(seeds)} | " + "; ".join(items) + "\n")
 
 
-PARTS = {"reproduction": (reproduction, reproduction_text), "ablation": (ablation, ablation_text),
-         "objectives": (objectives, objectives_text), "meta": (meta, meta_text)}
-results = docgen.recorded_or_exit(CMD) if a.from_json else {}
+PARTS = {"reproduction": (reproduction, reproduction_text), "fixed": (fixed, fixed_text),
+         "ablation": (ablation, ablation_text), "objectives": (objectives, objectives_text),
+         "meta": (meta, meta_text), "share": (share, share_text)}
+FIGURES = {"meta": meta_figures, "share": share_figures}
+# Parts not run keep their recorded results, so publishing some parts keeps the others.
+results = (docgen.load_results(CMD) or {}) if a.publish and CMD == DEFAULT_CMD else {}
+if a.from_json:
+    results = docgen.recorded_or_exit(CMD)
 texts = {}
 for part in a.parts.split(","):
     if part not in PARTS:
@@ -487,6 +575,8 @@ for part in a.parts.split(","):
     if not a.from_json:
         results[part] = PARTS[part][0]()
     texts[part] = PARTS[part][1](results[part])
+    if part in FIGURES:
+        FIGURES[part](results[part])
     print(f"## {part}\n\n{texts[part]}\n", flush=True)
 if a.publish:
     if "reproduction" in texts:

@@ -360,10 +360,10 @@ def headline():
             for s in SEEDS]
     def g(b):
         m, sd = mean_sd([gain_pct(r, "oga", b) for r in runs])
-        return f"{m:+.1f} ± {sd:.1f} %"
+        return f"{m:+.0f} ± {sd:.0f} %" if abs(m) >= 100 else f"{m:+.1f} ± {sd:.1f} %"
     best = max(["oga", *BASELINES], key=lambda n: statistics.mean(avg(r, n) for r in runs))
-    return (f"OGASched (Algorithm 1's order, baselines as printed, trace-scale requests), OGA's "
-            f"gain in reward, Fig. 2 setting, seeds 1–5 | DRF {g('drf')} (paper +11.33), FAIRNESS "
+    return (f"OGASched, baselines as printed, OGA's gain in reward, Fig. 2 setting, seeds 1–5 | "
+            f"DRF {g('drf')} (paper +11.33), FAIRNESS "
             f"{g('fairness')} (+7.75), BINPACKING {g('binpacking')} (+13.89), SPREADING "
             f"{g('spreading')} (+13.44); the highest reward: {best}\n")
 

@@ -374,6 +374,10 @@ impl Env {
             jobs: self.in_system().count(),
             inverse_lengths: self.in_system().map(|j| 1.0 / f64::from(j.len)).sum(),
             used_share,
+            past_twice: self
+                .in_system()
+                .filter(|j| t - j.enter == 2 * j.len)
+                .count(),
         };
         let reward = self.objective.reward(&facts);
         Step {

@@ -53,6 +53,8 @@ impl EvalFigures {
             Objective::Completion => -self.mean_completion,
             Objective::Utilisation => self.utilisation,
             Objective::Makespan => -self.makespan,
+            Objective::Within2 => self.share_slowdown_le2,
+            Objective::Within2Slowdown => -(self.mean_slowdown + 1.0 - self.share_slowdown_le2),
         }
     }
 }

@@ -7,6 +7,13 @@
 //! | `completion` | −\|J\|, jobs in the system                         | −Σ_j completion time_j    |
 //! | `utilisation`| share of the units in use during the timestep    | episode length × mean use |
 //! | `makespan`   | −1 while any job is in the system                | −makespan                 |
+//! | `within-2`   | −(jobs in the system whose age reaches 2·T_j)    | −#{j : slowdown_j > 2}    |
+//! | `within-2-slowdown` | the sum of `slowdown`'s and `within-2`'s  | −Σ_j slowdown_j − #{j : slowdown_j > 2} |
+//!
+//! `within-2` pays −1 at the timestep a job still in the system has waited and run for twice
+//! its duration since it arrived: a job is in the system then exactly when its slowdown will
+//! exceed 2, so each such job is charged once and the return counts the jobs that miss a
+//! slowdown of 2 (the share of jobs "meeting the objective" that the assignment asks to raise).
 //!
 //! On episodes run until every job is done, `utilisation`'s return is the total work, a
 //! constant: it teaches only on fixed-length episodes (`makespan` raises utilisation there).
@@ -27,15 +34,23 @@ pub enum Objective {
     Utilisation,
     /// Makespan.
     Makespan,
+    /// The number of jobs whose slowdown exceeds 2.
+    #[serde(rename = "within-2")]
+    Within2,
+    /// Average slowdown plus the number of jobs whose slowdown exceeds 2.
+    #[serde(rename = "within-2-slowdown")]
+    Within2Slowdown,
 }
 
 impl Objective {
     /// Every objective, in report order.
-    pub const ALL: [Objective; 4] = [
+    pub const ALL: [Objective; 6] = [
         Objective::Slowdown,
         Objective::Completion,
         Objective::Utilisation,
         Objective::Makespan,
+        Objective::Within2,
+        Objective::Within2Slowdown,
     ];
 
     /// Its name in configs and reports.
@@ -45,6 +60,8 @@ impl Objective {
             Objective::Completion => "completion",
             Objective::Utilisation => "utilisation",
             Objective::Makespan => "makespan",
+            Objective::Within2 => "within-2",
+            Objective::Within2Slowdown => "within-2-slowdown",
         }
     }
 
@@ -61,6 +78,8 @@ impl Objective {
                     0.0
                 }
             }
+            Objective::Within2 => -(s.past_twice as f64),
+            Objective::Within2Slowdown => -s.inverse_lengths - s.past_twice as f64,
         }
     }
 }
@@ -74,6 +93,9 @@ pub struct StepFacts {
     pub inverse_lengths: f64,
     /// Share of all units in use during the timestep.
     pub used_share: f64,
+    /// Jobs in the system whose time since arrival has just reached twice their duration
+    /// (each will finish with a slowdown above 2).
+    pub past_twice: usize,
 }
 
 impl fmt::Display for Objective {

@@ -458,3 +458,49 @@ fn a_job_left_waiting_counts_with_its_earliest_completion() {
     // Earliest completion: now (13) + its 2 steps, from arrival at 0: slowdown 15 / 2.
     assert_eq!(s.slowdowns, vec![7.5]);
 }
+
+#[test]
+fn within_2_charges_each_job_once_when_its_slowdown_passes_2() {
+    // Placing the long job at once (slot 0 whenever it can be placed): the short job arrives
+    // at t = 1, starts at t = 4 and ends at t = 5, slowdown 4; it is still in the system at
+    // t = 1 + 2·1 = 3, the one charge. The long job's slowdown is 1.
+    let run = |objective| {
+        let mut e = Env::new(tiny(), wait_for_short(), End::AllDone, objective);
+        let mut paid = Vec::new();
+        loop {
+            let s = e.step(if e.placeable(0) { 0 } else { 2 });
+            if !s.placed {
+                paid.push((e.time(), s.reward));
+            }
+            if s.done {
+                return (paid, e.summary());
+            }
+        }
+    };
+    let (paid, sum) = run(Objective::Within2);
+    assert_eq!(sum.slowdowns, vec![1.0, 4.0]);
+    let charged: Vec<_> = paid.iter().filter(|p| p.1 != 0.0).collect();
+    assert_eq!(charged, vec![&(3, -1.0)], "{paid:?}");
+    let over = sum.slowdowns.iter().filter(|&&s| s > 2.0).count() as f64;
+    assert_eq!(paid.iter().map(|p| p.1).sum::<f64>(), -over);
+    // The mixed objective is the slowdown reward plus the same charge.
+    let total = |o| run(o).0.iter().map(|p| p.1).sum::<f64>();
+    let mixed = total(Objective::Within2Slowdown);
+    assert!((mixed - (total(Objective::Slowdown) - 1.0)).abs() < 1e-9);
+    // Waiting one step and running the short job first: slowdowns 1 and 1.5, no charge.
+    let mut e = Env::new(tiny(), wait_for_short(), End::AllDone, Objective::Within2);
+    let mut ret = e.step(2).reward;
+    assert!(
+        e.step(1).placed && e.step(0).placed,
+        "the short job, then the long one"
+    );
+    loop {
+        let s = e.step(2);
+        ret += s.reward;
+        if s.done {
+            break;
+        }
+    }
+    assert_eq!(ret, 0.0);
+    assert!(e.summary().slowdowns.iter().all(|&s| s <= 2.0));
+}

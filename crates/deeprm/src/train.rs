@@ -50,8 +50,9 @@ pub struct PgConfig {
     /// Epochs of pre-training by imitating SJF on the first iteration's training jobsets
     /// before REINFORCE (the public code's supervised step; 0: none).
     pub imitate_sjf: usize,
-    /// Keep the weights of the validated iteration with the lowest validation slowdown, not
-    /// the last iteration's (early stopping; needs `eval_every` > 0).
+    /// Keep the weights of the validated iteration with the best validation score for the
+    /// objective (the lowest mean slowdown for `slowdown`; [`EvalFigures::score`]), not the
+    /// last iteration's (early stopping; needs `eval_every` > 0).
     pub keep_best: bool,
 }
 
@@ -211,9 +212,11 @@ pub fn train(
         };
         if cfg.keep_best
             && let Some(e) = &line.eval
-            && best.as_ref().is_none_or(|(v, _, _)| e.mean_slowdown < *v)
+            && best
+                .as_ref()
+                .is_none_or(|(v, _, _)| e.score(cfg.objective) > *v)
         {
-            best = Some((e.mean_slowdown, it, flat(&vars)?));
+            best = Some((e.score(cfg.objective), it, flat(&vars)?));
         }
         progress(&line);
         log.push(line);

@@ -33,7 +33,8 @@ pub struct DeepRmTrainArgs {
     /// Training config (YAML; every field optional, defaults: the public code's).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Reward objective: slowdown, completion, utilisation, makespan.
+    /// Reward objective: slowdown, completion, utilisation, makespan, within-2,
+    /// within-2-slowdown.
     #[arg(long)]
     pub objective: Option<String>,
     /// Policy-gradient variant: plain, entropy, normalised, masked (= improved), critic.
@@ -256,11 +257,14 @@ fn train_cmd(a: &DeepRmTrainArgs) -> Result<()> {
         None => "train".into(),
     };
     if let Some(it) = t.kept {
-        let v = t.log[it]
-            .eval
-            .as_ref()
-            .map_or(f64::NAN, |e| e.mean_slowdown);
-        eprintln!("kept iteration {it}: the lowest validation slowdown ({v:.3})");
+        let (v, share) = t.log[it].eval.as_ref().map_or((f64::NAN, f64::NAN), |e| {
+            (e.mean_slowdown, e.share_slowdown_le2)
+        });
+        eprintln!(
+            "kept iteration {it}: the best validation score for {} (mean slowdown {v:.3}, \
+             share with slowdown <= 2 {share:.3})",
+            cfg.objective
+        );
     }
     PgCheckpoint::save(&out, &t.vars, &t.net, &cfg, &origin)?;
     write_log(&out, &t.log)?;
