@@ -98,6 +98,9 @@ pub enum Command {
     /// Meta-train an initialisation of the meta-policy network over generated topologies
     /// (Reptile), to adapt from with `train --init <it> --budget <queries>`.
     MetaTrain(continuum_lab::train::MetaTrainArgs),
+    /// Train the topology-free meta-policy across generated networks: one checkpoint for any
+    /// topology (docs/model.md §9.9); adapt it to one with `train <topology> --init`.
+    TrainUniversal(continuum_lab::train::TrainUniversalArgs),
     /// The DeepRM reproduction (docs/deeprm.md): train, meta-train and evaluate job-scheduling
     /// policies against Tetris, SJF and random.
     Deeprm {

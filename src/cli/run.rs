@@ -23,6 +23,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Command::Train(args) => return continuum_lab::train::train(args),
         Command::Deeprm { cmd } => return continuum_deeprm::cli::execute(cmd),
         Command::MetaTrain(a) => return continuum_lab::train::meta_train(a),
+        Command::TrainUniversal(a) => return continuum_lab::train::train_universal(a),
         Command::Worker { config } => return continuum_worker::run_from_file(config),
         Command::Gateway { config } => return continuum_gateway::run_from_file(config),
         Command::Allocator { config, slots } => {

@@ -17,3 +17,4 @@ pub mod meta;
 pub mod reptile;
 pub mod tapfinger;
 pub mod train;
+pub mod universal;

@@ -71,6 +71,37 @@ impl StreamClasses {
         }
     }
 
+    /// One class per demand bucket (docs/model.md §9.9): a stream's class is its bucket, never
+    /// its application's name, so a workload of applications no checkpoint has seen is classed
+    /// the same way as the one trained on. Names spell the bucket's ranges
+    /// (`d<=100ms,r<=10qps`, `d>500ms,r>20qps`).
+    pub fn per_bucket(buckets: &DemandBuckets) -> Self {
+        let range = |edges: &[f64], i: usize, unit: &str, tag: &str| match edges.get(i) {
+            Some(e) => format!("{tag}<={e}{unit}"),
+            None => format!("{tag}>{}{unit}", edges.last().copied().unwrap_or(0.0)),
+        };
+        let rates = buckets.rate_edges_qps.len() + 1;
+        let names = (0..buckets.len())
+            .map(|b| {
+                format!(
+                    "{},{}",
+                    range(&buckets.delay_edges_ms, b / rates, "ms", "d"),
+                    range(&buckets.rate_edges_qps, b % rates, "qps", "r")
+                )
+            })
+            .collect();
+        Self {
+            names,
+            buckets: buckets.clone(),
+            by_bucket: (0..buckets.len() as u16).collect(),
+        }
+    }
+
+    /// Whether every class is one demand bucket ([`Self::per_bucket`]'s grouping).
+    pub fn is_per_bucket(&self) -> bool {
+        *self == Self::per_bucket(&self.buckets)
+    }
+
     /// Classes with these names and this bucket map (e.g. read from a checkpoint); the error
     /// says what does not fit.
     pub fn new(
@@ -201,6 +232,24 @@ fn fill_unreached(reached: &[Option<u16>], buckets: &DemandBuckets) -> Vec<u16> 
 mod tests {
     use super::*;
     use crate::config::Source;
+
+    #[test]
+    fn per_bucket_classes_ignore_application_names() {
+        let b = DemandBuckets::default();
+        let c = StreamClasses::per_bucket(&b);
+        assert_eq!(c.len(), 12);
+        assert_eq!(c.names()[0], "d<=100ms,r<=10qps");
+        assert_eq!(c.names()[11], "d>500ms,r>20qps");
+        assert!(c.is_per_bucket());
+        // A known-looking name does not matter: the bucket decides.
+        assert_eq!(c.class_of(Some("ar-overlay"), 80.0, 30.0), 2);
+        assert_eq!(c.class_of(None, 900.0, 5.0), 9);
+        assert!(c.for_apps(&two_apps()).iter().all(Option::is_none));
+        assert!(!StreamClasses::from_workload(&two_apps(), &b).is_per_bucket());
+        // Read back from its parts (a checkpoint), it is still per bucket.
+        let back = StreamClasses::new(c.names().to_vec(), b.clone(), c.bucket_map().to_vec());
+        assert!(back.unwrap().is_per_bucket());
+    }
 
     fn two_apps() -> Workload {
         let src = Source::inline(

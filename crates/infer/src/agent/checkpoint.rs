@@ -152,7 +152,12 @@ impl Checkpoint {
             conv_kernel: m.conv_kernel,
             hidden: m.hidden,
             actions: m.actions.len(),
-            classes: classes.len(),
+            // A topology-free network has one head, evaluated per bucket (docs/model.md §9.9).
+            classes: if m.config.state == super::config::StateKind::Situation {
+                1
+            } else {
+                classes.len()
+            },
         };
         let weights = Weights::read(&bytes).map_err(fmt)?;
         Ok(Self {

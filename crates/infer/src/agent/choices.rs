@@ -99,6 +99,30 @@ pub enum ClassMode {
     PerApp,
     /// One action for every stream (docs/model.md §9's per-scheduler action).
     Single,
+    /// One class per demand bucket, whatever the application (docs/model.md §9.9): what a
+    /// checkpoint meant for any workload uses.
+    Demand,
+}
+
+/// What the state describes (docs/model.md §9, §9.9).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    /// The K nearest workers' loads and the scheduler's incoming queries by bucket, over the
+    /// history: a network per topology.
+    #[default]
+    Slots,
+    /// Per scheduler and demand bucket, the bucket's situation in terms every network has
+    /// ([`super::situation::SituationEncoder`]): one network for any topology.
+    Situation,
+}
+
+impl StateKind {
+    /// Whether this is the default, `slots` (not written into checkpoints, so those of older
+    /// configurations stay as they were).
+    pub fn is_slots(&self) -> bool {
+        *self == Self::Slots
+    }
 }
 
 /// How an action earns its learning value.

@@ -14,7 +14,7 @@ use std::path::Path;
 
 pub use super::choices::{
     Algorithm, CfApply, CfScope, ClassMode, Credit, Granularity, LambdaProfile, MarginPerLevel,
-    RewardScope, RewardSpec,
+    RewardScope, RewardSpec, StateKind,
 };
 
 /// Every hyper-parameter of training and of the network.
@@ -191,6 +191,12 @@ pub struct DqnConfig {
     /// unused. Needs `algorithm: dqn` or `iqn`. Absent: the one-process loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apex: Option<ApexConfig>,
+    /// What the state describes: `slots` (the nearest workers, a network per topology) or
+    /// `situation` (per scheduler and demand bucket, in terms every network has: one network
+    /// for any topology; needs `classes: demand`, `history: 1`, `conv_kernel: 1`,
+    /// `granularity: per_scheduler` and `credit: counterfactual`; docs/model.md §9.9).
+    #[serde(skip_serializing_if = "StateKind::is_slots")]
+    pub state: StateKind,
 }
 
 /// Whether a number is zero (for skipping a default when serialising, so that checkpoints of
@@ -281,6 +287,7 @@ impl Default for DqnConfig {
             entropy: 0.01,
             state_workers: 0,
             apex: None,
+            state: StateKind::Slots,
         }
     }
 }
@@ -306,6 +313,30 @@ impl DqnConfig {
         self.check_learning()?;
         self.check_episodes()?;
         self.check_combinations()
+    }
+
+    /// `state: situation`'s needs: demand classes, one window, the per-scheduler network and
+    /// counterfactual values; `classes: demand` only with it.
+    fn check_situation(&self) -> Result<(), (&'static str, String)> {
+        let situation = self.state == StateKind::Situation;
+        if situation
+            && (self.classes != ClassMode::Demand
+                || self.history != 1
+                || self.conv_kernel != 1
+                || self.granularity != Granularity::PerScheduler
+                || self.credit != Credit::Counterfactual
+                || self.identity)
+        {
+            return bad(
+                "state",
+                "`situation` needs `classes: demand`, `history: 1`, `conv_kernel: 1`, \
+                 `granularity: per_scheduler`, `credit: counterfactual` and `identity: false`",
+            );
+        }
+        if !situation && self.classes == ClassMode::Demand {
+            return bad("classes", "`demand` needs `state: situation`");
+        }
+        Ok(())
     }
 
     /// The actions, the objective, the window and the state's shape.
@@ -440,6 +471,7 @@ impl DqnConfig {
 
     /// Settings that only work together (credit, reward, granularity, algorithm, Ape-X).
     fn check_combinations(&self) -> Result<(), (&'static str, String)> {
+        self.check_situation()?;
         if self.credit == Credit::Td
             && self.objective.needs_latency()
             && self.reward_scope != RewardScope::System

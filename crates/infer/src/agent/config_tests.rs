@@ -141,3 +141,39 @@ fn bad_values_name_their_field() {
     assert_eq!((e.line, e.column), (1, 1));
     assert!(e.message.contains("unknown field `gama`"), "{e}");
 }
+
+#[test]
+fn a_situation_state_needs_demand_classes_and_one_window() {
+    use super::{ClassMode, StateKind};
+    let ok = DqnConfig {
+        state: StateKind::Situation,
+        classes: ClassMode::Demand,
+        history: 1,
+        conv_kernel: 1,
+        ..DqnConfig::default()
+    };
+    assert!(ok.validate().is_ok());
+    let two_windows = DqnConfig {
+        history: 2,
+        ..ok.clone()
+    };
+    assert_eq!(two_windows.validate().unwrap_err().0, "state");
+    let named = DqnConfig {
+        classes: ClassMode::PerApp,
+        ..ok.clone()
+    };
+    assert_eq!(named.validate().unwrap_err().0, "state");
+    let demand_alone = DqnConfig {
+        classes: ClassMode::Demand,
+        ..DqnConfig::default()
+    };
+    assert_eq!(demand_alone.validate().unwrap_err().0, "classes");
+    // The default is not written, so older checkpoints' headers stay as they were.
+    let text = serde_json::to_string(&DqnConfig::default()).unwrap();
+    assert!(!text.contains("\"state\""));
+    assert!(
+        serde_json::to_string(&ok)
+            .unwrap()
+            .contains("\"state\":\"situation\"")
+    );
+}

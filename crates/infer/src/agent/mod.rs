@@ -10,15 +10,17 @@ mod choices;
 mod config;
 mod fallback;
 mod fast;
+mod situation;
 mod state;
 mod trained;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta, topology_fingerprint};
 pub use config::{
     Algorithm, ApexConfig, CfApply, CfScope, ClassMode, Credit, DqnConfig, Granularity,
-    LambdaProfile, MarginPerLevel, RewardScope, RewardSpec, parse_actions,
+    LambdaProfile, MarginPerLevel, RewardScope, RewardSpec, StateKind, parse_actions,
 };
 pub use fallback::Fallback;
 pub use fast::{FastQNet, IQN_GRID, NetShape, cos_embedding, quantile_grid};
+pub use situation::SituationEncoder;
 pub use state::StateEncoder;
 pub use trained::{Agent, argmax, conservative_choice, majority};

@@ -8,9 +8,11 @@
 //! elsewhere.
 
 use super::checkpoint::{Checkpoint, topology_fingerprint};
+use super::config::StateKind;
 use super::config::{Granularity, parse_actions};
 use super::fallback::Fallback;
 use super::fast::FastQNet;
+use super::situation::SituationEncoder;
 use super::state::StateEncoder;
 use crate::checkpoint::CheckpointError;
 use continuum_core::feasibility::Fleet;
@@ -24,7 +26,7 @@ use std::path::Path;
 /// network's forward within 1e-5).
 pub struct Agent {
     net: FastQNet,
-    encoder: StateEncoder,
+    encoder: Encoder,
     actions: Vec<Configuration>,
     granularity: Granularity,
     classes: StreamClasses,
@@ -36,9 +38,40 @@ pub struct Agent {
     state: Vec<f32>,
 }
 
+/// The state a checkpoint reads: a network per topology, or one for any (docs/model.md §9.9).
+enum Encoder {
+    Slots(StateEncoder),
+    Situation(SituationEncoder),
+}
+
+impl Encoder {
+    fn schedulers(&self) -> usize {
+        match self {
+            Self::Slots(e) => e.schedulers(),
+            Self::Situation(e) => e.schedulers(),
+        }
+    }
+
+    fn incoming_qps(&self, s: usize) -> f64 {
+        match self {
+            Self::Slots(e) => e.incoming_qps(s),
+            Self::Situation(e) => e.incoming_qps(s),
+        }
+    }
+
+    /// (features, history) of one state.
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Self::Slots(e) => (e.features(), e.history()),
+            Self::Situation(e) => (e.features(), 1),
+        }
+    }
+}
+
 impl Agent {
     /// Builds the agent of `ck` for `topology`; fails if the checkpoint was trained for a
-    /// topology with other workers or for policies this build does not know.
+    /// topology with other workers (a `situation` checkpoint fits every topology) or for
+    /// policies this build does not know.
     pub fn new(
         ck: &Checkpoint,
         path: &Path,
@@ -51,8 +84,9 @@ impl Agent {
             path: path.display().to_string(),
             message: msg,
         };
+        let situation = m.config.state == StateKind::Situation;
         let fp = topology_fingerprint(topology, variant_names);
-        if fp != m.fingerprint {
+        if !situation && fp != m.fingerprint {
             return Err(bad(format!(
                 "it was trained on topology `{}` (fingerprint {}), but `{}` has other workers (fingerprint {fp})",
                 m.topology, m.fingerprint, topology.name
@@ -60,14 +94,22 @@ impl Agent {
         }
         let actions = parse_actions(&m.actions)
             .map_err(|e| bad(format!("its action list does not parse: {e}")))?;
-        let encoder = StateEncoder::new(topology, fleet, &m.config);
-        if encoder.features() != m.shape.features || encoder.history() != m.shape.history {
+        let encoder = if situation {
+            if m.shape.classes != 1 || !m.classes.is_per_bucket() {
+                return Err(bad(
+                    "a `situation` checkpoint needs one head and one class per demand bucket"
+                        .into(),
+                ));
+            }
+            Encoder::Situation(SituationEncoder::new(topology, fleet, &m.config))
+        } else {
+            Encoder::Slots(StateEncoder::new(topology, fleet, &m.config))
+        };
+        let (features, history) = encoder.shape();
+        if features != m.shape.features || history != m.shape.history {
             return Err(bad(format!(
-                "state is {}×{} for this topology, but the network expects {}×{}",
-                encoder.features(),
-                encoder.history(),
-                m.shape.features,
-                m.shape.history
+                "state is {features}×{history} for this topology, but the network expects {}×{}",
+                m.shape.features, m.shape.history
             )));
         }
         let heads = m.shape.classes * m.shape.actions;
@@ -129,7 +171,10 @@ impl Agent {
 
     /// Adds a window's observation to the state history.
     pub fn observe(&mut self, obs: &WindowObservation) {
-        self.encoder.push(obs);
+        match &mut self.encoder {
+            Encoder::Slots(e) => e.push(obs),
+            Encoder::Situation(e) => e.push(obs),
+        }
     }
 
     /// Values of every scheduler's current state, `[scheduler][class][action]`.
@@ -138,9 +183,47 @@ impl Agent {
         let actions = self.net.shape().actions;
         let mut out = Vec::with_capacity(n);
         for s in 0..n {
-            self.encoder.state_into(s, &mut self.state);
-            self.net.forward(&self.state, &mut self.q);
-            out.push(self.q.chunks_exact(actions).map(<[f32]>::to_vec).collect());
+            match &self.encoder {
+                Encoder::Slots(e) => {
+                    e.state_into(s, &mut self.state);
+                    self.net.forward(&self.state, &mut self.q);
+                    out.push(self.q.chunks_exact(actions).map(<[f32]>::to_vec).collect());
+                }
+                Encoder::Situation(e) => {
+                    let mut per_class = Vec::with_capacity(e.buckets());
+                    for b in 0..e.buckets() {
+                        e.state_into(s, b, &mut self.state);
+                        self.net.forward(&self.state, &mut self.q);
+                        per_class.push(self.q.clone());
+                    }
+                    out.push(per_class);
+                }
+            }
+        }
+        out
+    }
+
+    /// Under `state: situation`: per scheduler and bucket, the table's action unless the
+    /// network's greedy one beats it by more than the margin; a bucket that brought no query
+    /// in the last window keeps the table's (its state says nothing), and the network is
+    /// evaluated for the others only.
+    fn situation_choice(&mut self, tables: &[Vec<usize>], margins: &[f64]) -> Vec<Vec<usize>> {
+        let Encoder::Situation(e) = &self.encoder else {
+            unreachable!("called for situation checkpoints only")
+        };
+        let mut out = Vec::with_capacity(tables.len());
+        for (s, table) in tables.iter().enumerate() {
+            let mut row = table.clone();
+            if margins[s].is_finite() {
+                for (b, a) in row.iter_mut().enumerate() {
+                    if e.incoming(s, b) > 0.0 {
+                        e.state_into(s, b, &mut self.state);
+                        self.net.forward(&self.state, &mut self.q);
+                        *a = conservative_choice(&self.q, *a, margins[s]);
+                    }
+                }
+            }
+            out.push(row);
         }
         out
     }
@@ -167,7 +250,9 @@ impl Agent {
                 self.fallback.tables[level].clone()
             })
             .collect();
-        let own = if margins.iter().all(|m| m.is_infinite()) {
+        let own = if matches!(self.encoder, Encoder::Situation(_)) {
+            self.situation_choice(&tables, &margins)
+        } else if margins.iter().all(|m| m.is_infinite()) {
             tables
         } else {
             let q = self.q_values();
@@ -194,8 +279,10 @@ impl Agent {
     /// network alone: such a checkpoint has no fallback tables).
     fn system_choice(&mut self) -> Vec<usize> {
         let mut scratch = Vec::new();
-        self.encoder
-            .system_state_into(&mut self.state, &mut scratch);
+        let Encoder::Slots(e) = &self.encoder else {
+            unreachable!("a situation checkpoint decides per scheduler")
+        };
+        e.system_state_into(&mut self.state, &mut scratch);
         self.net.forward(&self.state, &mut self.q);
         self.q
             .chunks_exact(self.net.shape().actions)

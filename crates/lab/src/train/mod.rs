@@ -10,12 +10,14 @@ mod dqn;
 mod meta;
 mod meta_steps;
 mod tapfinger;
+mod universal;
 
 use clap::Args;
 use continuum_term::ProgressArgs;
 use std::path::PathBuf;
 
 pub use meta::MetaTrainArgs;
+pub use universal::TrainUniversalArgs;
 
 /// Runs `continuum train`: TapFinger's training for a TapFinger config (`method: tapfinger`),
 /// else the meta-policy's.
@@ -35,10 +37,25 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<()> {
         args.out = file;
     }
     if tapfinger {
-        tapfinger::execute(&args)
-    } else {
-        dqn::execute(&args)
+        return tapfinger::execute(&args);
     }
+    if let Some(init) = &args.init {
+        let ck = continuum_infer::agent::Checkpoint::load(init)?;
+        if ck.meta.config.state == continuum_infer::agent::StateKind::Situation {
+            let sc = continuum_sim::Scenario::load(&args.topology, &args.profiles, &args.workload)?;
+            if let Some(b) = args.budget {
+                check_budget(b)?;
+            }
+            let pool = crate::thread_pool(args.threads)?;
+            return universal::adapt(&sc, &ck, args.budget, args.seed, &args.out, &pool);
+        }
+    }
+    dqn::execute(&args)
+}
+
+/// Runs `continuum train-universal`: the topology-free meta-policy across generated networks.
+pub fn train_universal(args: &TrainUniversalArgs) -> anyhow::Result<()> {
+    universal::execute(args)
 }
 
 /// Runs `continuum meta-train`: the whole run, or one of its units of work.

@@ -191,6 +191,7 @@ pub fn classes_for(scenario: &Scenario, cfg: &DqnConfig) -> StreamClasses {
     match cfg.classes {
         ClassMode::PerApp => StreamClasses::from_workload(&scenario.workload, &cfg.buckets),
         ClassMode::Single => StreamClasses::single(),
+        ClassMode::Demand => StreamClasses::per_bucket(&cfg.buckets),
     }
 }
 
