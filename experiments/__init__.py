@@ -11,7 +11,7 @@
                                 deeprm.md          deeprm, deeprm_adapt, deeprm_figures, deeprm_pg
                                 fleet.md           fleet
                                 generalisation.md  generalisation
-                                meta-results.md    meta_results, meta_results_labels
+                                meta-results.md    meta_results, meta_results_labels, universal
                                 oga.md             oga
                                 performance.md     performance, performance_benches, instructions
                                 scale-out.md       scale_out_herding, scale_out_ray

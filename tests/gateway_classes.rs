@@ -314,6 +314,36 @@ async fn the_agents_decision_for_each_class_binds_that_class() {
     l.stop().await;
 }
 
+/// The shipped topology-free checkpoint (docs/model.md §9.9) drives a gateway of
+/// topologies/live.yaml, a network it was never trained on: its classes are the demand
+/// buckets, and a stream is classed by its bucket whatever its application.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_topology_free_checkpoint_decides_on_a_network_it_never_saw() {
+    let ck = repo("models/universal.dqn");
+    let l = live(
+        false,
+        json!({"agent": ck, "policy": "least-impedance", "window_ms": 200}),
+    )
+    .await;
+    let a = l.addr();
+    let t = Instant::now();
+    let p = loop {
+        let p = policy_state(a).await;
+        if p["source"] == "agent" || t.elapsed() > Duration::from_secs(20) {
+            break p;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let cs = classes(&p);
+    assert_eq!(cs.len(), 12, "{p}");
+    assert!(cs[0].starts_with("d<=100ms,r<=10qps "), "{cs:?}");
+    assert!(cs.iter().all(|c| c.ends_with(" agent")), "{cs:?}");
+    // An application no checkpoint knows, deadline 2 s: the open last deadline range.
+    let b = bound(a, Some("never-seen"), 2000.0).await;
+    assert!(b.starts_with("d>500ms,"), "{b}");
+    l.stop().await;
+}
+
 /// Why a gateway in front of a worker that need not run (start-up fails before connecting),
 /// with `extra` settings, refuses to start.
 async fn refusal(extra: Value) -> String {

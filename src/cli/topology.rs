@@ -46,6 +46,10 @@ pub struct SiteArgs {
     /// not its candidates (default: every worker in the tree).
     #[arg(long)]
     pub max_reach_ms: Option<f64>,
+    /// Antennas and central offices only forward traffic: compute only in the regional DCs
+    /// and the cloud (`topologies/dc-cloud.yaml`'s shape).
+    #[arg(long)]
+    pub bare_edge: bool,
     /// Topology name (default: `isp-<antennas>`, or the imported network's).
     #[arg(long)]
     pub name: Option<String>,
@@ -131,6 +135,7 @@ fn site_options(a: &SiteArgs) -> Result<GenerateOptions> {
         antenna_gpu_share: a.antenna_gpu_share,
         seed: a.seed,
         max_reach_ms: a.max_reach_ms,
+        bare_edge: a.bare_edge,
         ..Default::default()
     })
 }

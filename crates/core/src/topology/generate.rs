@@ -64,6 +64,9 @@ pub struct GenerateOptions {
     pub seed: u64,
     /// Routing scope written as the file's `max_reach_ms` (`None`: every worker reachable).
     pub max_reach_ms: Option<f64>,
+    /// Antennas and central offices only forward traffic: no compute below the regional DCs
+    /// (`topologies/dc-cloud.yaml`'s shape; `cpu[0..2]`, `gpu[0]` and the antenna GPUs unused).
+    pub bare_edge: bool,
 }
 
 impl Default for GenerateOptions {
@@ -81,6 +84,7 @@ impl Default for GenerateOptions {
             antenna_gpu_share: 0.5,
             seed: 1,
             max_reach_ms: None,
+            bare_edge: false,
         }
     }
 }
@@ -196,23 +200,27 @@ pub(crate) fn write_layers_and_cloud(w: &mut String, o: &GenerateOptions) {
     let [gc, gr, gl] = o.gpu;
     let _ = writeln!(w, "  access:");
     let _ = writeln!(w, "    link: {}", link(la, o.jitter));
-    let _ = writeln!(w, "    capacity: {}", capacity(ca, 0));
-    let _ = writeln!(
-        w,
-        "    deploy: {{replicas: {{mobilenet-ssd-cpu-b4: 1}}, fill: [mobilenet-ssd-cpu-b1]}}"
-    );
+    if !o.bare_edge {
+        let _ = writeln!(w, "    capacity: {}", capacity(ca, 0));
+        let _ = writeln!(
+            w,
+            "    deploy: {{replicas: {{mobilenet-ssd-cpu-b4: 1}}, fill: [mobilenet-ssd-cpu-b1]}}"
+        );
+    }
     let _ = writeln!(w, "  central-office:");
     let _ = writeln!(w, "    link: {}", link(lc, o.jitter));
-    let _ = writeln!(w, "    capacity: {}", capacity(cc, gc));
-    let _ = writeln!(
-        w,
-        "    deploy: {}",
-        deploy(
-            gc,
-            &CO_GPU_MIX,
-            "mobilenet-ssd-cpu-b1, mobilenet-ssd-cpu-b4"
-        )
-    );
+    if !o.bare_edge {
+        let _ = writeln!(w, "    capacity: {}", capacity(cc, gc));
+        let _ = writeln!(
+            w,
+            "    deploy: {}",
+            deploy(
+                gc,
+                &CO_GPU_MIX,
+                "mobilenet-ssd-cpu-b1, mobilenet-ssd-cpu-b4"
+            )
+        );
+    }
     let _ = writeln!(w, "  regional-dc:");
     let _ = writeln!(w, "    link: {}", link(lr, o.jitter));
     let _ = writeln!(w, "    capacity: {}", capacity(cr, gr));
@@ -281,7 +289,8 @@ pub fn generate(o: &GenerateOptions) -> String {
         );
     }
     for a in 0..o.antennas {
-        let extra = antenna_gpu(gpu_rng.random_bool(o.antenna_gpu_share), ca);
+        let gpu = gpu_rng.random_bool(o.antenna_gpu_share) && !o.bare_edge;
+        let extra = antenna_gpu(gpu, ca);
         let _ = writeln!(
             w,
             "  - {{id: ant-{a:0da$}, layer: access, parent: co-{:0dc$}, link: {}{extra}}}",
@@ -380,6 +389,21 @@ mod tests {
 
     /// With a routing scope that takes in the own regional DC and the cloud, a scheduler's
     /// candidates do not grow with the country: the same count at 16 and at 64 antennas.
+    #[test]
+    fn a_bare_edge_has_workers_only_in_the_regional_dcs_and_the_cloud() {
+        let t = load(&generate(&GenerateOptions {
+            bare_edge: true,
+            antenna_gpu_share: 1.0,
+            ..Default::default()
+        }));
+        assert!(!t.workers.is_empty());
+        for w in &t.workers {
+            let id = &t.clusters[w.cluster].id;
+            assert!(id == "cloud" || id.starts_with("rdc-"), "{id}");
+        }
+        assert_eq!(t.schedulers.len(), 16);
+    }
+
     #[test]
     fn a_routing_scope_keeps_reach_lists_flat() {
         let reach = |antennas| {

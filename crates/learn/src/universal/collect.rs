@@ -10,7 +10,7 @@ use crate::train::{CF_SETTLE_MS, CfSettings, class_values};
 use anyhow::{Context, Result};
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, stream_rng};
-use continuum_infer::agent::{Agent, CfScope, Checkpoint, DqnConfig, SituationEncoder};
+use continuum_infer::agent::{Agent, Checkpoint, DqnConfig, SituationEncoder};
 use continuum_sim::{Scenario, SimConfig, Simulation};
 use rand::Rng;
 use std::path::Path;
@@ -84,7 +84,7 @@ pub fn episode(
         horizon_windows: cfg.cf_horizon_windows,
         persist_windows: cfg.cf_persist_windows,
         settle_ms: CF_SETTLE_MS,
-        scope: CfScope::Scheduler,
+        scope: cfg.cf_scope,
         scale: cfg.cf_scale,
         objective: cfg.objective,
         only: None,

@@ -53,6 +53,9 @@ pub struct UniversalSettings {
     pub edge_compute: [f64; 2],
     /// Share of antennas with a small GPU.
     pub antenna_gpu_share: [f64; 2],
+    /// Share of networks whose antennas and central offices have no compute at all
+    /// (`dc-cloud`'s shape).
+    pub bare_edge_share: f64,
     /// Workload files, one drawn per network (λ and the class mix are drawn per episode).
     pub workloads: Vec<PathBuf>,
 }
@@ -64,10 +67,10 @@ impl Default for UniversalSettings {
     /// from a bare edge (dc-cloud) to the full one (full-edge).
     fn default() -> Self {
         Self {
-            networks: 24,
+            networks: 32,
             rounds: 2,
             explore: 0.3,
-            epochs: 40,
+            epochs: 20,
             validation_networks: 4,
             validation_lambdas: vec![20.0, 60.0, 100.0],
             margins: vec![0.0, 0.25, 0.5, 1.0],
@@ -79,6 +82,7 @@ impl Default for UniversalSettings {
             compute_scale: [0.5, 2.0],
             edge_compute: [0.1, 1.0],
             antenna_gpu_share: [0.0, 1.0],
+            bare_edge_share: 0.25,
             workloads: vec![PathBuf::from("workloads/default.yaml")],
         }
     }
@@ -114,6 +118,9 @@ impl UniversalSettings {
         let share = self.antenna_gpu_share;
         if !ordered(share) || share[0] < 0.0 || share[1] > 1.0 {
             return Err(("antenna_gpu_share", "expected 0 <= low <= high <= 1".into()));
+        }
+        if !(0.0..=1.0).contains(&self.bare_edge_share) {
+            return Err(("bare_edge_share", "expected a share in [0, 1]".into()));
         }
         if !(0.0..=1.0).contains(&self.explore) {
             return Err(("explore", "expected a share in [0, 1]".into()));
@@ -153,29 +160,52 @@ impl UniversalSettings {
         let link = u(rng, self.link_scale);
         let compute = u(rng, self.compute_scale);
         let edge = u(rng, self.edge_compute);
-        let cores = |x: f64, k: f64| (x * k).round().max(4.0);
-        GenerateOptions {
+        let mut o = GenerateOptions {
             name,
             antennas: rng.random_range(self.antennas[0]..=self.antennas[1]),
             antennas_per_co: rng.random_range(self.antennas_per_co[0]..=self.antennas_per_co[1]),
             cos_per_rdc: rng.random_range(self.cos_per_rdc[0]..=self.cos_per_rdc[1]),
             link_ms: d.link_ms.map(|x| x * link),
             link_spread: u(rng, self.link_spread),
-            cpu: [
-                cores(d.cpu[0], compute * edge),
-                cores(d.cpu[1], compute * edge),
-                cores(d.cpu[2], compute),
-                cores(d.cpu[3], compute),
-            ],
-            gpu: [
-                ((f64::from(d.gpu[0]) * compute * edge).round() as u32).max(1),
-                ((f64::from(d.gpu[1]) * compute).round() as u32).max(1),
-                ((f64::from(d.gpu[2]) * compute).round() as u32).max(1),
-            ],
-            antenna_gpu_share: u(rng, self.antenna_gpu_share) * edge.min(1.0),
+            antenna_gpu_share: u(rng, self.antenna_gpu_share) * edge,
+            bare_edge: rng.random_bool(self.bare_edge_share),
             seed: rng.random(),
             ..d
-        }
+        };
+        // The compute the edge lacks sits in the regional DCs (an operator consolidates rather
+        // than drops it, as topologies/dc-cloud.yaml does): the network's total stays that of
+        // `compute` at every site.
+        let keep = if o.bare_edge { 0.0 } else { edge };
+        let (cos, rdcs) = o.counts();
+        let (a, c, r) = (o.antennas as f64, cos as f64, rdcs as f64);
+        // Provisioned per antenna as the generator's defaults are (full-edge's: 4 antennas per
+        // central office, 2 offices per regional DC), so a wider fan-out does not starve its
+        // sites; the cloud is one region whatever the size, as in every shipped topology.
+        let per_co = o.antennas_per_co as f64 / d.antennas_per_co as f64;
+        let per_rdc = per_co * o.cos_per_rdc as f64 / d.cos_per_rdc as f64;
+        let cpu = [
+            d.cpu[0] * compute,
+            d.cpu[1] * compute * per_co,
+            d.cpu[2] * compute * per_rdc,
+            d.cpu[3] * compute,
+        ];
+        let gpu = [
+            f64::from(d.gpu[0]) * compute * per_co,
+            f64::from(d.gpu[1]) * compute * per_rdc,
+            f64::from(d.gpu[2]) * compute,
+        ];
+        let moved_cpu = (1.0 - keep) * (a * cpu[0] + c * cpu[1]) / r;
+        let moved_gpu = (1.0 - keep) * c * gpu[0] / r;
+        let cores = |x: f64| x.round().max(4.0);
+        o.cpu = [
+            cores(cpu[0] * keep),
+            cores(cpu[1] * keep),
+            cores(cpu[2] + moved_cpu),
+            cores(cpu[3]),
+        ];
+        let gpus = |x: f64| (x.round() as u32).max(1);
+        o.gpu = [gpus(gpu[0] * keep), gpus(gpu[1] + moved_gpu), gpus(gpu[2])];
+        o
     }
 }
 
@@ -209,6 +239,7 @@ mod tests {
             assert!((4..=40).contains(&o.antennas));
             assert!(o.cpu[0] <= o.cpu[2] * 2.0);
         }
+        assert!(a.iter().any(|o| o.bare_edge) && a.iter().any(|o| !o.bare_edge));
         let bad = UniversalSettings {
             link_spread: [0.0, 1.0],
             ..UniversalSettings::default()
