@@ -20,8 +20,8 @@ ROWS = [
      "experiments.generalisation --topologies full-edge,co-dc-cloud,dc-cloud --workloads "
      "20,40,60,80,100,diurnal --agents "
      "'heuristics=models/{topology}-heuristics.dqn,shipped=models/{topology}.dqn'"),
+    ("meta-results.md", "#one-learned-default-for-any-network-zero-shot", "experiments.universal"),
     ("aset-findings.md", "", "experiments.aset_findings"),
-    ("aset-findings.md", "", "experiments.aset_findings --queue-bound unbounded"),
     ("aset-findings.md", "#asets-protocol-and-its-load-view-figs-5-and-6-re-run",
      "experiments.aset_findings --protocol-summary"),
     ("tapfinger.md", "#1-tapfinger-in-its-own-problem-ml-tasks-on-edge-clusters",

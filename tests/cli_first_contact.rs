@@ -564,3 +564,30 @@ fn out_is_a_folder_everywhere_and_the_former_file_form_warns() {
     assert!(err.contains("former form of --out"), "{err}");
     assert!(dir.path().join("ev.json").is_file());
 }
+
+#[test]
+fn a_topology_free_config_says_how_it_trains() {
+    // Without --init, `train` cannot use a network for any topology: it names the two ways.
+    let e = fails(&[
+        "train",
+        "tests/fixtures/tiny-topology.yaml",
+        "--profiles",
+        "tests/fixtures/tiny-profiles.yaml",
+        "--workload",
+        "tests/fixtures/tiny-workload.yaml",
+        "--config",
+        "config/universal.yaml",
+        "--out",
+        "out/never-written",
+    ]);
+    assert!(e.contains("train-universal") && e.contains("--init"), "{e}");
+    // A settings override out of range is named before any network is drawn.
+    let e = fails(&[
+        "train-universal",
+        "--network-count",
+        "0",
+        "--out",
+        "out/never-written",
+    ]);
+    assert!(e.contains("networks"), "{e}");
+}

@@ -69,6 +69,17 @@ fn smoke(args: &[String]) -> Vec<String> {
             out.extend(["--duration".into(), "20".into()]);
         }
         "train" if !has("--budget") => out.extend(["--budget".into(), "1e6".into()]),
+        "train-universal" => {
+            let add = missing(
+                &out,
+                &[
+                    ("--network-count", "1"),
+                    ("--rounds", "1"),
+                    ("--validation-networks", "1"),
+                ],
+            );
+            out.extend(add);
+        }
         "deeprm" if out.get(1).is_some_and(|s| s == "eval") && !has("--seeds") => {
             out.extend(["--seeds".into(), "1".into()]);
         }

@@ -23,6 +23,14 @@ fn load(args: &TrainArgs) -> Result<(DqnConfig, Scenario)> {
     } else {
         bail!("{}: cannot read file: not found", args.config.display());
     };
+    if cfg.state == continuum_infer::agent::StateKind::Situation {
+        bail!(
+            "{}: `state: situation` is a network for any topology: train it across generated \
+             networks with `continuum train-universal`, or adapt one to this topology with \
+             `--init <its checkpoint>`",
+            args.config.display()
+        );
+    }
     if let Some(e) = args.episodes {
         if e == 0 {
             bail!("--episodes: expected at least 1");

@@ -33,6 +33,9 @@ pub struct TrainUniversalArgs {
     /// Collection rounds (overrides the settings).
     #[arg(long)]
     pub rounds: Option<usize>,
+    /// Validation networks (overrides the settings; smoke size: 1).
+    #[arg(long)]
+    pub validation_networks: Option<usize>,
     /// Seed of the networks, the episodes and the network's initialisation.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -71,8 +74,12 @@ pub(super) fn execute(args: &TrainUniversalArgs) -> Result<()> {
     if let Some(r) = args.rounds {
         s.rounds = r;
     }
-    s.validate()
-        .map_err(|(f, m)| anyhow::anyhow!("--network-count/--rounds ({f}): {m}"))?;
+    if let Some(v) = args.validation_networks {
+        s.validation_networks = v;
+    }
+    s.validate().map_err(|(f, m)| {
+        anyhow::anyhow!("--network-count/--rounds/--validation-networks ({f}): {m}")
+    })?;
     let profiles = Profiles::load(&args.profiles)?;
     let out = out_file(&args.out)?;
     let pool = crate::thread_pool(args.threads)?;
