@@ -378,8 +378,9 @@ def headline(a, results):
         above = sum(refs.verdict(d, 0.0, refs.COMPARED) == "above" for d in vs_rule.values())
         result += f"; above the best heuristic in {above} of {len(vs_rule)}"
     if vs_default:
+        # Counts only: the extremes are in the page's summary (the README has little room).
         result += (f"; vs per-network default − {ALLOWANCE_PP} pp: "
-                   f"{refs.tally(vs_default, -ALLOWANCE_PP, TARGET)}")
+                   f"{refs.tally(vs_default, -ALLOWANCE_PP, TARGET).split(';')[0]}")
     return f"{what} | {result}\n"
 
 
