@@ -12,7 +12,6 @@ mod curve;
 mod edgetuner_reward;
 mod env;
 pub mod meta_learn;
-
 mod select;
 
 pub use crate::episode::EpisodeSpec;
