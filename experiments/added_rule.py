@@ -6,28 +6,26 @@ registered rule — is unchanged, and so is every comparison made against it.
 
 Usage: python3 -m experiments.added_rule [--rule balanced-allocation] [--publish] [--from-json]
        [--reuse] [--ray HOST:PORT]
+
+Page: docs/baselines.md.
 """
-import argparse
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
-from experiments.cells import load_flags, pm, runner_options, sweep
+from experiments.cells import load_flags, pm, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--rule", default="balanced-allocation")
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600)
-p.add_argument("--out", default="out/added-rule")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--threads", "--ray"))
-SEEDS = a.seeds.split(",")
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "threads", "runner",
+                   out="out/added-rule")
+    p.add_argument("--rule", default="balanced-allocation")
+    return p
+
+
 MODES = ["off", "window"]
 
 
@@ -77,8 +75,20 @@ def render(res):
     return "\n".join(text) + "\n"
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text = render(results)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--threads", "--ray"))
+    SEEDS = a.seeds.split(",")
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text = render(results)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, results)
+
+
+if __name__ == "__main__":
+    main()

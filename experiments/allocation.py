@@ -24,17 +24,18 @@ or on a Ray head (--ray).
 --publish records every part and the results under docs/generated/ and rewrites the docs'
 blocks that name this command (experiments/docgen.py); --from-json prints the parts again from
 those recorded results without running anything.
+
+Page: docs/allocation.md (excerpt in docs/results.md).
 """
-import argparse
 import pathlib
 import sys
 
 import statistics
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, sweep
-from experiments.cells import runner_options
 
 ALLOCATORS = ["static", "oga", "oga-lookahead", "drf-per-channel", "fairness-linked", "fairness",
               "binpacking-per-channel", "spreading-per-channel"]
@@ -48,28 +49,19 @@ GENERATE = ["topology", "generate", "--antennas", "24", "--antennas-per-co", "3"
             "--cpu", "12,48,96,192", "--gpu", "8,16,24", "--antenna-gpu-share", "0.3",
             "--seed", "5"]
 
-p = argparse.ArgumentParser()
-p.add_argument("--seed", type=int, default=101, help="the evaluation seed")
-p.add_argument("--choose-seeds", default="1,2",
-               help="the seeds each allocator's dispatch policy is chosen on")
-p.add_argument("--other-seeds", default="102,103",
-               help="more evaluation seeds (an empty value: none)")
-p.add_argument("--duration", type=float, default=600)
-p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
-p.add_argument("--generated", action="store_true")
-p.add_argument("--ablation", action="store_true")
-p.add_argument("--out", default="out/alloc")
-p.add_argument("--bin", default="target/release/continuum")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--ray"))
 
-choose_seeds = [int(s) for s in a.choose_seeds.split(",") if s]
-other_seeds = [int(s) for s in a.other_seeds.split(",") if s]
-if a.seed in choose_seeds or set(other_seeds) & set(choose_seeds):
-    sys.exit("the evaluation seeds must differ from --choose-seeds")
-out = pathlib.Path(a.out)
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("duration", "bin", "runner", duration=600, out="out/alloc")
+    p.add_argument("--seed", type=int, default=101, help="the evaluation seed")
+    p.add_argument("--choose-seeds", default="1,2",
+                   help="the seeds each allocator's dispatch policy is chosen on")
+    p.add_argument("--other-seeds", default="102,103",
+                   help="more evaluation seeds (an empty value: none)")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
+    p.add_argument("--generated", action="store_true")
+    p.add_argument("--ablation", action="store_true")
+    return p
 
 
 def compact(rows):
@@ -80,10 +72,6 @@ def compact(rows):
                          mean_reward=al.get("mean_reward"),
                          replica_changes=al.get("replica_changes")))
     return keep
-
-
-# The compare options of every run: one day of the shifting mix.
-DAY = {"workload": "workloads/shifting-mix.yaml", "duration": a.duration}
 
 
 def measure():
@@ -221,14 +209,32 @@ def headline(res):
             f"{tally(counts['other'])}\n")
 
 
-if a.from_json:
-    res = docgen.load_results(CMD)
-    if res is None:
-        sys.exit(f"no recorded results of `{CMD}` ({docgen.results_path(CMD)}): run it without "
-                 "--from-json")
-else:
-    res = measure()
-parts = render(res)
-print("\n".join(v for k, v in parts.items() if k != "headline"), end="")
-if a.publish:
-    docgen.publish(CMD, parts, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global DAY, a, choose_seeds, other_seeds, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    choose_seeds = [int(s) for s in a.choose_seeds.split(",") if s]
+    other_seeds = [int(s) for s in a.other_seeds.split(",") if s]
+    if a.seed in choose_seeds or set(other_seeds) & set(choose_seeds):
+        sys.exit("the evaluation seeds must differ from --choose-seeds")
+    out = pathlib.Path(a.out)
+    # The compare options of every run: one day of the shifting mix.
+    DAY = {"workload": "workloads/shifting-mix.yaml", "duration": a.duration}
+    if a.from_json:
+        res = docgen.load_results(CMD)
+        if res is None:
+            sys.exit(f"no recorded results of `{CMD}` ({docgen.results_path(CMD)}): run it without "
+                     "--from-json")
+    else:
+        res = measure()
+    parts = render(res)
+    print("\n".join(v for k, v in parts.items() if k != "headline"), end="")
+    if a.publish:
+        docgen.publish(CMD, parts, res)
+
+
+if __name__ == "__main__":
+    main()

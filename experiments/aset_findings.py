@@ -39,8 +39,9 @@ Needs a release build. Checkpoints already under <out> are reused (delete them t
 compare run is a report of one grid (`continuum sweep`: <out>/sweep, or <out>/shipped-sweep with
 --shipped-only; --reuse keeps the cells already there, else they are run again), here or on a
 Ray head (--ray).
+
+Page: docs/aset-findings.md.
 """
-import argparse
 import json
 import pathlib
 import statistics
@@ -48,48 +49,42 @@ import sys
 
 import yaml
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import run, success_from, sweep
-from experiments.cells import runner_options
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--topology", default="full-edge")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--warmup-s", type=float, default=60,
-               help="windows before this are left out of the second difference column")
-p.add_argument("--lambdas", default="20,40,60,80,100")
-p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--shipped", default="longer",
-               help="the variant of models/<topology>-aset.dqn, run at every λ")
-p.add_argument("--shipped-only", action="store_true",
-               help="evaluate only the shipped checkpoint, models/<topology>-aset.dqn, at λ 60 "
-                    "(no training): fresh seeds for the row chosen after seeing 101–105")
-p.add_argument("--generalise", action="store_true",
-               help="with --shipped-only: also run it at every λ of --lambdas (ASET's Fig. 5 and "
-                    "6 on a topology whose checkpoint was trained by `continuum train "
-                    "topologies/<topology>.yaml --config config/aset.yaml --seed 1`)")
-p.add_argument("--queue-bound", default="deadline", choices=["deadline", "unbounded"],
-               help="the workers' queue bound, in training and in every run")
-p.add_argument("--protocol", action="store_true",
-               help="train by ASET's protocol (config/aset-protocol.yaml) on --topology under "
-                    "--load-view and run it at every λ of --lambdas with ASET's seven policies")
-p.add_argument("--protocol-summary", action="store_true",
-               help="the Fig. 5 / 6 comparisons of the six recorded --protocol runs (no run)")
-p.add_argument("--load-view", default="published", choices=["published", "current"],
-               help="with --protocol: the load view of training and of every run")
-p.add_argument("--out", default=None,
-               help="default out/aset, out/aset-unbounded, out/aset-protocol")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-runner_options(p)
-a = p.parse_args()
-UNBOUNDED = a.queue_bound == "unbounded"
-a.out = a.out or ("out/aset-protocol" if a.protocol else
-                  "out/aset-unbounded" if UNBOUNDED else "out/aset")
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--threads", "--ray"))
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "threads", "runner")
+    p.add_argument("--topology", default="full-edge")
+    p.add_argument("--warmup-s", type=float, default=60,
+                   help="windows before this are left out of the second difference column")
+    p.add_argument("--lambdas", default="20,40,60,80,100")
+    p.add_argument("--train-seed", type=int, default=1)
+    p.add_argument("--shipped", default="longer",
+                   help="the variant of models/<topology>-aset.dqn, run at every λ")
+    p.add_argument("--shipped-only", action="store_true",
+                   help="evaluate only the shipped checkpoint, models/<topology>-aset.dqn, at λ 60 "
+                        "(no training): fresh seeds for the row chosen after seeing 101–105")
+    p.add_argument("--generalise", action="store_true",
+                   help="with --shipped-only: also run it at every λ of --lambdas (ASET's Fig. 5 and "
+                        "6 on a topology whose checkpoint was trained by `continuum train "
+                        "topologies/<topology>.yaml --config config/aset.yaml --seed 1`)")
+    p.add_argument("--queue-bound", default="deadline", choices=["deadline", "unbounded"],
+                   help="the workers' queue bound, in training and in every run")
+    p.add_argument("--protocol", action="store_true",
+                   help="train by ASET's protocol (config/aset-protocol.yaml) on --topology under "
+                        "--load-view and run it at every λ of --lambdas with ASET's seven policies")
+    p.add_argument("--protocol-summary", action="store_true",
+                   help="the Fig. 5 / 6 comparisons of the six recorded --protocol runs (no run)")
+    p.add_argument("--load-view", default="published", choices=["published", "current"],
+                   help="with --protocol: the load view of training and of every run")
+    p.add_argument("--out", default=None,
+                   help="default out/aset, out/aset-unbounded, out/aset-protocol")
+    return p
+
 
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance"]
@@ -174,12 +169,6 @@ def evaluate(out, runs, sweep_dir):
                               dropped=100 * r.get("rejected_at_worker", 0) / r["offered"])
         per_lambda.setdefault(labels["lambda"], []).append(cell)
     return per_lambda
-
-
-SHIPPED = pathlib.Path(f"models/{a.topology}-aset{'-unbounded' if UNBOUNDED else ''}.dqn")
-PROTOCOL = pathlib.Path(a.out) / f"{a.topology}-{a.load_view}"
-if a.load_view != "published" and not a.protocol:
-    sys.exit("--load-view: only with --protocol (the other modes run continuum's published view)")
 
 
 def ms(xs):
@@ -268,7 +257,6 @@ def headline(results):
             f"({h}) {vs}; {sh} of the bound\n")
 
 
-
 def train_protocol():
     """Trains the protocol's agent on --topology under --load-view, unless its checkpoint is
     there; returns the training's episode log (rows of <dir>/checkpoint.training.csv)."""
@@ -342,7 +330,6 @@ def render_protocol(results):
                     f"{cells[0]['protocol']['actions']} | "
                     f"{ms([c[worst]['whole'] for c in cells])} ({worst}) | {vs_h} |")
     return "\n".join(text) + "\n"
-
 
 
 TOPOLOGIES, VIEWS = ("full-edge", "dc-cloud", "co-dc-cloud"), ("published", "current")
@@ -443,31 +430,6 @@ def summary_headline(results):
             f"seeds {seeds[0]}–{seeds[-1]} | " + "; ".join(parts) + "\n")
 
 
-if a.from_json:
-    results = docgen.recorded_or_exit(CMD)
-elif a.protocol_summary:
-    results = protocol_summary()
-elif a.protocol:
-    results = protocol_results()
-elif a.shipped_only:
-    out = pathlib.Path(a.out)
-    lams = a.lambdas.split(",") if a.generalise else ["60"]
-    runs = evaluate(out, {lam: [a.shipped] for lam in lams}, out / "shipped-sweep")
-    results = {"ablation": runs["60"],
-               "generalisation": {lam: runs[lam] for lam in lams} if a.generalise else {}}
-else:
-    out = pathlib.Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    train(out)
-    # Every variant at λ 60, the shipped one at every other λ: one grid.
-    runs = evaluate(out, {"60": [v[0] for v in VARIANTS],
-                          **{lam: [a.shipped] for lam in a.lambdas.split(",") if lam != "60"}},
-                    out / "sweep")
-    results = {"ablation": runs["60"], "generalisation": {}}
-    for lam in a.lambdas.split(","):
-        results["generalisation"][lam] = runs[lam]
-
-
 def unbounded_references():
     """The references under the unbounded queue: every rule run with it (recorded with the
     results), the bound of the recorded cell (an upper bound whatever the queue does)."""
@@ -497,18 +459,64 @@ def unbounded_references():
     return out
 
 
-# The references of experiments/baselines.py's tables (on the same seeds), else none; under the
-# unbounded queue, run under it.
-if UNBOUNDED:
-    REFS = unbounded_references()
-else:
-    REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
-        a.seeds.split(","), False)
-text = (render_summary(results) if a.protocol_summary else
-        render_protocol(results) if a.protocol else render(results))
-print(text, end="")
-if a.publish:
-    parts = ({None: text} if a.protocol else
-             {None: text, "headline": summary_headline(results)} if a.protocol_summary else
-             {None: text, "headline": headline(results)})
-    docgen.publish(CMD, parts, results)
+def measure():
+    """The results of the mode the command line chose: the protocol summary, the protocol,
+    the shipped checkpoint alone, or every variant trained and evaluated."""
+    if a.protocol_summary:
+        results = protocol_summary()
+    elif a.protocol:
+        results = protocol_results()
+    elif a.shipped_only:
+        out = pathlib.Path(a.out)
+        lams = a.lambdas.split(",") if a.generalise else ["60"]
+        runs = evaluate(out, {lam: [a.shipped] for lam in lams}, out / "shipped-sweep")
+        results = {"ablation": runs["60"],
+                   "generalisation": {lam: runs[lam] for lam in lams} if a.generalise else {}}
+    else:
+        out = pathlib.Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        train(out)
+        # Every variant at λ 60, the shipped one at every other λ: one grid.
+        runs = evaluate(out, {"60": [v[0] for v in VARIANTS],
+                              **{lam: [a.shipped] for lam in a.lambdas.split(",") if lam != "60"}},
+                        out / "sweep")
+        results = {"ablation": runs["60"], "generalisation": {}}
+        for lam in a.lambdas.split(","):
+            results["generalisation"][lam] = runs[lam]
+    return results
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global PROTOCOL, REFS, SHIPPED, UNBOUNDED, a, results
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    UNBOUNDED = a.queue_bound == "unbounded"
+    a.out = a.out or ("out/aset-protocol" if a.protocol else
+                      "out/aset-unbounded" if UNBOUNDED else "out/aset")
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--threads", "--ray"))
+    SHIPPED = pathlib.Path(f"models/{a.topology}-aset{'-unbounded' if UNBOUNDED else ''}.dqn")
+    PROTOCOL = pathlib.Path(a.out) / f"{a.topology}-{a.load_view}"
+    if a.load_view != "published" and not a.protocol:
+        sys.exit("--load-view: only with --protocol (the other modes run continuum's published view)")
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    # The references of experiments/baselines.py's tables (on the same seeds), else none; under the
+    # unbounded queue, run under it.
+    if UNBOUNDED:
+        REFS = unbounded_references()
+    else:
+        REFS = refs.recorded(a.seeds.split(","), required=False) or refs.shared_references(
+            a.seeds.split(","), False)
+    text = (render_summary(results) if a.protocol_summary else
+            render_protocol(results) if a.protocol else render(results))
+    print(text, end="")
+    if a.publish:
+        parts = ({None: text} if a.protocol else
+                 {None: text, "headline": summary_headline(results)} if a.protocol_summary else
+                 {None: text, "headline": headline(results)})
+        docgen.publish(CMD, parts, results)
+
+
+if __name__ == "__main__":
+    main()

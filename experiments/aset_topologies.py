@@ -14,29 +14,26 @@ measured.
 
 Usage: python3 -m experiments.aset_topologies [--seeds 101,102,103,104,105] [--publish]
        [--from-json] [--ray HOST:PORT]
+
+Page: docs/aset-findings.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--lambdas", default="20,40,60,80,100")
-p.add_argument("--out", default="out/aset-topologies")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
-SEEDS = a.seeds.split(",")
-LAMBDAS = a.lambdas.split(",")
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "ray", out="out/aset-topologies")
+    p.add_argument("--lambdas", default="20,40,60,80,100")
+    return p
+
+
 BOUNDS = ["deadline", "unbounded"]
 TOPOLOGIES = ["dc-cloud", "co-dc-cloud"]
 # Outcome → its share of the offered queries, % (keys of a report row).
@@ -120,9 +117,21 @@ def render_loads(res):
     return "\n".join(text) + "\n"
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-parts = {"policies": render_policies(res), "loads": render_loads(res)}
-for t in parts.values():
-    print(t)
-if a.publish:
-    docgen.publish(CMD, parts, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global LAMBDAS, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = a.seeds.split(",")
+    LAMBDAS = a.lambdas.split(",")
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    parts = {"policies": render_policies(res), "loads": render_loads(res)}
+    for t in parts.values():
+        print(t)
+    if a.publish:
+        docgen.publish(CMD, parts, res)
+
+
+if __name__ == "__main__":
+    main()

@@ -29,46 +29,38 @@ Usage: python3 -m experiments.baselines --part selection|table|stale [--seeds �
 It needs a release build (`cargo build --release`) and the shipped checkpoints, except with
 --from-json. Every run is a cell of one grid (`continuum sweep`); cells already written under
 <out> are reused (delete them to run again).
+
+Page: docs/baselines.md (its table is the references of every page).
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import load_flags, pm, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--part", choices=["selection", "table", "stale"], required=True)
-p.add_argument("--staleness", default="100,1000,5000",
-               help="stale part: load publication periods Δ, ms")
-p.add_argument("--stale-rules", default="load-balancing,least-impedance,least-allocated,"
-               "worker-headroom,headroom,random-proportional-load",
-               help="stale part: the rules run")
-p.add_argument("--seeds", help="default: 1–5 for selection, 101–105 for the table")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
-p.add_argument("--loads", default="20,40,60,80,100,diurnal")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600,
-               help="one whole period of workloads/diurnal.yaml")
-p.add_argument("--models", default="models")
-p.add_argument("--out", default="out/baselines")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--ray", metavar="HOST:PORT")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--refresh-learned", action="store_true",
-               help="table part: re-run only the learned rows and the bound of every run and "
-               "merge them into the recorded results (the rules' rows are kept)")
-a = p.parse_args()
-CMD = docgen.command(__file__, [x for x in sys.argv[1:] if x != "--refresh-learned"],
-                     drop_valued=("--out", "--bin", "--ray"))
-SEEDS = (a.seeds or ("1,2,3,4,5" if a.part == "selection" else "101,102,103,104,105")).split(",")
-if a.part == "stale" and a.loads == p.get_default("loads"):
-    a.loads = "60,100"
-TOPOLOGIES = a.topologies.split(",")
-LOADS = a.loads.split(",")
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("duration", "diurnal-duration", "bin", "ray", out="out/baselines")
+    p.add_argument("--part", choices=["selection", "table", "stale"], required=True)
+    p.add_argument("--staleness", default="100,1000,5000",
+                   help="stale part: load publication periods Δ, ms")
+    p.add_argument("--stale-rules", default="load-balancing,least-impedance,least-allocated,"
+                   "worker-headroom,headroom,random-proportional-load",
+                   help="stale part: the rules run")
+    p.add_argument("--seeds", help="default: 1–5 for selection, 101–105 for the table")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
+    p.add_argument("--loads", default="20,40,60,80,100,diurnal")
+    p.add_argument("--models", default="models")
+    p.add_argument("--refresh-learned", action="store_true",
+                   help="table part: re-run only the learned rows and the bound of every run and "
+                   "merge them into the recorded results (the rules' rows are kept)")
+    return p
+
+
 MODES = refs.MODES
 # The table runs every rule without accounting and with the window mode (the one that models
 # what the view has not measured yet); the selection part runs all three.
@@ -383,22 +375,39 @@ def headline(results, worst, above, runs):
             f"{len(keys)} cells\n")
 
 
-if a.part == "selection":
-    docgen.single_part(CMD, a.from_json, a.publish, measure, render_selection)
-elif a.part == "stale":
-    docgen.single_part(CMD, a.from_json, a.publish, measure_stale, render_stale)
-else:
-    if a.from_json:
-        results = docgen.recorded_or_exit(CMD)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global CMD, LOADS, SEEDS, TOPOLOGIES, a
+    argv = sys.argv[1:] if argv is None else argv
+    p = parser()
+    a = p.parse_args(argv)
+    CMD = docgen.command(__file__, [x for x in argv if x != "--refresh-learned"],
+                         drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = (a.seeds or ("1,2,3,4,5" if a.part == "selection" else "101,102,103,104,105")).split(",")
+    if a.part == "stale" and a.loads == p.get_default("loads"):
+        a.loads = "60,100"
+    TOPOLOGIES = a.topologies.split(",")
+    LOADS = a.loads.split(",")
+    if a.part == "selection":
+        docgen.single_part(CMD, a.from_json, a.publish, measure, render_selection)
+    elif a.part == "stale":
+        docgen.single_part(CMD, a.from_json, a.publish, measure_stale, render_stale)
     else:
-        results = refreshed() if a.refresh_learned else measure()
-    parts = render_table(results)
-    for name, text in parts.items():
-        print(text + "\n")
-    # A row above its run's bound is a bug in the bound or the simulator: never published.
-    above = [(k, n, s) for k, c in results["cells"].items() for n, xs in c["rows"].items()
-             for s in SEEDS if xs[s] - c["bound"][s] > TOLERANCE_PP]
-    if above:
-        sys.exit(f"baselines: {len(above)} rows above their run's bound, e.g. {above[:3]}")
-    if a.publish:
-        docgen.publish(CMD, parts, results)
+        if a.from_json:
+            results = docgen.recorded_or_exit(CMD)
+        else:
+            results = refreshed() if a.refresh_learned else measure()
+        parts = render_table(results)
+        for name, text in parts.items():
+            print(text + "\n")
+        # A row above its run's bound is a bug in the bound or the simulator: never published.
+        above = [(k, n, s) for k, c in results["cells"].items() for n, xs in c["rows"].items()
+                 for s in SEEDS if xs[s] - c["bound"][s] > TOLERANCE_PP]
+        if above:
+            sys.exit(f"baselines: {len(above)} rows above their run's bound, e.g. {above[:3]}")
+        if a.publish:
+            docgen.publish(CMD, parts, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -134,14 +134,3 @@ def success_grid(name, cells, seeds, sweep_dir, binary, ray=None, reuse=True):
              for x in r["results"]})
     return res
 
-
-def runner_options(p):
-    """Adds the options every results module shares to the argparse parser `p`: `--reuse`
-    (keep the cells already written under `--out`), `--ray HOST:PORT` (run the compare cells on
-    that Ray head), `--publish` (write the page's tables) and `--from-json` (re-render them from
-    the recorded results)."""
-    p.add_argument("--reuse", action="store_true",
-                   help="keep the cells already under --out (else they are run again)")
-    p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
-    p.add_argument("--publish", action="store_true")
-    p.add_argument("--from-json", action="store_true")

@@ -37,8 +37,9 @@ draws its jobsets and rollouts from --train-seed only.
 
 Usage: python3 -m experiments.deeprm [--parts reproduction,fixed,ablation,objectives,meta,share]
        [--publish] [--from-json] [--reuse-checkpoints]
+
+Page: docs/deeprm.md.
 """
-import argparse
 import json
 import math
 import os
@@ -48,62 +49,56 @@ import re
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, timed
 from experiments.deeprm_figures import adaptation_svg, bars_svg, copy_to_docs, curve, mean_curve
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--jobsets", default="20")
-p.add_argument("--slots", default="10", help="visible job slots M (the authors' mains: 10)")
-p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.8")
-p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
-p.add_argument("--fixed-loads", default="0.3,0.7,1.1,1.5,1.8",
-               help="training loads of the earlier reading on 10 fixed jobsets (`fixed`)")
-p.add_argument("--iterations", default="600")
-p.add_argument("--cdf-load", default="1.5")
-p.add_argument("--long-iterations", default="1500",
-               help="the agent at --cdf-load is also trained this long (the budget study)")
-p.add_argument("--replicate-seeds", default="2,3",
-               help="the agent at --cdf-load is also trained from these training seeds")
-p.add_argument("--resample-loads", default="0.3,0.7",
-               help="loads where an agent is also trained on fresh jobsets every iteration")
-p.add_argument("--more-jobsets", default="50",
-               help="fresh jobsets per iteration of the variant at --more-jobsets-loads")
-p.add_argument("--more-jobsets-loads", default="0.3")
-p.add_argument("--more-jobsets-iterations", default="200")
-p.add_argument("--share-loads", default="1.1",
-               help="loads of the agents trained for the share of jobs with slowdown <= 2")
-p.add_argument("--share-objectives", default="within-2,within-2-slowdown")
-p.add_argument("--ablation-load", default="1.1")
-p.add_argument("--ablation-iterations", default="300")
-p.add_argument("--imitate-epochs", default="100")
-p.add_argument("--train-jobsets", default="10")
-p.add_argument("--meta-iterations", default="50")
-p.add_argument("--adapt-iterations", default="50")
-p.add_argument("--train-seed", default="1")
-p.add_argument("--parts", default="reproduction,fixed,ablation,objectives,meta,share")
-p.add_argument("--out", default="out/deeprm")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--reuse-checkpoints", action="store_true",
-               help="keep a checkpoint already in --out instead of training it again")
-a = p.parse_args()
-# --parts chooses what runs, not what a part prints: every part is recorded under one command.
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-checkpoints"),
-                     drop_valued=("--out", "--bin", "--parts"))
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "bin", out="out/deeprm")
+    p.add_argument("--jobsets", default="20")
+    p.add_argument("--slots", default="10", help="visible job slots M (the authors' mains: 10)")
+    p.add_argument("--loads", default="0.1,0.3,0.5,0.7,0.9,1.1,1.3,1.5,1.7,1.8")
+    p.add_argument("--train-loads", default="0.3,0.7,1.1,1.5,1.8")
+    p.add_argument("--fixed-loads", default="0.3,0.7,1.1,1.5,1.8",
+                   help="training loads of the earlier reading on 10 fixed jobsets (`fixed`)")
+    p.add_argument("--iterations", default="600")
+    p.add_argument("--cdf-load", default="1.5")
+    p.add_argument("--long-iterations", default="1500",
+                   help="the agent at --cdf-load is also trained this long (the budget study)")
+    p.add_argument("--replicate-seeds", default="2,3",
+                   help="the agent at --cdf-load is also trained from these training seeds")
+    p.add_argument("--resample-loads", default="0.3,0.7",
+                   help="loads where an agent is also trained on fresh jobsets every iteration")
+    p.add_argument("--more-jobsets", default="50",
+                   help="fresh jobsets per iteration of the variant at --more-jobsets-loads")
+    p.add_argument("--more-jobsets-loads", default="0.3")
+    p.add_argument("--more-jobsets-iterations", default="200")
+    p.add_argument("--share-loads", default="1.1",
+                   help="loads of the agents trained for the share of jobs with slowdown <= 2")
+    p.add_argument("--share-objectives", default="within-2,within-2-slowdown")
+    p.add_argument("--ablation-load", default="1.1")
+    p.add_argument("--ablation-iterations", default="300")
+    p.add_argument("--imitate-epochs", default="100")
+    p.add_argument("--train-jobsets", default="10")
+    p.add_argument("--meta-iterations", default="50")
+    p.add_argument("--adapt-iterations", default="50")
+    p.add_argument("--train-seed", default="1")
+    p.add_argument("--parts", default="reproduction,fixed,ablation,objectives,meta,share")
+    p.add_argument("--reuse-checkpoints", action="store_true",
+                   help="keep a checkpoint already in --out instead of training it again")
+    return p
+
+
 DEFAULT_CMD = "experiments.deeprm"
-out = pathlib.Path(a.out)
-out.mkdir(parents=True, exist_ok=True)
 DOCS = docgen.ROOT / "docs"
 HEUR = ["tetris", "tetris-sjf", "sjf", "random", "random-fit"]
 OBJECTIVES = ["slowdown", "completion", "utilisation", "makespan"]
 VARIANTS = ["plain", "entropy", "normalised", "masked", "critic"]
 ROLLOUTS = 20  # per jobset: the public code's and `deeprm train`'s default
-ENV = out / f"m{a.slots}.yaml"
-ENV.write_text(f"env:\n  num_nw: {a.slots}\n")
 
 
 def train(name, *extra, iterations=None, config=None, seed=None, jobsets=None):
@@ -160,15 +155,9 @@ def best(load, iterations=None, suffix="", seed=None):
                  iterations=iterations, seed=seed)
 
 
-LONG = f"deeprm, {a.long_iterations} it"
 LAST = "deeprm, last iterate"
 FRESH = "deeprm, fresh jobsets"
 GREEDY = "deeprm, greedy"
-MORE = f"deeprm, {a.more_jobsets} jobsets per iteration, {a.more_jobsets_iterations} it"
-# The earlier reading's rows (`fixed`), as docs/deeprm.md labels them: its `deeprm` agents
-# trained on 10 fixed jobsets.
-FIXED_LABELS = {"deeprm": "10 fixed jobsets", LAST: "10 fixed jobsets, last iterate",
-                FRESH: "fresh jobsets (the reproduction's `deeprm`)", LONG: f"10 fixed jobsets, {a.long_iterations} it"}
 
 
 def resample_config():
@@ -564,21 +553,45 @@ PARTS = {"reproduction": (reproduction, reproduction_text), "fixed": (fixed, fix
          "ablation": (ablation, ablation_text), "objectives": (objectives, objectives_text),
          "meta": (meta, meta_text), "share": (share, share_text)}
 FIGURES = {"meta": meta_figures, "share": share_figures}
-# Parts not run keep their recorded results, so publishing some parts keeps the others.
-results = (docgen.load_results(CMD) or {}) if a.publish and CMD == DEFAULT_CMD else {}
-if a.from_json:
-    results = docgen.recorded_or_exit(CMD)
-texts = {}
-for part in a.parts.split(","):
-    if part not in PARTS:
-        sys.exit(f"--parts: unknown part `{part}`; expected {', '.join(PARTS)}")
-    if not a.from_json:
-        results[part] = PARTS[part][0]()
-    texts[part] = PARTS[part][1](results[part])
-    if part in FIGURES:
-        FIGURES[part](results[part])
-    print(f"## {part}\n\n{texts[part]}\n", flush=True)
-if a.publish:
-    if "reproduction" in texts:
-        texts["headline"] = headline(results)
-    docgen.publish(CMD, texts, results)
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global CMD, ENV, FIXED_LABELS, LONG, MORE, a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    # --parts chooses what runs, not what a part prints: every part is recorded under one command.
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse-checkpoints"),
+                         drop_valued=("--out", "--bin", "--parts"))
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ENV = out / f"m{a.slots}.yaml"
+    ENV.write_text(f"env:\n  num_nw: {a.slots}\n")
+    LONG = f"deeprm, {a.long_iterations} it"
+    MORE = f"deeprm, {a.more_jobsets} jobsets per iteration, {a.more_jobsets_iterations} it"
+    # The earlier reading's rows (`fixed`), as docs/deeprm.md labels them: its `deeprm` agents
+    # trained on 10 fixed jobsets.
+    FIXED_LABELS = {"deeprm": "10 fixed jobsets", LAST: "10 fixed jobsets, last iterate",
+                    FRESH: "fresh jobsets (the reproduction's `deeprm`)", LONG: f"10 fixed jobsets, {a.long_iterations} it"}
+    # Parts not run keep their recorded results, so publishing some parts keeps the others.
+    results = (docgen.load_results(CMD) or {}) if a.publish and CMD == DEFAULT_CMD else {}
+    if a.from_json:
+        results = docgen.recorded_or_exit(CMD)
+    texts = {}
+    for part in a.parts.split(","):
+        if part not in PARTS:
+            sys.exit(f"--parts: unknown part `{part}`; expected {', '.join(PARTS)}")
+        if not a.from_json:
+            results[part] = PARTS[part][0]()
+        texts[part] = PARTS[part][1](results[part])
+        if part in FIGURES:
+            FIGURES[part](results[part])
+        print(f"## {part}\n\n{texts[part]}\n", flush=True)
+    if a.publish:
+        if "reproduction" in texts:
+            texts["headline"] = headline(results)
+        docgen.publish(CMD, texts, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -18,35 +18,33 @@ Usage: python3 -m experiments.deeprm_adapt [--reuse] [--publish] [--from-json] [
 The trainings run here, one after another; the compare runs are the reports of one grid
 (`continuum sweep`: <out>/sweep; --reuse keeps the cells already there, else they are run
 again), here or on a Ray head (--ray).
+
+Page: docs/deeprm.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, sweep
-from experiments.cells import runner_options
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--lambda", dest="lam", default="60")
-p.add_argument("--duration", default="300")
-p.add_argument("--topologies", default="10:3:2:901,12:4:2:902,16:2:3:903",
-               help="held-out topologies, antennas:antennas_per_co:cos_per_rdc:seed each")
-p.add_argument("--full-budget", default="1.8e9")
-p.add_argument("--meta-iterations", default="6")
-p.add_argument("--meta-budget", default="2.5e8", help="simulated queries per inner training")
-p.add_argument("--train-seed", default="1")
-p.add_argument("--out", default="out/adapt")
-p.add_argument("--bin", default="target/release/continuum")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--ray"))
-out = pathlib.Path(a.out)
-out.mkdir(parents=True, exist_ok=True)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "runner", duration="300", duration_type=str,
+                   out="out/adapt")
+    p.add_argument("--lambda", dest="lam", default="60")
+    p.add_argument("--topologies", default="10:3:2:901,12:4:2:902,16:2:3:903",
+                   help="held-out topologies, antennas:antennas_per_co:cos_per_rdc:seed each")
+    p.add_argument("--full-budget", default="1.8e9")
+    p.add_argument("--meta-iterations", default="6")
+    p.add_argument("--meta-budget", default="2.5e8", help="simulated queries per inner training")
+    p.add_argument("--train-seed", default="1")
+    return p
+
+
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random", "tetris"]
 ARMS = ["scratch-full", "meta", "transfer", "scratch"]
@@ -120,4 +118,17 @@ def text(r):
     return "\n".join(lines)
 
 
-docgen.single_part(CMD, a.from_json, a.publish, measure, text)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    docgen.single_part(CMD, a.from_json, a.publish, measure, text)
+
+
+if __name__ == "__main__":
+    main()

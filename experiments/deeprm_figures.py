@@ -1,7 +1,10 @@
 """The figures experiments/deeprm.py draws itself from its recorded results (docs/deeprm.md): the
 adaptation curve, the held-out tasks' grouped bars (ask 3) and the share of jobs with slowdown
 ≤ 2 per objective (ask 2). Every function reads results only, so `--from-json` redraws them
-without training."""
+without training.
+
+Page: docs/deeprm.md (the figures experiments/deeprm.py draws; no command of its own).
+"""
 import math
 import os
 import shutil

@@ -7,31 +7,30 @@ on full-edge at each λ of --lambdas, 300 s, seeds 101-105: success % mean ± sd
 
 Usage: python3 -m experiments.deeprm_pg [--publish] [--from-json] [--ray HOST:PORT]
 Every run is a cell of one grid (<out>/sweep: `continuum sweep`), here or on a Ray cluster.
+
+Page: docs/deeprm.md.
 """
-import argparse
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import pm, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--lambdas", default="20,60,100")
-p.add_argument("--duration", default="300")
-p.add_argument("--topology", default="full-edge")
-p.add_argument("--agents", default="dqn=models/full-edge.dqn,reinforce=models/full-edge-reinforce.dqn,"
-               "reinforce-improved=models/full-edge-reinforce-improved.dqn")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--out", default="out/pg")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "ray", duration="300", duration_type=str,
+                   out="out/pg")
+    p.add_argument("--lambdas", default="20,60,100")
+    p.add_argument("--topology", default="full-edge")
+    p.add_argument("--agents", default="dqn=models/full-edge.dqn,reinforce=models/full-edge-reinforce.dqn,"
+                   "reinforce-improved=models/full-edge-reinforce-improved.dqn")
+    return p
+
+
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random", "tetris"]
-AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
 
 
 def measure():
@@ -62,4 +61,15 @@ def text(cells):
     return "\n".join(lines)
 
 
-docgen.single_part(CMD, a.from_json, a.publish, measure, text)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global AGENTS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--ray"))
+    AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
+    docgen.single_part(CMD, a.from_json, a.publish, measure, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,8 +25,9 @@ Usage: python3 -m experiments.edgetuner_apex [--actors 1,2,4,8] [--seeds 101,…
        [--from-json] [--reuse]
 Needs a release build. Checkpoints missing under <out> are trained first, one at a time (the
 timings need a machine doing nothing else).
+
+Page: docs/tuner.md.
 """
-import argparse
 import csv
 import json
 import pathlib
@@ -35,36 +36,28 @@ import sys
 
 import yaml
 
+from experiments import cli
 from experiments import docgen
-from experiments.cells import load_flags, pm, run, runner_options, summary_rows, sweep
+from experiments.cells import load_flags, pm, run, summary_rows, sweep
 
 CONFIG = "config/edgetuner-k8s.yaml"
 BEST = "least-allocated"
 SNAPSHOT_EVERY = 40
 NEAR_PP = 1.0
 
-p = argparse.ArgumentParser()
-p.add_argument("--actors", default="1,2,4,8")
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--curve-seeds", default="201,202,203")
-p.add_argument("--no-curve", default="",
-               help="runs (comma-separated) kept as trained, without snapshots: no convergence")
-p.add_argument("--loads", default="60,diurnal")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600)
-p.add_argument("--topology", default="full-edge")
-p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--out", default="out/edgetuner-k8s")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--threads", "--ray"))
-SEEDS = a.seeds.split(",")
-OUT = pathlib.Path(a.out)
-ACTORS = [int(x) for x in a.actors.split(",")]
-NO_CURVE = set(filter(None, a.no_curve.split(",")))
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "threads", "runner",
+                   out="out/edgetuner-k8s")
+    p.add_argument("--actors", default="1,2,4,8")
+    p.add_argument("--curve-seeds", default="201,202,203")
+    p.add_argument("--no-curve", default="",
+                   help="runs (comma-separated) kept as trained, without snapshots: no convergence")
+    p.add_argument("--loads", default="60,diurnal")
+    p.add_argument("--topology", default="full-edge")
+    p.add_argument("--train-seed", type=int, default=1)
+    return p
 
 
 def runs():
@@ -281,8 +274,23 @@ def render(res):
     return "\n".join(text) + "\n"
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text = render(results)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global ACTORS, NO_CURVE, OUT, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--threads", "--ray"))
+    SEEDS = a.seeds.split(",")
+    OUT = pathlib.Path(a.out)
+    ACTORS = [int(x) for x in a.actors.split(",")]
+    NO_CURVE = set(filter(None, a.no_curve.split(",")))
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text = render(results)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, results)
+
+
+if __name__ == "__main__":
+    main()

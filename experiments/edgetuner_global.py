@@ -32,8 +32,9 @@ Usage: python3 -m experiments.edgetuner_global [--seeds 101,102,103,104,105] [--
        [--from-json] [--reuse] [--ray HOST:PORT]
 Needs a release build. Checkpoints missing under models/ (shipped) or <out> (ablation) are
 trained first (training seed 1).
+
+Page: docs/tuner.md.
 """
-import argparse
 import json
 import pathlib
 import statistics
@@ -41,9 +42,10 @@ import sys
 
 import yaml
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
-from experiments.cells import load_flags, pm, run, runner_options, summary_rows, sweep
+from experiments.cells import load_flags, pm, run, summary_rows, sweep
 
 TARGET_PP = -0.5
 ALGOS = ["least-allocated", "most-allocated", "balanced-allocation"]
@@ -51,23 +53,18 @@ COMPARISON = [f"{x}+{k}@{r}" for x in ALGOS for k in ("restart", "tdp") for r in
 SINGLE = ALGOS + COMPARISON
 CONFIG = "config/edgetuner-k8s.yaml"
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud")
-p.add_argument("--loads", default="60,diurnal")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600)
-p.add_argument("--ablation-topology", default="full-edge")
-p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--out", default="out/edgetuner-k8s")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--threads", "--ray"))
-SEEDS = a.seeds.split(",")
-OUT = pathlib.Path(a.out)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "threads", "runner",
+                   out="out/edgetuner-k8s")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud")
+    p.add_argument("--loads", default="60,diurnal")
+    p.add_argument("--ablation-topology", default="full-edge")
+    p.add_argument("--train-seed", type=int, default=1)
+    return p
+
+
 # (name, what the row is, overrides of config/edgetuner-k8s.yaml; None: the shipped agent)
 AGENTS = [
     ("system", "one agent for the system, EdgeTuner's reward (shipped)", None),
@@ -230,8 +227,21 @@ def headline(res):
                if "iqn-apex" in agents_of(topology) else "") + "\n")
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text = render(results)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "headline": headline(results)}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global OUT, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--threads", "--ray"))
+    SEEDS = a.seeds.split(",")
+    OUT = pathlib.Path(a.out)
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text = render(results)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "headline": headline(results)}, results)
+
+
+if __name__ == "__main__":
+    main()

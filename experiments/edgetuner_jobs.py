@@ -24,13 +24,15 @@ The ablation (DAG batch, Night) trains variants beside the shipped settings:
 Usage: python3 -m experiments.edgetuner_jobs [--seeds 1,2,3,4,5] [--publish] [--from-json]
        [--reuse] [--out DIR]
 Needs a release build; checkpoints missing under <out> are trained first (training seed 1).
+
+Page: docs/tuner.md.
 """
-import argparse
 import json
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, timed
@@ -75,22 +77,14 @@ ABLATIONS = [
     ("history1", "state: the last window only (history 1, not 8)", "episodes: 96\nhistory: 1\nconv_kernel: 1\n", []),
 ]
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="1,2,3,4,5")
-p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--out", default="out/edgetuner-jobs")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--reuse", action="store_true",
-               help="take <out>/<name>/evaluation.json where `jobs evaluate --out` wrote one on "
-               "the same seeds, instead of evaluating again")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--threads"))
-SEEDS = a.seeds.split(",")
-OUT = pathlib.Path(a.out)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "bin", "threads", "reuse", seeds="1,2,3,4,5", out="out/edgetuner-jobs")
+    p.add_argument("--train-seed", type=int, default=1)
+    return p
+
+
 TOPOLOGY = "topologies/full-edge.yaml"
 
 
@@ -238,8 +232,21 @@ def headline(res):
             "simple rule is as good\n")
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text, abl = render(results), render_ablation(results)
-print(text + "\n" + abl, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "ablation": abl, "headline": headline(results)}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global OUT, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--threads"))
+    SEEDS = a.seeds.split(",")
+    OUT = pathlib.Path(a.out)
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text, abl = render(results), render_ablation(results)
+    print(text + "\n" + abl, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "ablation": abl, "headline": headline(results)}, results)
+
+
+if __name__ == "__main__":
+    main()

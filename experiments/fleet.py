@@ -9,14 +9,16 @@ mean ± sd over the seeds and per seed).
 --publish records the tables (and the figures read from the run, as JSON) under docs/generated/
 and rewrites the blocks of docs/fleet.md that name this command (experiments/docgen.py);
 --from-json prints them again from those recorded figures, without a run directory.
+
+Page: docs/fleet.md (excerpts in docs/scale-out.md).
 """
 
-import argparse
 import glob
 import os
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 
 SETUPS = [("fleet", "3 gateways + 3 workers"), ("single", "1 gateway, same 3 workers")]
@@ -137,13 +139,17 @@ def render_headline(res):
             f"{fewer} of {len(retry['on'])} seeds)\n")
 
 
-def main():
-    p = argparse.ArgumentParser()
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser()
     p.add_argument("dir", nargs="?", default=None, help="a run directory (default target/fleet)")
     p.add_argument("--dir", dest="dir_opt", default=None)
-    p.add_argument("--publish", action="store_true")
-    p.add_argument("--from-json", action="store_true")
-    a = p.parse_args()
+    return p
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    a = parser().parse_args(argv)
     out = a.dir_opt or a.dir or "target/fleet"
     cmd = "experiments.fleet"
     res = docgen.recorded_or_exit(cmd) if a.from_json else measure(out)

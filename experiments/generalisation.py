@@ -22,16 +22,17 @@ It needs a release build and the checkpoints, except with --from-json. --publish
 output and the results under docs/generated/ (--reuse reads each run's JSON kept under --out
 instead of running it again) and rewrites the docs' blocks that name this
 command; --from-json prints the tables again from those recorded results.
+
+Page: docs/generalisation.md and docs/meta-results.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, sweep
-from experiments.cells import runner_options
 
 # The allowance of the targets: an agent within this many pp below the best ASET policy holds.
 ALLOWANCE_PP = 0.3
@@ -39,39 +40,34 @@ ALLOWANCE_PP = 0.3
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random"]
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
-p.add_argument("--workloads", default=",".join(
-    str(w) for w in sorted(pathlib.Path("workloads/heldout").glob("*.yaml"))))
-p.add_argument("--agents", default="shipped=models/{topology}.dqn",
-               help="name=path pairs, {topology} replaced in each path")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--out", default="out/heldout", help="where the grid's cells and reports are kept")
-runner_options(p)
-p.add_argument("--add-references", action="store_true",
-               help="with --from-json: run the references of the cells experiments/baselines.py's "
-                    "table does not have, and record them")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:],
-                     drop=("--publish", "--from-json", "--reuse", "--add-references"),
-                     drop_valued=("--out", "--bin", "--ray"))
-SEEDS = a.seeds.split(",")
-AGENTS = [tuple(x.split("=", 1)) for x in a.agents.split(",")]
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "runner", out="out/heldout")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
+    p.add_argument("--workloads", default=",".join(
+        str(w) for w in sorted(pathlib.Path("workloads/heldout").glob("*.yaml"))))
+    p.add_argument("--agents", default="shipped=models/{topology}.dqn",
+                   help="name=path pairs, {topology} replaced in each path")
+    p.add_argument("--add-references", action="store_true",
+                   help="with --from-json: run the references of the cells experiments/baselines.py's "
+                        "table does not have, and record them")
+    return p
 
 
-def workload_flags(w):
-    """The compare options of a workload entry (a grid axis value)."""
+def workload_flags(w, duration):
+    """The compare options of a workload entry (a grid axis value): a λ or a workload file for
+    `duration` s, or one 600 s period of the diurnal workload (experiments/universal.py reads
+    its workloads with it too)."""
     if w == "diurnal":
         return {"workload": "workloads/diurnal.yaml", "duration": 600.0}
     if w.replace(".", "", 1).isdigit():
-        return {"lambda": float(w), "duration": a.duration}
-    return {"workload": w, "duration": a.duration}
+        return {"lambda": float(w), "duration": duration}
+    return {"workload": w, "duration": duration}
 
 
 def label(w):
-    """How a workload entry reads in the table."""
+    """How a workload entry reads in the table (experiments/universal.py's too)."""
     if w == "diurnal":
         return w
     if w.replace(".", "", 1).isdigit():
@@ -88,7 +84,7 @@ def measure():
         cks = [path.format(topology=topo) for _, path in AGENTS]
         topos.append({"name": topo, "topology": f"topologies/{topo}.yaml", "agent": cks,
                       "agent-tables": cks})
-    works = [dict(workload_flags(w), name=w) for w in a.workloads.split(",")]
+    works = [dict(workload_flags(w, a.duration), name=w) for w in a.workloads.split(",")]
     grid = {"name": "heldout", "compare": {"policies": ",".join(STATIC)},
             "axes": [{"topology": topos}, {"load": works},
                      {"seed": [int(x) for x in SEEDS]}]}
@@ -118,7 +114,7 @@ def with_references(results):
     cells = [k for k in results if k != "references"]
     found, computed = refs.of_cells(
         cells, SEEDS, results.get("references"),
-        lambda k: dict(workload_flags(k.split("|", 1)[1]),
+        lambda k: dict(workload_flags(k.split("|", 1)[1], a.duration),
                        topology=f"topologies/{k.split('|', 1)[0]}.yaml"),
         pathlib.Path(a.out) / "references", a.bin, ray=a.ray,
         compute_missing=a.add_references or not a.from_json)
@@ -211,8 +207,22 @@ def headline(results):
     return (f"meta-policy `{agent}`, {what}, seeds {refs.seed_range(SEEDS)} | {text}\n")
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-rendered = text(results)
-print(rendered)
-if a.publish:
-    docgen.publish(CMD, {None: rendered, "headline": headline(results)}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global AGENTS, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv,
+                         drop=("--publish", "--from-json", "--reuse", "--add-references"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = a.seeds.split(",")
+    AGENTS = [tuple(x.split("=", 1)) for x in a.agents.split(",")]
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    rendered = text(results)
+    print(rendered)
+    if a.publish:
+        docgen.publish(CMD, {None: rendered, "headline": headline(results)}, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,10 +7,12 @@ recorded JSON and this table from those parts, so a README figure cannot drift f
 it came from.
 
 Usage: python3 -m experiments.headline [--publish] [--from-json]
+
+Page: README.md.
 """
-import argparse
 import sys
 
+from experiments import cli
 from experiments import docgen
 
 # (page, anchor, command): the order of the README's table.
@@ -38,10 +40,12 @@ ROWS = [
     ("performance.md", "#simulator", "experiments.performance"),
 ]
 
-p = argparse.ArgumentParser()
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    return cli.parser()
+
+
 CMD = "experiments.headline"
 
 
@@ -57,8 +61,16 @@ def render(rows):
     return "\n".join(lines) + "\n"
 
 
-rows = [list(r) for r in (docgen.recorded_or_exit(CMD) if a.from_json else ROWS)]
-text = render(rows)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, rows)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    rows = [list(r) for r in (docgen.recorded_or_exit(CMD) if a.from_json else ROWS)]
+    text = render(rows)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, rows)
+
+
+if __name__ == "__main__":
+    main()

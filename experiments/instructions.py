@@ -11,14 +11,16 @@ Usage: python3 -m experiments.instructions [--bin target/release/continuum] [--c
 more than 10 %; --publish records the table and the counts under docs/generated/
 (experiments/docgen.py); --from-json prints them again from the recorded counts.
 Needs valgrind and a release build.
+
+Page: docs/performance.md.
 """
-import argparse
 import json
 import re
 import subprocess
 import sys
 import tempfile
 
+from experiments import cli
 from experiments import docgen
 
 GROWTH = 1.10  # --check fails above the recorded count × this
@@ -59,14 +61,18 @@ def render(res):
             f"{res['per_query']:.0f}.\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", default="target/release/continuum")
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    ap = cli.parser("bin", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--publish", action="store_true")
-    ap.add_argument("--from-json", action="store_true")
-    a = ap.parse_args()
-    cmd = docgen.command(__file__, [x for x in sys.argv[1:] if x != "--check"])
+    return ap
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:]); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    cmd = docgen.command(__file__, [x for x in argv if x != "--check"])
     if a.from_json:
         res = docgen.recorded_or_exit(cmd)
     else:

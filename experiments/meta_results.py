@@ -33,50 +33,41 @@ here or, with --ray, on a Ray cluster; cells and tables already written under <o
 (delete them to run again). --publish records both parts and the results under docs/generated/ and rewrites the
 docs' blocks that name this command (experiments/docgen.py); --from-json prints the tables again
 from those recorded results without running anything.
+
+Page: docs/meta-results.md and docs/aset-findings.md (excerpts in docs/results.md).
 """
-import argparse
 import json
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import success_from, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600,
-               help="one whole period of workloads/diurnal.yaml")
-p.add_argument("--lambdas", default="20,40,60,80,100")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
-p.add_argument("--table-seeds", default="1,2")
-p.add_argument("--warmup-s", type=float, default=60)
-p.add_argument("--models", default="models")
-p.add_argument("--out", default="out/meta")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--no-oracle", action="store_true")
-p.add_argument("--oracle-loads", default="60,diurnal",
-               help="the loads that get an oracle row (it costs some 20 runs per cell)")
-p.add_argument("--summary-loads", default="60,diurnal",
-               help="the loads of the summary table (λ values or `diurnal`)")
-p.add_argument("--ray", metavar="HOST:PORT",
-               help="run the grid's cells on this Ray head (python/continuum_ray) instead of here")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--add-references", action="store_true",
-               help="with --from-json: run the references of the cells experiments/baselines.py's "
-                    "table does not have, and record them")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--add-references"),
-                     drop_valued=("--out", "--bin", "--ray"))
 
-out = pathlib.Path(a.out)
-(out / "tables").mkdir(parents=True, exist_ok=True)
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "ray", out="out/meta")
+    p.add_argument("--lambdas", default="20,40,60,80,100")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud,dc-cloud")
+    p.add_argument("--table-seeds", default="1,2")
+    p.add_argument("--warmup-s", type=float, default=60)
+    p.add_argument("--models", default="models")
+    p.add_argument("--no-oracle", action="store_true")
+    p.add_argument("--oracle-loads", default="60,diurnal",
+                   help="the loads that get an oracle row (it costs some 20 runs per cell)")
+    p.add_argument("--summary-loads", default="60,diurnal",
+                   help="the loads of the summary table (λ values or `diurnal`)")
+    p.add_argument("--add-references", action="store_true",
+                   help="with --from-json: run the references of the cells experiments/baselines.py's "
+                        "table does not have, and record them")
+    return p
+
+
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random"]
-SEEDS = a.seeds.split(",")
 
 
 def dominant(actions):
@@ -387,20 +378,34 @@ def render_headline(summary):
     return f"{what} | {text}\n"
 
 
-if a.from_json:
-    summary = docgen.recorded_or_exit(CMD)
-else:
-    summary = measure_all()
-stored_refs = references(summary)
-cells_text, summary_text = render_cells(summary), render_summary(summary)
-findings_text = render_findings(summary)
-headline_text = render_headline(summary)
-print(cells_text, end="")
-print(summary_text, end="")
-print(findings_text, end="")
-if a.publish:
-    docgen.publish(CMD, {"cells": cells_text, "summary": summary_text,
-                         "findings": findings_text, "headline": headline_text},
-                   dict(summary, references=stored_refs) if stored_refs else summary)
-if not a.from_json:
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global SEEDS, a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--add-references"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    out = pathlib.Path(a.out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    SEEDS = a.seeds.split(",")
+    if a.from_json:
+        summary = docgen.recorded_or_exit(CMD)
+    else:
+        summary = measure_all()
+    stored_refs = references(summary)
+    cells_text, summary_text = render_cells(summary), render_summary(summary)
+    findings_text = render_findings(summary)
+    headline_text = render_headline(summary)
+    print(cells_text, end="")
+    print(summary_text, end="")
+    print(findings_text, end="")
+    if a.publish:
+        docgen.publish(CMD, {"cells": cells_text, "summary": summary_text,
+                             "findings": findings_text, "headline": headline_text},
+                       dict(summary, references=stored_refs) if stored_refs else summary)
+    if not a.from_json:
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()

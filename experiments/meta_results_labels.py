@@ -8,30 +8,26 @@ Usage: python3 -m experiments.meta_results_labels --agents NAME=PATH,NAME=PATH
        [--topology full-edge] [--seeds 101,102,103,104,105] [--publish] [--from-json]
        [--ray HOST:PORT]
 Every run is a cell of one grid (<out>/sweep: `continuum sweep`), here or on a Ray cluster.
+
+Page: docs/meta-results.md.
 """
-import argparse
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import success_from, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--agents", required=True,
-               help="comma-separated NAME=CHECKPOINT (the name is what the table shows)")
-p.add_argument("--topology", default="full-edge")
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--lambdas", default="20,40,60,80,100")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--warmup-s", type=float, default=60)
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--out", default="out/label-ablation", help="where the grid's cells are kept")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
-AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "ray", out="out/label-ablation")
+    p.add_argument("--agents", required=True,
+                   help="comma-separated NAME=CHECKPOINT (the name is what the table shows)")
+    p.add_argument("--topology", default="full-edge")
+    p.add_argument("--lambdas", default="20,40,60,80,100")
+    p.add_argument("--warmup-s", type=float, default=60)
+    return p
 
 
 def after(row):
@@ -83,4 +79,15 @@ def render(res):
     return "\n".join(text) + "\n"
 
 
-docgen.single_part(CMD, a.from_json, a.publish, measure, render, end="")
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global AGENTS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--ray"))
+    AGENTS = [x.split("=", 1) for x in a.agents.split(",")]
+    docgen.single_part(CMD, a.from_json, a.publish, measure, render, end="")
+
+
+if __name__ == "__main__":
+    main()

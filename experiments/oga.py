@@ -7,15 +7,17 @@
 --publish records the output and the figures of every run under docs/generated/ and rewrites
 the docs' blocks that name this command (experiments/docgen.py); --from-json prints the tables
 again from those recorded figures without running anything.
+
+Page: docs/oga.md (excerpt in docs/results.md).
 """
 
-import argparse
 import contextlib
 import io
 import json
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import run
 from experiments import references as refs
@@ -368,14 +370,19 @@ def headline():
             f"{g('spreading')} (+13.44); the highest reward: {best}\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    ap = cli.parser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the per-utility table")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--publish", action="store_true")
-    ap.add_argument("--from-json", action="store_true")
-    a = ap.parse_args()
-    cmd = docgen.command(__file__, sys.argv[1:])
+    return ap
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:]); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    cmd = docgen.command(__file__, argv)
     global FROM_JSON
     if a.from_json:
         FROM_JSON = True

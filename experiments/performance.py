@@ -8,23 +8,26 @@ Usage: python3 -m experiments.performance [--repeat 5] [--bin target/release/con
        [--from-json]
 --publish records the table and the runs under docs/generated/ (experiments/docgen.py);
 --from-json prints them again from the recorded runs.
+
+Page: docs/performance.md.
 """
-import argparse
 import json
 import os
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import run
 
-p = argparse.ArgumentParser()
-p.add_argument("--repeat", type=int, default=5)
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("bin")
+    p.add_argument("--repeat", type=int, default=5)
+    return p
+
+
 RUN = ["simulate", "topologies/full-edge.yaml", "--lambda", "60", "--duration", "300", "--seed",
        "7", "--policy", "least-impedance", "--threads", "1", "--format", "json"]
 GOAL = 1000  # × real time on one core: the simulator's goal (docs/performance.md)
@@ -55,8 +58,18 @@ def render(res):
     return "\n".join(lines) + "\n", head
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text, head = render(res)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "headline": head}, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv)
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text, head = render(res)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "headline": head}, res)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,30 +10,26 @@ success %, mean ± sd.
 
 Usage: python3 -m experiments.scale_out_herding [--totals 120,240] [--gateways 1,2,4,8,16,32]
        [--staleness 10,100,1000,5000] [--publish] [--from-json] [--ray HOST:PORT]
+
+Page: docs/scale-out.md.
 """
-import argparse
 import pathlib
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import pm, run, sweep
 
-p = argparse.ArgumentParser()
-p.add_argument("--totals", default="120,240", help="total client rates Λ, clients/min")
-p.add_argument("--gateways", default="1,2,4,8,16,32")
-p.add_argument("--staleness", default="10,100,1000,5000", help="publication periods Δ, ms")
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", default="300")
-p.add_argument("--policies", default="load-balancing,least-impedance,random-proportional-load,closest")
-p.add_argument("--out", default="out/herding")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--ray", metavar="HOST:PORT")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
-out = pathlib.Path(a.out)
-POLICIES = a.policies.split(",")
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "ray", duration="300", duration_type=str,
+                   out="out/herding")
+    p.add_argument("--totals", default="120,240", help="total client rates Λ, clients/min")
+    p.add_argument("--gateways", default="1,2,4,8,16,32")
+    p.add_argument("--staleness", default="10,100,1000,5000", help="publication periods Δ, ms")
+    p.add_argument("--policies", default="load-balancing,least-impedance,random-proportional-load,closest")
+    return p
 
 
 def topology(g):
@@ -91,4 +87,16 @@ def render(results):
     return "\n".join(text)
 
 
-docgen.single_part(CMD, a.from_json, a.publish, measure, render)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global POLICIES, a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--ray"))
+    out = pathlib.Path(a.out)
+    POLICIES = a.policies.split(",")
+    docgen.single_part(CMD, a.from_json, a.publish, measure, render)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,8 +13,9 @@ docs/scale-out.md that name this command (experiments/docgen.py); --from-json pr
 from the recorded timings without running anything. Timings depend on the machine and on what
 else runs on it: run it on an idle machine. A timing benchmark, not a table of compare runs: it
 times each command itself (`cells.timed`; the driver as `cells.sweep` starts it).
+
+Page: docs/scale-out.md (quoted in its prose).
 """
-import argparse
 import json
 import os
 import shutil
@@ -22,26 +23,21 @@ import socket
 import subprocess
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import ROOT, driver, run, timed
 
-# One core per cell, task or inner training (the network's matrix products would otherwise take
-# every core), so that N counts cores; Ray's workers inherit it from the head started below.
-os.environ["RAYON_NUM_THREADS"] = "1"
-p = argparse.ArgumentParser()
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--out", default="out/ray-scaling")
-p.add_argument("--grid", default="config/grids/scaling.yaml")
-p.add_argument("--meta", default="config/meta-scaling.yaml")
-p.add_argument("--workers", default="1,2")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
-out = (ROOT / a.out).resolve()
-binary = str((ROOT / a.bin).resolve())
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("bin", out="out/ray-scaling")
+    p.add_argument("--grid", default="config/grids/scaling.yaml")
+    p.add_argument("--meta", default="config/meta-scaling.yaml")
+    p.add_argument("--workers", default="1,2")
+    return p
+
+
 TIMINGS = {"wall_s", "queries_per_core_s", "x_real_time_per_core", "threads"}
-META = ["--config", "config/meta-inner.yaml", "--meta", a.meta, "--seed", "1"]
 
 
 def seconds(cmd, env=None):
@@ -130,8 +126,24 @@ def render(res):
     return "\n".join(lines) + "\n", head
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text, head = render(res)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "headline": head}, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global META, a, binary, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    # One core per cell, task or inner training (the network's matrix products would otherwise take
+    # every core), so that N counts cores; Ray's workers inherit it from the head started below.
+    os.environ["RAYON_NUM_THREADS"] = "1"
+    CMD = docgen.command(__file__, argv)
+    out = (ROOT / a.out).resolve()
+    binary = str((ROOT / a.bin).resolve())
+    META = ["--config", "config/meta-inner.yaml", "--meta", a.meta, "--seed", "1"]
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text, head = render(res)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "headline": head}, res)
+
+
+if __name__ == "__main__":
+    main()

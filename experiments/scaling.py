@@ -18,38 +18,38 @@ It needs a release build (`cargo build --release`) and GNU time (/usr/bin/time),
 rewrites the docs' blocks that name this command (experiments/docgen.py); --from-json prints the
 tables again from those recorded measurements without running anything (and, given --svg,
 draws the plot from them).
+
+Page: docs/scaling.md.
 """
-import argparse
 import json
 import math
 import pathlib
 import sys
 import tempfile
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import run, timed
 
-p = argparse.ArgumentParser()
-p.add_argument("--sizes", default="16,64,256,1024,4096")
-p.add_argument("--duration", type=float, default=60)
-p.add_argument("--lambda", dest="lam", type=float, default=60)
-p.add_argument("--policy", default="least-impedance")
-p.add_argument("--seed", type=int, default=7)
-p.add_argument("--scopes", default="all,40",
-               help="routing scopes: `all` or a max_reach_ms value, comma-separated")
-p.add_argument("--max-all", type=int, default=1024,
-               help="largest N run with every worker reachable (reach lists grow as N²)")
-p.add_argument("--repeat", type=int, default=3,
-               help="runs per point; the fastest is kept (a shared machine's noise only slows)")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--svg", help="where the plot goes (default docs/scaling.svg; with --from-json, "
-               "only when given)")
-p.add_argument("--before", help="a second binary, run interleaved with --bin")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-# The measurements do not depend on where the plot goes: --svg is left out of the command.
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--svg"))
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("duration", "bin", duration=60)
+    p.add_argument("--sizes", default="16,64,256,1024,4096")
+    p.add_argument("--lambda", dest="lam", type=float, default=60)
+    p.add_argument("--policy", default="least-impedance")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--scopes", default="all,40",
+                   help="routing scopes: `all` or a max_reach_ms value, comma-separated")
+    p.add_argument("--max-all", type=int, default=1024,
+                   help="largest N run with every worker reachable (reach lists grow as N²)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs per point; the fastest is kept (a shared machine's noise only slows)")
+    p.add_argument("--svg", help="where the plot goes (default docs/scaling.svg; with --from-json, "
+                   "only when given)")
+    p.add_argument("--before", help="a second binary, run interleaved with --bin")
+    return p
+
 
 def simulate(binary, topo):
     """One run: its row (queries, speed, set-up time, peak RSS)."""
@@ -98,42 +98,6 @@ def measure():
         if old:
             before[scope] = old
     return {"series": series, "before": before}
-
-
-if a.from_json:
-    measured = docgen.load_results(CMD)
-    if measured is None:
-        sys.exit(f"no recorded measurements of `{CMD}` ({docgen.results_path(CMD)}): run it "
-                 "without --from-json")
-else:
-    measured = measure()
-series = measured["series"]
-text = []
-text.append(f"One policy (`{a.policy}`), λ = {a.lam:g}, {a.duration:g} s simulated, seed {a.seed}, one "
-            f"thread, fastest of {a.repeat} runs per point; topologies from `continuum topology generate --antennas N --seed 1` "
-            f"[`--max-reach-ms M`].\n")
-text.append("| reach | antennas N | simulated queries | M queries/s per core | ns per query | vs "
-            "smallest N | set-up s | peak RSS MiB |")
-text.append("|---|---|---|---|---|---|---|---|")
-for scope, rows in series.items():
-    base = rows[0]["ns_per_query"]
-    label = "every worker" if scope == "all" else f"≤ {scope} ms"
-    for r in rows:
-        text.append(f"| {label} | {r['n']} | {r['queries']:,} | {r['qps'] / 1e6:.2f} | "
-                    f"{r['ns_per_query']:.0f} | {100 * (r['ns_per_query'] / base - 1):+.0f} % | "
-                    f"{r['setup_s']:.2f} | {r['rss_mb']:.0f} |")
-parts = {None: "\n".join(text) + "\n"}
-if measured["before"]:
-    ba = [f"Before → after: the binary of --before and that of --bin interleaved run by run, "
-          f"fastest of {a.repeat} each; ns per simulated query.", "",
-          "| reach | antennas N | before | after | change |", "|---|---|---|---|---|"]
-    for scope, old in measured["before"].items():
-        label = "every worker" if scope == "all" else f"≤ {scope} ms"
-        for o, r in zip(old, series[scope]):
-            ba.append(f"| {label} | {r['n']} | {o['ns_per_query']:.0f} | {r['ns_per_query']:.0f} | "
-                      f"{100 * (r['ns_per_query'] / o['ns_per_query'] - 1):+.0f} % |")
-    parts["before-after"] = "\n".join(ba) + "\n"
-print("\n".join(parts.values()), end="")
 
 
 # The look of continuum's Rust figures (crates/plot): font, sizes in px, colours, margin.
@@ -229,7 +193,59 @@ def svg(series, path):
     pathlib.Path(path).write_text("\n".join(out) + "\n")
 
 
-if not a.from_json or a.svg:
-    svg(series, a.svg or "docs/scaling.svg")
-if a.publish:
-    docgen.publish(CMD, parts, measured)
+def render(measured):
+    """The table of the measurements, and where a --before binary ran, the before → after
+    table: {part: text}."""
+    series = measured["series"]
+    text = []
+    text.append(f"One policy (`{a.policy}`), λ = {a.lam:g}, {a.duration:g} s simulated, seed {a.seed}, one "
+                f"thread, fastest of {a.repeat} runs per point; topologies from `continuum topology generate --antennas N --seed 1` "
+                f"[`--max-reach-ms M`].\n")
+    text.append("| reach | antennas N | simulated queries | M queries/s per core | ns per query | vs "
+                "smallest N | set-up s | peak RSS MiB |")
+    text.append("|---|---|---|---|---|---|---|---|")
+    for scope, rows in series.items():
+        base = rows[0]["ns_per_query"]
+        label = "every worker" if scope == "all" else f"≤ {scope} ms"
+        for r in rows:
+            text.append(f"| {label} | {r['n']} | {r['queries']:,} | {r['qps'] / 1e6:.2f} | "
+                        f"{r['ns_per_query']:.0f} | {100 * (r['ns_per_query'] / base - 1):+.0f} % | "
+                        f"{r['setup_s']:.2f} | {r['rss_mb']:.0f} |")
+    parts = {None: "\n".join(text) + "\n"}
+    if measured["before"]:
+        ba = [f"Before → after: the binary of --before and that of --bin interleaved run by run, "
+              f"fastest of {a.repeat} each; ns per simulated query.", "",
+              "| reach | antennas N | before | after | change |", "|---|---|---|---|---|"]
+        for scope, old in measured["before"].items():
+            label = "every worker" if scope == "all" else f"≤ {scope} ms"
+            for o, r in zip(old, series[scope]):
+                ba.append(f"| {label} | {r['n']} | {o['ns_per_query']:.0f} | {r['ns_per_query']:.0f} | "
+                          f"{100 * (r['ns_per_query'] / o['ns_per_query'] - 1):+.0f} % |")
+        parts["before-after"] = "\n".join(ba) + "\n"
+    return parts
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    # The measurements do not depend on where the plot goes: --svg is left out of the command.
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--svg"))
+    if a.from_json:
+        measured = docgen.load_results(CMD)
+        if measured is None:
+            sys.exit(f"no recorded measurements of `{CMD}` ({docgen.results_path(CMD)}): run it "
+                     "without --from-json")
+    else:
+        measured = measure()
+    parts = render(measured)
+    print("\n".join(parts.values()), end="")
+    if not a.from_json or a.svg:
+        svg(measured["series"], a.svg or "docs/scaling.svg")
+    if a.publish:
+        docgen.publish(CMD, parts, measured)
+
+
+if __name__ == "__main__":
+    main()

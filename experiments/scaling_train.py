@@ -10,25 +10,24 @@ It needs a release build (`cargo build --release`) and GNU time (/usr/bin/time),
 --from-json. --publish records the table and the measurements under docs/generated/ and
 rewrites the docs' blocks that name this command (experiments/docgen.py); --from-json prints the
 table again from those recorded measurements without running anything.
+
+Page: docs/scaling.md (quoted in its prose and in docs/performance.md).
 """
-import argparse
 import pathlib
 import re
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import run, timed
 
-p = argparse.ArgumentParser()
-p.add_argument("--sizes", default="16,64,256,1024")
-p.add_argument("--out", default="out/train-scaling")
-p.add_argument("--threads", default="2")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
-out = pathlib.Path(a.out)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("threads", "bin", out="out/train-scaling")
+    p.add_argument("--sizes", default="16,64,256,1024")
+    return p
+
 
 SHORT = {"budget_queries": "1.0e12", "episodes": "2", "horizon_s": "60.0",
          "fallback_seeds": "1", "validation_episodes": "1"}
@@ -60,19 +59,30 @@ def measure():
     return rows
 
 
-if a.from_json:
-    rows = docgen.load_results(CMD)
-    if rows is None:
-        sys.exit(f"no recorded measurements of `{CMD}` ({docgen.results_path(CMD)}): run it "
-                 "without --from-json")
-else:
-    rows = measure()
-lines = ["| antennas N | simulated queries (plan) | wall s | ns per simulated query | peak RSS MiB | checkpoint KiB |",
-         "|---|---|---|---|---|---|"]
-for r in rows:
-    lines.append(f"| {r['n']} | {r['queries']:.3g} | {r['wall']:.1f} | "
-                 f"{1e9 * r['wall'] / r['queries']:.0f} | {r['rss']:.0f} | {r['size']:.0f} |")
-text = "\n".join(lines) + "\n"
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, rows)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv)
+    out = pathlib.Path(a.out)
+    if a.from_json:
+        rows = docgen.load_results(CMD)
+        if rows is None:
+            sys.exit(f"no recorded measurements of `{CMD}` ({docgen.results_path(CMD)}): run it "
+                     "without --from-json")
+    else:
+        rows = measure()
+    lines = ["| antennas N | simulated queries (plan) | wall s | ns per simulated query | peak RSS MiB | checkpoint KiB |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['queries']:.3g} | {r['wall']:.1f} | "
+                     f"{1e9 * r['wall'] / r['queries']:.0f} | {r['rss']:.0f} | {r['size']:.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, rows)
+
+
+if __name__ == "__main__":
+    main()

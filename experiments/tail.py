@@ -26,11 +26,13 @@ table; every run is a report of one grid under <out>/sweep (`continuum sweep`; -
 runs it on a Ray head). --publish records the output and the results it was printed from under docs/generated/ and rewrites the docs' blocks that name this
 command (experiments/docgen.py); --from-json prints the table again from those recorded results
 without running anything.
+
+Page: docs/tail.md.
 """
-import argparse
 import pathlib
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import cell_key, load_flags, summary_rows, sweep
 
@@ -38,49 +40,22 @@ from experiments.cells import cell_key, load_flags, summary_rows, sweep
 # count as "as successful" when looking for the shortest tail.
 SUCCESS_ALLOWANCE_PP = 0.5
 
-p = argparse.ArgumentParser()
-p.add_argument("--seed", type=int, default=101)
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600,
-               help="one whole period of workloads/diurnal.yaml")
-p.add_argument("--lambdas", default="60,100")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud")
-p.add_argument("--ratios", default="0.7,0.8,0.9")
-p.add_argument("--capacity-scales", "--capacity-scale", dest="scales", default="1",
-               help="comma-separated; with scales other than 1, ×1 is run too (the reference)")
-p.add_argument("--queue-bound", default="deadline",
-               help="the workers' admission; `unbounded` shows mitigation without it")
-p.add_argument("--out", default="out/tail")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the cells on this Ray head")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop_valued=("--out", "--bin", "--ray"))
 
-scales = a.scales.split(",")
-loads = a.lambdas.split(",") + ["diurnal"]
-topologies = a.topologies.split(",")
-reference = scales != ["1"]
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("duration", "diurnal-duration", "bin", "ray", out="out/tail")
+    p.add_argument("--seed", type=int, default=101)
+    p.add_argument("--lambdas", default="60,100")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud")
+    p.add_argument("--ratios", default="0.7,0.8,0.9")
+    p.add_argument("--capacity-scales", "--capacity-scale", dest="scales", default="1",
+                   help="comma-separated; with scales other than 1, ×1 is run too (the reference)")
+    p.add_argument("--queue-bound", default="deadline",
+                   help="the workers' admission; `unbounded` shows mitigation without it")
+    return p
 
 
 key = cell_key
-
-
-if a.from_json:
-    results = docgen.recorded_or_exit(CMD)
-else:
-    # Every run is a report of one grid (`continuum sweep`; <out>/sweep): capacity scale ×
-    # topology × load, each report every policy under the mitigation grid.
-    run_scales = scales + (["1"] if reference and "1" not in scales else [])
-    grid = {"name": "tail", "compare": {"grid": True, "ratios": a.ratios, "seed": a.seed,
-                                        "queue-bound": a.queue_bound},
-            "axes": [{"capacity-scale": run_scales}, {"topology": topologies},
-                     {"load": [load_flags(x, a.duration, a.diurnal_duration) for x in loads]}]}
-    results = {"cells": {}}
-    for labels, r in sweep(grid, pathlib.Path(a.out) / "sweep", a.bin, ray=a.ray):
-        results["cells"][key(labels["capacity-scale"], labels["topology"], labels["load"])] = \
-            summary_rows(r["results"])
 
 
 def fmt(r):
@@ -140,7 +115,35 @@ def render():
     return "\n".join(lines) + "\n"
 
 
-text = render()
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global a, loads, reference, results, scales, topologies
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop_valued=("--out", "--bin", "--ray"))
+    scales = a.scales.split(",")
+    loads = a.lambdas.split(",") + ["diurnal"]
+    topologies = a.topologies.split(",")
+    reference = scales != ["1"]
+    if a.from_json:
+        results = docgen.recorded_or_exit(CMD)
+    else:
+        # Every run is a report of one grid (`continuum sweep`; <out>/sweep): capacity scale ×
+        # topology × load, each report every policy under the mitigation grid.
+        run_scales = scales + (["1"] if reference and "1" not in scales else [])
+        grid = {"name": "tail", "compare": {"grid": True, "ratios": a.ratios, "seed": a.seed,
+                                            "queue-bound": a.queue_bound},
+                "axes": [{"capacity-scale": run_scales}, {"topology": topologies},
+                         {"load": [load_flags(x, a.duration, a.diurnal_duration) for x in loads]}]}
+        results = {"cells": {}}
+        for labels, r in sweep(grid, pathlib.Path(a.out) / "sweep", a.bin, ray=a.ray):
+            results["cells"][key(labels["capacity-scale"], labels["topology"], labels["load"])] = \
+                summary_rows(r["results"])
+    text = render()
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, results)
+
+
+if __name__ == "__main__":
+    main()

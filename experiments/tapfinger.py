@@ -35,48 +35,41 @@ It needs a release build and the checkpoint (except with --from-json). The table
 run here; every compare run is a report of one grid per part (`continuum sweep`:
 <out>/<part>-sweep; --reuse-runs keeps the cells already there, else they are run again), here
 or on a Ray head (--ray).
+
+Page: docs/tapfinger.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import load_flags, pm, run, success_grid
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600)
-p.add_argument("--lambdas", default="20,40,60,80,100")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud")
-p.add_argument("--checkpoint", default="models/full-edge-tapfinger.tapfinger")
-p.add_argument("--oracle-loads", default="60")
-p.add_argument("--table-seeds", default="1,2")
-p.add_argument("--parts", default="cells,ablation,unseen")
-p.add_argument("--prior-loads", default="40,60,80")
-p.add_argument("--fallback-grid", default="0.3,0.5,0.7,0.9")
-p.add_argument("--train-seed", default="1")
-p.add_argument("--out", default="out/tapfinger")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--reuse-runs", action="store_true",
-               help="keep the cells already under <out>/<part>-sweep (else they are run again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
-p.add_argument("--add-references", action="store_true",
-               help="with --from-json: run the references (every rule and the bound) of the "
-                    "cells experiments/baselines.py's table does not have, and record them")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:],
-                     drop=("--publish", "--from-json", "--reuse-runs", "--add-references"),
-                     drop_valued=("--out", "--bin", "--ray"))
-SEEDS = a.seeds.split(",")
-out = pathlib.Path(a.out)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "ray", out="out/tapfinger")
+    p.add_argument("--lambdas", default="20,40,60,80,100")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud")
+    p.add_argument("--checkpoint", default="models/full-edge-tapfinger.tapfinger")
+    p.add_argument("--oracle-loads", default="60")
+    p.add_argument("--table-seeds", default="1,2")
+    p.add_argument("--parts", default="cells,ablation,unseen")
+    p.add_argument("--prior-loads", default="40,60,80")
+    p.add_argument("--fallback-grid", default="0.3,0.5,0.7,0.9")
+    p.add_argument("--train-seed", default="1")
+    p.add_argument("--reuse-runs", action="store_true",
+                   help="keep the cells already under <out>/<part>-sweep (else they are run again)")
+    p.add_argument("--add-references", action="store_true",
+                   help="with --from-json: run the references (every rule and the bound) of the "
+                        "cells experiments/baselines.py's table does not have, and record them")
+    return p
+
+
 STATIC = ["closest", "load-balancing", "farthest", "cheaper", "random-proportional-latency",
           "random-proportional-load", "least-impedance", "random"]
-TF = f"tapfinger:{a.checkpoint}"
 ALLOWANCE_PP = 0.3
 # Topologies that are not in the repository: other sizes, fan-outs, link delays and seeds.
 UNSEEN = {
@@ -418,35 +411,46 @@ def ref_options(key):
     return {"topology": str(path), "lambda": float(load.split()[-1]), "duration": a.duration}
 
 
-parts_wanted = a.parts.split(",")
-if a.from_json:
-    res = docgen.recorded_or_exit(CMD)
-else:
+def measure(parts):
+    """The results of each part of `parts` (a list of --parts names)."""
     out.mkdir(parents=True, exist_ok=True)
-    res = {}
-    if "cells" in parts_wanted:
-        res["cells"] = measure_cells()
-    if "ablation" in parts_wanted:
-        res["ablation"] = measure_ablation()
-    if "unseen" in parts_wanted:
-        res["unseen"] = measure_unseen()
-    if "prior" in parts_wanted:
-        res["prior"] = measure_prior()
-    if "fallback" in parts_wanted:
-        res["fallback"] = measure_fallback()
-keys = [k for part in ("cells", "unseen") for k in res.get(part, {})]
-REFS, computed = refs.of_cells(keys, SEEDS, res.get("references"), ref_options,
-                               out / "references", a.bin, ray=a.ray,
-                               compute_missing=a.add_references or not a.from_json)
-if computed:
-    res["references"] = dict(res.get("references") or {}, **computed)
-render = {"cells": render_cells, "ablation": render_ablation, "unseen": render_unseen,
+    measures = {"cells": measure_cells, "ablation": measure_ablation, "unseen": measure_unseen,
+                "prior": measure_prior, "fallback": measure_fallback}
+    return {part: run() for part, run in measures.items() if part in parts}
+
+
+RENDER = {"cells": render_cells, "ablation": render_ablation, "unseen": render_unseen,
           "prior": render_prior, "fallback": render_fallback}
-parts = {k: render[k](v) for k, v in res.items() if k in render}
-if "cells" in res:
-    parts["headline"] = render_headline(res)
-for k, t in parts.items():
-    if k != "headline":
-        print(t)
-if a.publish:
-    docgen.publish(CMD, parts, res)
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global REFS, SEEDS, TF, a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv,
+                         drop=("--publish", "--from-json", "--reuse-runs", "--add-references"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = a.seeds.split(",")
+    out = pathlib.Path(a.out)
+    TF = f"tapfinger:{a.checkpoint}"
+    parts_wanted = a.parts.split(",")
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure(parts_wanted)
+    keys = [k for part in ("cells", "unseen") for k in res.get(part, {})]
+    REFS, computed = refs.of_cells(keys, SEEDS, res.get("references"), ref_options,
+                                   out / "references", a.bin, ray=a.ray,
+                                   compute_missing=a.add_references or not a.from_json)
+    if computed:
+        res["references"] = dict(res.get("references") or {}, **computed)
+    parts = {k: RENDER[k](v) for k, v in res.items() if k in RENDER}
+    if "cells" in res:
+        parts["headline"] = render_headline(res)
+    for k, t in parts.items():
+        if k != "headline":
+            print(t)
+    if a.publish:
+        docgen.publish(CMD, parts, res)
+
+
+if __name__ == "__main__":
+    main()

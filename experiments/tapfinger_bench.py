@@ -10,21 +10,24 @@ Usage: python3 -m experiments.tapfinger_bench [--publish] [--from-json]
 --publish records the table and the figures under docs/generated/ and rewrites the blocks of
 the docs that name this command (experiments/docgen.py); --from-json prints them again from the
 recorded figures.
+
+Page: docs/tapfinger.md.
 """
-import argparse
 import os
 import re
 import shutil
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments.cells import timed
 
-p = argparse.ArgumentParser()
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:])
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    return cli.parser()
+
+
 LINE = re.compile(r"pull/(?P<name>[a-z-]+)-(?P<clusters>\d+)-clusters: (?P<pending>\d+) pending, "
                   r"(?P<bound>\d+) bound in (?P<rounds>\d+) rounds; ≈ (?P<us>[\d.]+) µs per binding")
 TARGET_US = {16: 100.0, 257: 1000.0}
@@ -68,8 +71,17 @@ def render(res):
     return "\n".join(lines) + "\n"
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text = render(res)
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text}, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv)
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text = render(res)
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text}, res)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,13 +13,15 @@ to Optimus and Tiresias).
 Usage: python3 -m experiments.tapfinger_jobs [--seeds 1,2,3,4,5] [--updates N] [--publish]
        [--from-json] [--out DIR]
 Needs a release build; checkpoints missing under <out> are trained first.
+
+Page: docs/tapfinger.md.
 """
-import argparse
 import json
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import pm, run, timed
@@ -40,20 +42,13 @@ PAPER = {"3 clusters, λ 2": "−25.1 % vs Optimus (single-task, Fig. 5a); −44
          "Fig. 11a)", "6 clusters, λ 4": "at least −20.5 % vs every baseline (Fig. 5c)",
          "6 heterogeneous, λ 6": "−40.1 % to −54.9 % vs the best baseline (Fig. 12a)"}
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="1,2,3,4,5")
-p.add_argument("--updates", default="120")
-p.add_argument("--train-seed", type=int, default=1)
-p.add_argument("--out", default="out/tapfinger-jobs")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--threads", default="2")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json"),
-                     drop_valued=("--out", "--bin", "--threads"))
-SEEDS = a.seeds.split(",")
-OUT = pathlib.Path(a.out)
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "bin", "threads", seeds="1,2,3,4,5", out="out/tapfinger-jobs")
+    p.add_argument("--updates", default="120")
+    p.add_argument("--train-seed", type=int, default=1)
+    return p
 
 
 def train(name, variant=None, yaml=None, updates=None):
@@ -206,8 +201,21 @@ def headline(res):
             "better\n")
 
 
-results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-text, abl = render(results), render_ablation(results)
-print(text + "\n" + abl, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "ablation": abl, "headline": headline(results)}, results)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global OUT, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json"),
+                         drop_valued=("--out", "--bin", "--threads"))
+    SEEDS = a.seeds.split(",")
+    OUT = pathlib.Path(a.out)
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    text, abl = render(results), render_ablation(results)
+    print(text + "\n" + abl, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "ablation": abl, "headline": headline(results)}, results)
+
+
+if __name__ == "__main__":
+    main()

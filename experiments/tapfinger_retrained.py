@@ -21,33 +21,29 @@ Usage: python3 -m experiments.tapfinger_retrained [--seeds 101,102,103,104,105] 
 Trainings are kept under --out and reused when there (each ≈ 10 min on 2 cores; the `waiting`
 one is also experiments.tapfinger's ablation row); compare runs are one grid per part
 (`continuum sweep`, <out>/retrained-<part>-sweep; --reuse-runs keeps the cells already there).
+
+Page: docs/tapfinger.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import load_flags, pm, run, success_grid
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--out", default="out/tapfinger")
-p.add_argument("--bin", default="target/release/continuum")
-p.add_argument("--publish", action="store_true")
-p.add_argument("--from-json", action="store_true")
-p.add_argument("--reuse-runs", action="store_true",
-               help="keep the cells already under <out>/retrained-<part>-sweep (else they are run "
-                    "again)")
-p.add_argument("--ray", metavar="HOST:PORT", help="run the compare cells on this Ray head")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse-runs"),
-                     drop_valued=("--out", "--bin", "--ray"))
-SEEDS = a.seeds.split(",")
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "ray", out="out/tapfinger")
+    p.add_argument("--reuse-runs", action="store_true",
+                   help="keep the cells already under <out>/retrained-<part>-sweep (else they are run "
+                        "again)")
+    return p
+
+
 SELECTION_SEEDS = ["1", "2", "3", "4", "5"]
-out = pathlib.Path(a.out)
 BASE = "config/tapfinger.yaml"
 SHIPPED_CK = "models/full-edge-tapfinger.tapfinger"
 # name → (label, the shipped config's fields changed); each trained 40 episodes, seed 1.
@@ -238,9 +234,22 @@ def render_evaluation(res):
     return "\n".join(text) + "\n"
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-parts = {"selection": render_selection(res), "evaluation": render_evaluation(res)}
-for t in parts.values():
-    print(t)
-if a.publish:
-    docgen.publish(CMD, parts, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global SEEDS, a, out
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse-runs"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = a.seeds.split(",")
+    out = pathlib.Path(a.out)
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    parts = {"selection": render_selection(res), "evaluation": render_evaluation(res)}
+    for t in parts.values():
+        print(t)
+    if a.publish:
+        docgen.publish(CMD, parts, res)
+
+
+if __name__ == "__main__":
+    main()

@@ -43,47 +43,38 @@ of one grid (`continuum sweep`: <out>/sweep; --reuse keeps the cells already the
 are run again), here or on a Ray head (--ray). --publish records the output and the results under
 docs/generated/ and rewrites the docs' blocks that name this command (experiments/docgen.py);
 --from-json prints the tables again from those recorded results without running anything.
+
+Page: docs/tuner.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import cell_key, load_args, load_flags, summary_rows, sweep
-from experiments.cells import runner_options
 
 # How far below the best success ratio (percentage points) a static configuration may be and
 # still count as "as successful" when looking for the shortest tail.
 SUCCESS_ALLOWANCE_PP = 0.3
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--diurnal-duration", type=float, default=600,
-               help="one whole period of workloads/diurnal.yaml")
-p.add_argument("--lambdas", default="60,100")
-p.add_argument("--topologies", default="full-edge,co-dc-cloud")
-p.add_argument("--capacity-scales", default="1,0.5")
-p.add_argument("--retrained", default="out/tuner-retrained",
-               help="directory of checkpoints trained at each capacity scale")
-p.add_argument("--robust", default="robust=models/{topology}-tuner-robust.dqn,"
-               "robust-w0.03=models/{topology}-tuner-robust-w0.03.dqn",
-               help="label=path pairs of agents trained across capacities, {topology} replaced")
-p.add_argument("--out", default="out/tuner")
-p.add_argument("--bin", default="target/release/continuum")
-runner_options(p)
-p.add_argument("--add-references", action="store_true",
-               help="with --from-json: run the references of the cells experiments/baselines.py's "
-                    "table does not have (capacity scales other than 1), and record them")
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:],
-                     drop=("--publish", "--from-json", "--add-references", "--reuse"),
-                     drop_valued=("--out", "--bin", "--retrained", "--ray"))
-SEEDS = a.seeds.split(",")
-ROBUST = [tuple(x.split("=", 1)) for x in a.robust.split(",") if x]
-loads = a.lambdas.split(",") + ["diurnal"]
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "diurnal-duration", "bin", "runner", out="out/tuner")
+    p.add_argument("--lambdas", default="60,100")
+    p.add_argument("--topologies", default="full-edge,co-dc-cloud")
+    p.add_argument("--capacity-scales", default="1,0.5")
+    p.add_argument("--retrained", default="out/tuner-retrained",
+                   help="directory of checkpoints trained at each capacity scale")
+    p.add_argument("--robust", default="robust=models/{topology}-tuner-robust.dqn,"
+                   "robust-w0.03=models/{topology}-tuner-robust-w0.03.dqn",
+                   help="label=path pairs of agents trained across capacities, {topology} replaced")
+    p.add_argument("--add-references", action="store_true",
+                   help="with --from-json: run the references of the cells experiments/baselines.py's "
+                        "table does not have (capacity scales other than 1), and record them")
+    return p
 
 
 def actions():
@@ -104,33 +95,6 @@ def agents_of(topology, scale):
 
 
 key = cell_key
-
-
-if a.from_json:
-    results = docgen.recorded_or_exit(CMD)
-else:
-    # Every run is a report of one grid: (capacity scale, topology) × load × seed, each with the
-    # agents whose checkpoint exists for that scale and topology.
-    runs = [(scale, topology, agents_of(topology, scale))
-            for scale in a.capacity_scales.split(",") for topology in a.topologies.split(",")]
-    grid = {"name": "tuner", "compare": {"configs": ",".join(actions())},
-            "axes": [{"cell": [{"name": f"{scale}|{topology}", "capacity-scale": scale,
-                                "topology": f"topologies/{topology}.yaml",
-                                "agent": [str(m) for _, m in agents]}
-                               for scale, topology, agents in runs]},
-                     {"load": [load_flags(x, a.duration, a.diurnal_duration) for x in loads]},
-                     {"seed": [int(s) for s in SEEDS]}]}
-    agents = {f"{scale}|{topology}": found for scale, topology, found in runs}
-    results = {"cells": {}}
-    for labels, report in sweep(grid, pathlib.Path(a.out) / "sweep", a.bin, ray=a.ray,
-                                reuse=a.reuse):
-        rows = summary_rows(report["results"])
-        for r in rows:
-            for label, m in agents[labels["cell"]]:
-                if r["policy"] in (f"dqn:{m.stem}", "dqn"):
-                    r["policy"] = label
-        scale, topology = labels["cell"].split("|")
-        results["cells"].setdefault(key(scale, topology, labels["load"]), []).append(rows)
 
 
 def mean_rows(per_seed):
@@ -180,9 +144,6 @@ def mean_change(per_seed, agent, statics):
         by = {r["policy"]: r for r in seed}
         xs.append(statistics.mean(by[agent]["p99"] / by[s]["p99"] - 1 for s in statics))
     return 100 * statistics.mean(xs)
-
-
-LABELS = ("tuner", *(label for label, _ in ROBUST), "retrained", "edgetuner")
 
 
 def best_static(m):
@@ -343,8 +304,52 @@ def render():
     return "\n".join(out)
 
 
-FOUND = references()
-text = render()
-print(text, end="")
-if a.publish:
-    docgen.publish(CMD, {None: text, "headline": headline(FOUND)}, results)
+def measure():
+    """Every run is a report of one grid: (capacity scale, topology) × load × seed, each with
+    the agents whose checkpoint exists for that scale and topology; {"cells": {cell: per seed,
+    summary rows}}."""
+    runs = [(scale, topology, agents_of(topology, scale))
+            for scale in a.capacity_scales.split(",") for topology in a.topologies.split(",")]
+    grid = {"name": "tuner", "compare": {"configs": ",".join(actions())},
+            "axes": [{"cell": [{"name": f"{scale}|{topology}", "capacity-scale": scale,
+                                "topology": f"topologies/{topology}.yaml",
+                                "agent": [str(m) for _, m in agents]}
+                               for scale, topology, agents in runs]},
+                     {"load": [load_flags(x, a.duration, a.diurnal_duration) for x in loads]},
+                     {"seed": [int(s) for s in SEEDS]}]}
+    agents = {f"{scale}|{topology}": found for scale, topology, found in runs}
+    results = {"cells": {}}
+    for labels, report in sweep(grid, pathlib.Path(a.out) / "sweep", a.bin, ray=a.ray,
+                                reuse=a.reuse):
+        rows = summary_rows(report["results"])
+        for r in rows:
+            for label, m in agents[labels["cell"]]:
+                if r["policy"] in (f"dqn:{m.stem}", "dqn"):
+                    r["policy"] = label
+        scale, topology = labels["cell"].split("|")
+        results["cells"].setdefault(key(scale, topology, labels["load"]), []).append(rows)
+    return results
+
+
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global FOUND, LABELS, ROBUST, SEEDS, a, loads, results
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv,
+                         drop=("--publish", "--from-json", "--add-references", "--reuse"),
+                         drop_valued=("--out", "--bin", "--retrained", "--ray"))
+    SEEDS = a.seeds.split(",")
+    ROBUST = [tuple(x.split("=", 1)) for x in a.robust.split(",") if x]
+    loads = a.lambdas.split(",") + ["diurnal"]
+    results = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    LABELS = ("tuner", *(label for label, _ in ROBUST), "retrained", "edgetuner")
+    FOUND = references()
+    text = render()
+    print(text, end="")
+    if a.publish:
+        docgen.publish(CMD, {None: text, "headline": headline(FOUND)}, results)
+
+
+if __name__ == "__main__":
+    main()

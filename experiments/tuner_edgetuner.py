@@ -19,36 +19,31 @@ Usage: python3 -m experiments.tuner_edgetuner [--seeds 101,102,103,104,105] [--p
        [--from-json] [--parts families,agent] [--reuse] [--ray HOST:PORT]
 Every run is a report of one grid (`continuum sweep`: <out>/sweep; --reuse keeps the cells
 already there, else they are run again), here or on a Ray head (--ray).
+
+Page: docs/tuner.md.
 """
-import argparse
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
 from experiments.cells import sweep
-from experiments.cells import runner_options
 
 ALLOWANCE_PP = 0.3
 
-p = argparse.ArgumentParser()
-p.add_argument("--seeds", default="101,102,103,104,105")
-p.add_argument("--topology", default="full-edge")
-p.add_argument("--duration", type=float, default=300)
-p.add_argument("--lambdas", default="60,100")
-p.add_argument("--policies", default="closest,random-proportional-load,least-impedance")
-p.add_argument("--ratios", default="0.7,0.8,0.9")
-p.add_argument("--agent", default=None)
-p.add_argument("--parts", default="families,agent")
-p.add_argument("--out", default="out/edgetuner")
-p.add_argument("--bin", default="target/release/continuum")
-runner_options(p)
-a = p.parse_args()
-CMD = docgen.command(__file__, sys.argv[1:], drop=("--publish", "--from-json", "--reuse"),
-                     drop_valued=("--out", "--bin", "--ray"))
-SEEDS = a.seeds.split(",")
-AGENT = a.agent or f"models/{a.topology}-edgetuner-paper.dqn"
+
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "runner", out="out/edgetuner")
+    p.add_argument("--topology", default="full-edge")
+    p.add_argument("--lambdas", default="60,100")
+    p.add_argument("--policies", default="closest,random-proportional-load,least-impedance")
+    p.add_argument("--ratios", default="0.7,0.8,0.9")
+    p.add_argument("--agent", default=None)
+    p.add_argument("--parts", default="families,agent")
+    return p
 
 
 def rows_of(report):
@@ -166,14 +161,27 @@ def render_agent(per_seed):
     ]) + "\n"
 
 
-res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
-parts = {}
-if "families" in res:
-    parts["families"] = render_families(res["families"])
-if "agent" in res:
-    parts["headline"], parts["agent"] = render_agent(res["agent"])
-for k, t in parts.items():
-    if k != "headline":
-        print(t)
-if a.publish:
-    docgen.publish(CMD, parts, res)
+def main(argv=None):
+    """Runs the command line `argv` (default: sys.argv[1:])."""
+    global AGENT, SEEDS, a
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    CMD = docgen.command(__file__, argv, drop=("--publish", "--from-json", "--reuse"),
+                         drop_valued=("--out", "--bin", "--ray"))
+    SEEDS = a.seeds.split(",")
+    AGENT = a.agent or f"models/{a.topology}-edgetuner-paper.dqn"
+    res = docgen.recorded_or_exit(CMD) if a.from_json else measure()
+    parts = {}
+    if "families" in res:
+        parts["families"] = render_families(res["families"])
+    if "agent" in res:
+        parts["headline"], parts["agent"] = render_agent(res["agent"])
+    for k, t in parts.items():
+        if k != "headline":
+            print(t)
+    if a.publish:
+        docgen.publish(CMD, parts, res)
+
+
+if __name__ == "__main__":
+    main()

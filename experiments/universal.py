@@ -39,16 +39,19 @@ It needs a release build and the checkpoint, except with --from-json. --reuse ke
 already under --out; --publish records the output and the results under docs/generated/ and
 rewrites the docs' blocks that name this command; --from-json prints the tables again from those
 recorded results (with --add-references it runs the missing references first).
+
+Page: docs/meta-results.md.
 """
-import argparse
 import json
 import pathlib
 import statistics
 import sys
 
+from experiments import cli
 from experiments import docgen
 from experiments import references as refs
-from experiments.cells import pm, runner_options, success_grid
+from experiments.cells import pm, success_grid
+from experiments.generalisation import label, workload_flags
 
 # The allowance of the targets: within this many pp below the reference holds.
 ALLOWANCE_PP = 0.3
@@ -85,24 +88,26 @@ RECORDS = [
 UNIVERSAL = "universal"
 
 
-def parse(argv):
-    p = argparse.ArgumentParser(description="the topology-free learned default, zero-shot")
+def parser():
+    """The command line: experiments/cli.py's shared flags and this module's own."""
+    p = cli.parser("seeds", "duration", "bin", "runner", out="out/universal",
+                   description="the topology-free learned default, zero-shot")
     p.add_argument("--agent", default="models/universal.dqn",
                    help="the checkpoint run zero-shot ({topology} replaced, for tests)")
     p.add_argument("--adapted", default="",
                    help="name=path pairs of adapted checkpoints, {topology} replaced in each path")
-    p.add_argument("--seeds", default="101,102,103,104,105")
-    p.add_argument("--duration", type=float, default=300)
     p.add_argument("--topologies", default=TOPOLOGIES)
     p.add_argument("--workloads", default=WORKLOADS)
-    p.add_argument("--bin", default="target/release/continuum")
-    p.add_argument("--out", default="out/universal",
-                   help="where the grid's cells and reports are kept")
-    runner_options(p)
     p.add_argument("--add-references", action="store_true",
                    help="run the references (every rule and the bound) of the cells none was "
                         "recorded for, and record them with the results")
-    a = p.parse_args(argv)
+    return p
+
+
+def parse(argv):
+    """The arguments of `argv`, with the command a block names (`cmd`) and the lists they
+    give."""
+    a = parser().parse_args(argv)
     a.cmd = docgen.command(__file__, argv,
                            drop=("--publish", "--from-json", "--reuse", "--add-references"),
                            drop_valued=("--out", "--bin", "--ray"))
@@ -112,24 +117,6 @@ def parse(argv):
     a.agents = [(UNIVERSAL, a.agent)] + [tuple(x.split("=", 1))
                                           for x in a.adapted.split(",") if x]
     return a
-
-
-def workload_flags(a, w):
-    """The compare options of a workload entry, as experiments/generalisation.py reads it."""
-    if w == "diurnal":
-        return {"workload": "workloads/diurnal.yaml", "duration": 600.0}
-    if w.replace(".", "", 1).isdigit():
-        return {"lambda": float(w), "duration": a.duration}
-    return {"workload": w, "duration": a.duration}
-
-
-def label(w):
-    """How a workload entry reads in the table (as experiments/generalisation.py)."""
-    if w == "diurnal":
-        return w
-    if w.replace(".", "", 1).isdigit():
-        return f"λ {w}"
-    return pathlib.Path(w).stem
 
 
 def keys(a):
@@ -147,7 +134,8 @@ def measure(a):
         if len(set(stems)) < len(stems):
             sys.exit(f"universal: the checkpoints of {topo} share a file name ({', '.join(cks)}): "
                      "their rows would share a name")
-        cells[f"c{i}"] = dict(workload_flags(a, w), topology=f"topologies/{topo}.yaml", agent=cks)
+        cells[f"c{i}"] = dict(workload_flags(w, a.duration), topology=f"topologies/{topo}.yaml",
+                              agent=cks)
         names[f"c{i}"] = (key, stems)
     got = success_grid("universal", cells, a.seed_list, pathlib.Path(a.out) / "sweep", a.bin,
                        ray=a.ray, reuse=a.reuse)
@@ -231,7 +219,7 @@ def with_references(a, results):
     if missing and a.add_references:
         more, computed = refs.of_cells(
             missing, a.seed_list, stored,
-            lambda k: dict(workload_flags(a, k.split("|", 1)[1]),
+            lambda k: dict(workload_flags(k.split("|", 1)[1], a.duration),
                            topology=f"topologies/{k.split('|', 1)[0]}.yaml"),
             pathlib.Path(a.out) / "references", a.bin, ray=a.ray, compute_missing=True)
         found.update(more)
