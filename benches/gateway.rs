@@ -12,25 +12,26 @@
 //! the machine's cores: on a small shared machine the figures include that contention.
 //! `CONTINUUM_BENCH_BIN=<path>` runs (b)–(d) on another build of the binary (a release profile
 //! variant, an older commit), so that builds are compared by one bench.
+//!
+//! This file holds (a) and the summary; (b)–(d), with the processes they start, are in
+//! gateway_support/live.rs, and the helpers both use in gateway_support/mod.rs.
 
+#[path = "gateway_support/live.rs"]
+mod live;
 #[path = "gateway_support/mod.rs"]
 mod support;
 
 use continuum_core::load::WorkerLoad;
 use continuum_core::rng::{Purpose, stream_rng};
-use continuum_gateway::Decider;
 use continuum_gateway::GatewayConfig;
-use continuum_gateway::plan::Plan;
-use continuum_gateway::state::GatewayState;
-use continuum_gateway::state::live::{LiveLoads, publish};
-use continuum_gateway::state::streams::{OpenRequest, Stream};
-use continuum_gateway::upstream::Upstream;
+use continuum_gateway::bench::{
+    Decider, GatewayState, LiveLoads, OpenRequest, Plan, Stream, Upstream, publish,
+};
 use hdrhistogram::Histogram;
+use live::Row;
 use serde_json::{Value, json};
 use std::hint::black_box;
-use std::path::Path;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -58,13 +59,24 @@ fn pct(h: &Histogram<u64>, q: f64) -> f64 {
 
 /// (a) `bind` on a gateway for ant-00 of full-edge, every worker up and half loaded.
 fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
+    let plan = decision_plan();
+    let state = half_loaded(&plan);
+    let reach = state.snapshot().reach.len();
+    let streams = decision_streams(&plan);
+    let out = time_policies(&state, &streams);
+    print_decisions(reach, &out);
+    out
+}
+
+/// The plan of a gateway for ant-00 of full-edge with one HTTP upstream per cluster that
+/// hosts workers; never contacted (port 9: discard).
+fn decision_plan() -> Arc<Plan> {
     let profiles =
         continuum_core::profiles::Profiles::load(&repo("profiles/object-detection.yaml"))
             .expect("profiles");
     let topo =
         continuum_core::topology::Topology::load(&repo("topologies/full-edge.yaml"), &profiles)
             .unwrap();
-    // One HTTP upstream per cluster that hosts workers; never contacted (port 9: discard).
     let mut clusters: Vec<&str> = topo
         .workers
         .iter()
@@ -81,7 +93,12 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         "scheduler": "ant-00", "workers": workers,
         "tasks": {"object-detection": {"input": "input", "output": "output", "shape": [3, 64, 64]}}}))
     .unwrap();
-    let plan = Arc::new(Plan::build(cfg).expect("plan"));
+    Arc::new(Plan::build(cfg).expect("plan"))
+}
+
+/// The state of `plan`'s gateway with every upstream up and every worker reporting half its
+/// capacity.
+fn half_loaded(plan: &Arc<Plan>) -> GatewayState {
     let ups: Vec<Arc<Upstream>> = plan
         .cfg
         .workers
@@ -104,11 +121,12 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         };
         loads.set(&ups[u].cfg.name, plan.variant_name(w), l, now);
     }
-    let snap = publish(&plan, &Arc::new(ups), &loads, 0, now, 0.0);
-    let state = GatewayState::new(snap, now);
-    let snap = state.snapshot();
-    let reach = snap.reach.len();
-    // The app classes of workloads/default.yaml at their mean rate, size and deadline.
+    let snap = publish(plan, &Arc::new(ups), &loads, 0, now, 0.0);
+    GatewayState::new(snap, now)
+}
+
+/// One stream per app class of workloads/default.yaml at its mean rate, size and deadline.
+fn decision_streams(plan: &Plan) -> Vec<Stream> {
     let classes = [
         (75.0, 0.2, 22.5, 40.0),
         (225.0, 0.3, 10.0, 50.0),
@@ -116,14 +134,11 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         (175.0, 0.5, 15.0, 60.0),
         (750.0, 0.5, 7.5, 60.0),
     ];
-    let streams: Vec<Stream> = classes
+    classes
         .iter()
         .enumerate()
-        .map(|(i, &(d, a, r, kb))| Stream {
-            id: i as u64 + 1,
-            nonce: i as u128 + 1,
-            token: Arc::from(""),
-            req: OpenRequest {
+        .map(|(i, &(d, a, r, kb))| {
+            let req = OpenRequest {
                 task: "object-detection".into(),
                 app: None,
                 max_delay_ms: d,
@@ -133,15 +148,29 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
                 access_ms: None,
                 tx_ms: None,
                 items: None,
-            },
-            app: Arc::from("bench"),
-            access_ms: plan.cfg.default_access_ms,
-            bucket: 0,
-            binding: Mutex::new(None),
-            last_ms: AtomicU64::new(0),
-            rng: Mutex::new(stream_rng(1, Purpose::Uplink, 0, i as u64)),
+            };
+            let rng = stream_rng(1, Purpose::Uplink, 0, i as u64);
+            let access_ms = plan.cfg.default_access_ms;
+            Stream::new(
+                i as u128 + 1,
+                Arc::from(""),
+                req,
+                Arc::from("bench"),
+                access_ms,
+                0,
+                rng,
+            )
         })
-        .collect();
+        .collect()
+}
+
+/// Per registered policy, pinned on `state`: the time of each of `DECISIONS` `bind` calls on
+/// `streams` round-robin (after as many untimed), and how many found nothing feasible.
+fn time_policies(
+    state: &GatewayState,
+    streams: &[Stream],
+) -> Vec<(&'static str, Histogram<u64>, usize)> {
+    let snap = state.snapshot();
     let mut out = Vec::new();
     for p in continuum_core::policy::REGISTRY {
         state.pin_policy(None, *p);
@@ -150,7 +179,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         for i in 0..2 * DECISIONS {
             let s = &streams[i % streams.len()];
             let t = Instant::now();
-            let r = black_box(Decider::new(&state).bind(&snap, s));
+            let r = black_box(Decider::new(state).bind(&snap, s));
             let ns = t.elapsed().as_nanos() as u64;
             if i >= DECISIONS {
                 h.saturating_record(ns);
@@ -159,6 +188,12 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         }
         out.push((p.name(), h, infeasible));
     }
+    out
+}
+
+/// Reports (a): the timer's own overhead, then each policy's quantiles (`reach` reachable
+/// workers).
+fn print_decisions(reach: usize, out: &[(&'static str, Histogram<u64>, usize)]) {
     println!(
         "(a) decision time: Decider::bind, full-edge ant-00, {reach} reachable workers, \
         {DECISIONS} timed calls per policy (each timed alone with Instant), app classes of \
@@ -173,7 +208,7 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
         "    timer overhead (Instant::now + elapsed): p50 {:.3} µs",
         pct(&tick, 0.5)
     );
-    for (name, h, inf) in &out {
+    for (name, h, inf) in out {
         println!(
             "    {name:<22} p50 {:>7.2} µs  p99 {:>7.2} µs  p999 {:>7.2} µs  ({inf} infeasible)",
             pct(h, 0.5),
@@ -181,264 +216,37 @@ fn decisions() -> Vec<(&'static str, Histogram<u64>, usize)> {
             pct(h, 0.999)
         );
     }
-    out
 }
 
-/// The worker and the two gateway processes (QUIC and HTTP upstream), and their addresses.
-struct Procs {
-    worker: Child,
-    gateways: [Child; 2],
-    worker_http: String,
-    worker_quic: std::net::SocketAddr,
-    gateway_http: [String; 2],
-    cert: Vec<u8>,
-    /// The QUIC endpoint of the QUIC worker's gateway, and its certificate.
-    gateway_quic: std::net::SocketAddr,
-    gateway_cert: Vec<u8>,
-    _dir: tempfile::TempDir,
-}
-
-async fn start_gateway(
-    dir: &Path,
-    name: &str,
-    upstream: Value,
-    quic: Option<Value>,
-    c: &HttpClient,
-) -> (Child, String) {
-    let port = free_tcp();
-    // publish_ms: docs/model.md §8 default Δ. assumption: a 10-minute idle timeout outlasts the bench,
-    // and the open rate, burst and in-flight limits are set so high that they never bind.
-    let cfg = json!({"name": name, "topology": repo("benches/gateway-null.yaml"),
-        "profiles": repo("benches/null-profile.yaml"), "scheduler": "ant-00",
-        "http": {"listen": format!("127.0.0.1:{port}")}, "publish_ms": 100,
-        "stream_idle_timeout_ms": 600_000, "stream_open_rate": 1e6, "stream_open_burst": 1e6,
-        "max_streams": 100_000, "max_in_flight_per_worker": 4096, "workers": [upstream],
-        "tasks": {"object-detection": {"input": "input", "output": "output",
-                                        "shape": [3, 64, 64], "output_shape": [16]}}});
-    let mut cfg = cfg;
-    if let Some(q) = quic {
-        cfg["quic"] = q;
-    }
-    let path = dir.join(format!("{name}.yaml"));
-    std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
-    let child = spawn("gateway", &path);
-    let http = format!("http://127.0.0.1:{port}");
-    wait_ok(c, &format!("{http}/v1/workers"), |b| {
-        let v: Value = serde_json::from_slice(b).unwrap_or_default();
-        v["workers"]
-            .as_array()
-            .is_some_and(|w| !w.is_empty() && w.iter().all(|x| x["up"] == true))
-    })
-    .await;
-    // Its first published load view with the worker in it (every 100 ms): a stream binds.
-    let until = Instant::now() + Duration::from_secs(10); // assumption: 100 Δ periods
-    let uri = format!("{http}/v1/streams");
-    while send(c, "POST", &uri, Body::Json(stream_open())).await.0 != 201 {
-        assert!(
-            Instant::now() < until,
-            "{name}: no stream bound within 10 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (child, http)
-}
-
-async fn start_procs(c: &HttpClient) -> Procs {
-    let dir = tempfile::tempdir().unwrap();
-    let (wh, wq) = (free_tcp(), free_udp());
-    let cert = dir.path().join("worker.der");
-    // The null model's manifest (models/models.yaml leaves it out so that `continuum profile`
-    // does not profile it): accuracy 0, it is no detector.
-    let manifest = json!({"task": "object-detection", "metric": "COCO mAP@0.5",
-        "models": [{"name": "null-model", "file": repo("models/null.onnx"), "accuracy": 0.0,
-                    "stands_in_for": "nothing", "input": [3, 64, 64], "batches": [1]}]});
-    std::fs::write(dir.path().join("models.yaml"), manifest.to_string()).unwrap();
-    let wcfg = json!({"name": "worker-null", "backend": "auto", "models_dir": dir.path(),
-        "http": {"listen": format!("127.0.0.1:{wh}")},
-        "quic": {"listen": format!("127.0.0.1:{wq}"), "dev_cert_out": cert},
-        "variants": [{"name": "null-b1", "model": "null-model", "max_batch": 1, "max_queue_delay_ms": 0.0}]});
-    let wpath = dir.path().join("worker.yaml");
-    std::fs::write(&wpath, serde_json::to_string_pretty(&wcfg).unwrap()).unwrap();
-    let worker = spawn("worker", &wpath);
-    let worker_http = format!("http://127.0.0.1:{wh}");
-    wait_ok(c, &format!("{worker_http}/v2/health/ready"), |_| true).await;
-    let quic = json!({"name": "worker-null", "cluster": "edge", "protocol": "quic",
-                      "address": format!("127.0.0.1:{wq}"), "cert": cert});
-    let http = json!({"name": "worker-null", "cluster": "edge", "protocol": "http",
-                      "address": worker_http});
-    // The QUIC worker's gateway takes QUIC clients too.
-    let (gq, gq_cert) = (free_udp(), dir.path().join("gateway.der"));
-    let front = json!({"listen": format!("127.0.0.1:{gq}"), "dev_cert_out": gq_cert});
-    let (g0, h0) = start_gateway(dir.path(), "gateway-quic", quic, Some(front), c).await;
-    let (g1, h1) = start_gateway(dir.path(), "gateway-http", http, None, c).await;
-    Procs {
-        worker,
-        gateways: [g0, g1],
-        worker_http,
-        worker_quic: format!("127.0.0.1:{wq}").parse().unwrap(),
-        gateway_http: [h0, h1],
-        cert: std::fs::read(&cert).unwrap(),
-        gateway_quic: format!("127.0.0.1:{gq}").parse().unwrap(),
-        gateway_cert: std::fs::read(&gq_cert).unwrap(),
-        _dir: dir,
-    }
-}
-
-/// One open-loop run: route, rate, p50/p99/p999 (µs), failures, the gateway's own mean
-/// added latency (µs).
-struct Row {
-    route: Route,
-    rate: f64,
-    q: [f64; 3],
-    failed: Failures,
-    own: Option<f64>,
-}
-
-async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
-    let c = http_client();
-    let p = start_procs(&c).await;
-    let gw = p.gateway_http.clone();
-    let gpid = p.gateways.each_ref().map(|g| g.pid());
-    let cert = rustls::pki_types::CertificateDer::from(p.cert.clone());
-    let quic = continuum_wire::QuicClient::connect(p.worker_quic, &[cert])
-        .await
-        .unwrap();
-    let worker_uri = format!("{}/v2/models/null-b1/infer", p.worker_http);
-    let mut target = Target::new(c.clone(), quic, worker_uri, "null-b1");
-
-    // (d) memory per open stream, first: before other phases free memory the allocator could
-    // hand back to the new streams.
-    open_streams(&c, &gw[0], 200, 8).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss0 = rss_bytes(gpid[0]);
-    let t = Instant::now();
-    open_streams(&c, &gw[0], STREAMS, 8).await;
-    let open_s = t.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss1 = rss_bytes(gpid[0]);
-    let per_stream = (rss1 as f64 - rss0 as f64) / STREAMS as f64;
-    println!(
-        "(d) memory: gateway VmRSS {:.1} MiB → {:.1} MiB after {STREAMS} more open streams \
-        ({:.0} opens/s over HTTP, 8 connections)",
-        rss0 as f64 / 1048576.0,
-        rss1 as f64 / 1048576.0,
-        STREAMS as f64 / open_s
-    );
-
-    // (b) added latency, open loop. The streams above stay open (idle) on the QUIC gateway.
-    for (i, g) in gw.iter().enumerate() {
-        let ids = open_streams(&c, g, LOOP_STREAMS, 1).await;
-        target.gateway_uris[i] = ids
-            .iter()
-            .map(|id| format!("{g}/v1/streams/{id}/infer"))
-            .collect();
-    }
-    // The same streams of the QUIC worker's gateway take QUIC frames too.
-    let gcert = rustls::pki_types::CertificateDer::from(p.gateway_cert.clone());
-    let front = continuum_wire::QuicClient::connect(p.gateway_quic, &[gcert])
-        .await
-        .unwrap();
-    let frames = target.gateway_uris[0]
-        .iter()
-        .map(|u| {
-            let id = u.rsplit('/').nth(1).expect("…/streams/{id}/infer");
-            quic_frame(id)
-        })
-        .collect();
-    target.gateway_quic = Some((front, frames));
-    let target = Arc::new(target);
-    let mut rows = Vec::new();
-    println!(
-        "(b) open-loop latency, null model, {} s per run after {} s warm-up; queries over \
-        {LOOP_STREAMS} streams; latency from send to answer",
-        RUN.as_secs(),
-        WARMUP.as_secs()
-    );
-    for rate in RATES {
-        for route in Route::ALL {
-            open_loop(&target, route, rate, WARMUP).await;
-            let g = route.gateway().map(|i| gw[i].clone());
-            let m0 = match &g {
-                Some(g) => metrics_text(&c, g).await,
-                None => String::new(),
-            };
-            let (h, failed) = open_loop(&target, route, rate, RUN).await;
-            let (own, transport) = match &g {
-                Some(g) => {
-                    let m1 = metrics_text(&c, g).await;
-                    let quic = matches!(route, Route::GatewayQuic | Route::QuicGatewayQuic);
-                    (own_mean_us(&m0, &m1), quic.then(|| quic_delta(&m0, &m1)))
-                }
-                None => (None, None),
-            };
-            let q = [pct(&h, 0.5), pct(&h, 0.99), pct(&h, 0.999)];
-            println!(
-                "    {rate:>5} qps  {:<18} n {:>6}  p50 {:>8.1} µs  p99 {:>9.1} µs  p999 {:>9.1} µs  \
-                failed {failed}{}",
-                route.label(),
-                h.len(),
-                q[0],
-                q[1],
-                q[2],
-                own.map_or(String::new(), |m| format!(
-                    "  (gateway's own added latency: mean {m:.1} µs)"
-                ))
-            );
-            if let Some(t) = transport {
-                println!("          {t}");
-            }
-            rows.push(Row {
-                route,
-                rate,
-                q,
-                failed,
-                own,
-            });
-        }
-    }
-
-    // (c) saturation, closed loop: the worker alone (both protocols), then through each gateway.
-    let wpid = p.worker.pid().to_string();
-    println!(
-        "(c) saturation: {CONCURRENCY} closed-loop clients, {} s after {} s warm-up; CPU cores \
-        busy from /proc/<pid>/stat utime+stime",
-        RUN.as_secs(),
-        WARMUP.as_secs()
-    );
-    let mut sat = Vec::new();
-    for route in Route::ALL {
-        let gpid = route
-            .gateway()
-            .map_or(String::new(), |i| gpid[i].to_string());
-        let gcpu = || if gpid.is_empty() { 0.0 } else { cpu_s(&gpid) };
-        closed_loop(&target, route, CONCURRENCY, WARMUP).await;
-        let (g0, w0, c0) = (gcpu(), cpu_s(&wpid), cpu_s("self"));
-        let t = Instant::now();
-        let (ok, bad) = closed_loop(&target, route, CONCURRENCY, RUN).await;
-        let wall = t.elapsed().as_secs_f64();
-        let cpu = [gcpu() - g0, cpu_s(&wpid) - w0, cpu_s("self") - c0].map(|x| x / wall);
-        let qps = ok as f64 / wall;
-        println!(
-            "    {:<18} {qps:>7.0} qps ({bad} failed)  cores: gateway {:.2}, worker {:.2}, client {:.2}",
-            route.label(),
-            cpu[0],
-            cpu[1],
-            cpu[2]
-        );
-        sat.push((route, qps, cpu[0]));
-    }
-
-    let ds = dec
-        .iter()
-        .find(|d| d.0 == "least-impedance")
-        .unwrap_or(&dec[0]);
-    let worst = dec.iter().map(|d| pct(&d.1, 0.99)).fold(0.0, f64::max);
+/// The summary of (a)–(d) against the issue's targets.
+fn print_summary(
+    dec: &[(&'static str, Histogram<u64>, usize)],
+    rows: &[Row],
+    sat: &[(Route, f64, f64)],
+    per_stream: f64,
+) {
     println!("\n==================== gateway benchmark summary ====================");
     println!(
         "machine: {} logical CPUs shared by the client, the gateway and the worker processes (and, \
         at times, other builds): every live figure includes that contention",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    print_decision_summary(dec);
+    for rate in RATES {
+        print_latency_summary(rows, rate);
+    }
+    print_saturation_summary(sat);
+    println!("memory per open stream: {per_stream:.0} B (gateway VmRSS growth / {STREAMS})");
+    println!("===================================================================");
+}
+
+/// (a)'s line: least-impedance's quantiles (else the first policy's) and the worst p99.
+fn print_decision_summary(dec: &[(&'static str, Histogram<u64>, usize)]) {
+    let ds = dec
+        .iter()
+        .find(|d| d.0 == "least-impedance")
+        .unwrap_or(&dec[0]);
+    let worst = dec.iter().map(|d| pct(&d.1, 0.99)).fold(0.0, f64::max);
     println!(
         "decision ({}): p50 {:.2} µs, p99 {:.2} µs, p999 {:.2} µs [target p99 ≤ 10 µs: {}]; \
         worst p99 over all {} policies {:.2} µs",
@@ -450,47 +258,57 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
         dec.len(),
         worst
     );
-    let base = |route: Route, rate: f64| rows.iter().find(|r| r.route == route && r.rate == rate);
-    for rate in RATES {
-        let dh = base(Route::DirectHttp, rate).expect("row");
-        let dq = base(Route::DirectQuic, rate).expect("row");
+}
+
+/// (b)'s lines at `rate`: the direct routes, then what each gateway route adds to them.
+fn print_latency_summary(rows: &[Row], rate: f64) {
+    let base = |route: Route| {
+        rows.iter()
+            .find(|r| r.route == route && r.rate == rate)
+            .expect("row")
+    };
+    let dh = base(Route::DirectHttp);
+    let dq = base(Route::DirectQuic);
+    println!(
+        "{rate:>5} qps: direct HTTP p50 {:.1} / p99 {:.1} µs; direct QUIC p50 {:.1} / p99 {:.1} µs",
+        dh.q[0], dh.q[1], dq.q[0], dq.q[1]
+    );
+    let q = base(Route::QuicGatewayQuic);
+    let a50 = q.q[0] - dq.q[0];
+    println!(
+        "    {:<15} p50 {:.1} / p99 {:.1} µs; vs direct QUIC +p50 {a50:.1} µs [≤ 100: {}], +p99 \
+        {:.1} µs; own mean {:.1} µs; failed {}",
+        Route::QuicGatewayQuic.label(),
+        q.q[0],
+        q.q[1],
+        verdict(a50 <= 100.0),
+        q.q[1] - dq.q[1],
+        q.own.unwrap_or(f64::NAN),
+        q.failed
+    );
+    for route in [Route::GatewayQuic, Route::GatewayHttp] {
+        let g = base(route);
+        let (a50, a99) = (g.q[0] - dh.q[0], g.q[1] - dh.q[1]);
         println!(
-            "{rate:>5} qps: direct HTTP p50 {:.1} / p99 {:.1} µs; direct QUIC p50 {:.1} / p99 {:.1} µs",
-            dh.q[0], dh.q[1], dq.q[0], dq.q[1]
-        );
-        let q = base(Route::QuicGatewayQuic, rate).expect("row");
-        let a50 = q.q[0] - dq.q[0];
-        println!(
-            "    {:<15} p50 {:.1} / p99 {:.1} µs; vs direct QUIC +p50 {a50:.1} µs [≤ 100: {}], +p99 \
-            {:.1} µs; own mean {:.1} µs; failed {}",
-            Route::QuicGatewayQuic.label(),
-            q.q[0],
-            q.q[1],
+            "    {:<15} p50 {:.1} / p99 {:.1} µs; vs direct HTTP +p50 {a50:.1} µs [≤ 100: {}], \
+            +p99 {a99:.1} µs [≤ 1000: {}]; vs direct QUIC +p50 {:.1}, +p99 {:.1} µs; own mean \
+            {:.1} µs; failed {}",
+            route.label(),
+            g.q[0],
+            g.q[1],
             verdict(a50 <= 100.0),
-            q.q[1] - dq.q[1],
-            q.own.unwrap_or(f64::NAN),
-            q.failed
+            verdict(a99 <= 1000.0),
+            g.q[0] - dq.q[0],
+            g.q[1] - dq.q[1],
+            g.own.unwrap_or(f64::NAN),
+            g.failed
         );
-        for route in [Route::GatewayQuic, Route::GatewayHttp] {
-            let g = base(route, rate).expect("row");
-            let (a50, a99) = (g.q[0] - dh.q[0], g.q[1] - dh.q[1]);
-            println!(
-                "    {:<15} p50 {:.1} / p99 {:.1} µs; vs direct HTTP +p50 {a50:.1} µs [≤ 100: {}], \
-                +p99 {a99:.1} µs [≤ 1000: {}]; vs direct QUIC +p50 {:.1}, +p99 {:.1} µs; own mean \
-                {:.1} µs; failed {}",
-                route.label(),
-                g.q[0],
-                g.q[1],
-                verdict(a50 <= 100.0),
-                verdict(a99 <= 1000.0),
-                g.q[0] - dq.q[0],
-                g.q[1] - dq.q[1],
-                g.own.unwrap_or(f64::NAN),
-                g.failed
-            );
-        }
     }
-    for (route, qps, cores) in &sat {
+}
+
+/// (c)'s lines: each route's maximum rate, and through a gateway its rate per gateway core.
+fn print_saturation_summary(sat: &[(Route, f64, f64)]) {
+    for (route, qps, cores) in sat {
         match route.gateway() {
             None => println!(
                 "max qps, {:<15}: {qps:.0} (the worker alone)",
@@ -505,9 +323,6 @@ async fn live(dec: &[(&'static str, Histogram<u64>, usize)]) {
             ),
         }
     }
-    println!("memory per open stream: {per_stream:.0} B (gateway VmRSS growth / {STREAMS})");
-    println!("===================================================================");
-    drop(p);
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -524,5 +339,5 @@ fn main() {
         let _in_runtime = rt.enter();
         decisions()
     };
-    rt.block_on(live(&dec));
+    rt.block_on(live::live(&dec));
 }

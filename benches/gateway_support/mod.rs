@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use continuum_wire::QuicClient;
 use continuum_wire::frame::{InferFrame, Response};
-use continuum_wire::tensor::reference_input;
+use continuum_wire::reference_input;
 use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
@@ -166,7 +166,7 @@ pub fn quic_frame(model: &str) -> InferFrame {
         stream_id: 1,
         deadline_us: 0,
         model: model.into(),
-        input: continuum_wire::tensor::Tensor {
+        input: continuum_wire::Tensor {
             shape: vec![1, 3, 64, 64],
             data: reference_input(1, &ITEM),
         },

@@ -8,10 +8,36 @@ use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::topology::Reach;
 
+/// Where a stream goes: the candidate a policy picked and its entry of the reach list it was
+/// picked from (d_n^s, σ_n^s), handed to the simulator and the gateway as one value so that
+/// neither searches the reach list again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    /// The chosen (variant, cluster) binding and the figures it was ranked by.
+    pub candidate: Candidate,
+    /// Its entry of the reach list it was chosen from (the worker's network figures).
+    pub reach: Reach,
+}
+
+impl Placement {
+    /// The placement of `candidate`, one of the candidates [`feasible`] found on `reach`.
+    ///
+    /// # Panics
+    /// If `candidate`'s worker is not in `reach`.
+    pub fn of(candidate: Candidate, reach: &[Reach]) -> Self {
+        let reach = *reach
+            .iter()
+            .find(|r| r.worker == candidate.worker)
+            .expect("candidate comes from reach");
+        Self { candidate, reach }
+    }
+}
+
 /// The binding step of docs/model.md §5–6, shared by the simulator and the gateway: the feasible
 /// candidates (left in `scratch`, reusable across calls) on `view` plus the scheduler's own
 /// recent bindings (`own`, docs/model.md §8), then `policy`'s pick among them, recorded in
-/// `own` at `now_ms`. `Err` says how the workers fell short when none is feasible.
+/// `own` at `now_ms`, with its reach entry ([`Placement`]). `Err` says how the workers fell
+/// short when none is feasible.
 #[allow(clippy::too_many_arguments)]
 pub fn bind(
     d: &Demand,
@@ -23,7 +49,7 @@ pub fn bind(
     policy: &dyn Policy,
     rng: &mut SimRng,
     scratch: &mut Vec<Candidate>,
-) -> Result<Candidate, Shortfall> {
+) -> Result<Placement, Shortfall> {
     let short = feasible_seen(d, reach, fleet, view, own, scratch);
     if scratch.is_empty() {
         return Err(short);
@@ -33,7 +59,7 @@ pub fn bind(
     }
     let c = scratch[policy.choose(scratch, rng)];
     own.record(c.worker, c.demand_qps, now_ms);
-    Ok(c)
+    Ok(Placement::of(c, reach))
 }
 
 /// Fills each candidate's [`Candidate::cluster_shares`]: its cluster's busy (cpu, memory)
@@ -107,7 +133,7 @@ mod tests {
         let d = Demand {
             task: sc.profiles.task_id("detect").expect("task"),
             rate_qps: 70.0,
-            size_kb: 10.0,
+            frame_kb: 10.0,
             tx_ms: 0.0,
             access_ms: 2.0,
             max_delay_ms: 1000.0,
@@ -137,6 +163,7 @@ mod tests {
                     &mut scratch,
                 )
                 .unwrap()
+                .candidate
                 .worker,
             );
             spread.push(
@@ -152,6 +179,7 @@ mod tests {
                     &mut scratch,
                 )
                 .unwrap()
+                .candidate
                 .worker,
             );
         }

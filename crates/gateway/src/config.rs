@@ -3,6 +3,11 @@
 //! (`CONTINUUM_HTTP__LISTEN=127.0.0.1:9080`, `CONTINUUM_ADMIN_TOKEN=…`). Only variables naming a
 //! gateway setting are read.
 
+mod own_bindings;
+pub(crate) mod retry;
+
+pub use own_bindings::OwnBindingsSettings;
+pub use retry::RetrySettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -33,12 +38,12 @@ pub struct GatewayConfig {
     pub http: HttpConfig,
     /// gRPC client endpoint (KServe v2 / Triton `GRPCInferenceService`; none unless set).
     #[serde(default)]
-    pub grpc: Option<continuum_wire::endpoint::GrpcConfig>,
-    /// QUIC client endpoint (`crate::front::quic`: a stream's queries in the workers'
+    pub grpc: Option<continuum_wire::GrpcConfig>,
+    /// QUIC client endpoint (the QUIC front end: a stream's queries in the workers'
     /// framing; none unless set). `min_report_ms` is not read: the gateway sends no load
     /// reports.
     #[serde(default)]
-    pub quic: Option<continuum_wire::endpoint::QuicConfig>,
+    pub quic: Option<continuum_wire::QuicConfig>,
     /// Application classes that get their own `app` label in metrics; any other class a
     /// client names is counted as `other`, so clients cannot grow the label set.
     #[serde(default)]
@@ -68,7 +73,7 @@ pub struct GatewayConfig {
     /// Tail-latency mitigation ([`continuum_core::mitigation`]): `none`; `reissue@<r>`, a query not
     /// answered by r × its deadline is hedged to a second worker and the first answer wins;
     /// `discard@<r>`, workers drop a query that cannot answer by r × its deadline. Both are
-    /// timed from the query's emission (`crate::forward::relay::query_times`). The per-job kinds
+    /// timed from the query's emission (the forward layer's `query_times`). The per-job kinds
     /// (`restart@<r>`, `tdp@<r>`) are simulator-only and refused.
     #[serde(default = "default_mitigation")]
     pub mitigation: String,
@@ -82,7 +87,7 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub agent: Option<PathBuf>,
     /// Pull dispatch (docs/model.md §15): new streams wait for a decision step, where every
-    /// cluster's agent claims them (`crate::decide::pull`); none unless set. Re-bindings (a worker
+    /// cluster's agent claims them (the decide layer's pull desk); none unless set. Re-bindings (a worker
     /// gone, a restarted gateway's streams) stay pushed by `policy`.
     #[serde(default)]
     pub pull: Option<PullSettings>,
@@ -137,18 +142,18 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub log_format: LogFormat,
     /// Retry-on-reset: a query whose worker dies or resets under it is re-sent once to another
-    /// feasible worker while its deadline allows, within a retry budget (`crate::forward::retry`).
+    /// feasible worker while its deadline allows, within a retry budget (the forward layer's retry-on-reset).
     #[serde(default)]
-    pub retry: crate::state::retry_budget::RetrySettings,
+    pub retry: RetrySettings,
     /// A QUIC worker silent (no load report) for this long is declared down at once: its
     /// connection is dropped, its queries in flight fail over (retry-on-reset) and its streams
     /// re-bind. Default: as the load view's stall rule, 10 publication periods and at least
     /// 1 s ([`stall_after`]); the QUIC idle timeout (2 s) is the last resort.
     #[serde(default)]
     pub worker_silence_ms: Option<u64>,
-    /// Own-binding accounting between load publications (`crate::state::own_bindings`).
+    /// Own-binding accounting between load publications ([`OwnBindingsSettings`]).
     #[serde(default)]
-    pub own_bindings: crate::state::own_bindings::OwnBindingsSettings,
+    pub own_bindings: OwnBindingsSettings,
 }
 
 /// Pull dispatch at the gateway.
@@ -379,7 +384,7 @@ impl GatewayConfig {
     /// Reads `path` (YAML), applies `CONTINUUM_*` overrides, checks the result. Relative file
     /// paths inside are taken from the working directory.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let cfg: GatewayConfig = continuum_wire::layered::load(path, ENV_KEYS)?;
+        let cfg: GatewayConfig = continuum_wire::load_settings(path, ENV_KEYS)?;
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(cfg)

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 /// plan, the live workers, and how to reload them.
 pub struct ControlPlane {
     /// Streams, policy, metrics.
-    pub state: Arc<GatewayState>,
+    pub(crate) state: Arc<GatewayState>,
     pub(super) config_path: Option<PathBuf>,
     pub(super) loads: Arc<LiveLoads>,
     pub(super) plan: RwLock<Arc<Plan>>,
@@ -36,18 +36,18 @@ pub struct ControlPlane {
     pub(super) reload_lock: tokio::sync::Mutex<()>,
     pub(super) started: Instant,
     /// Where the client endpoint listens.
-    pub http_addr: SocketAddr,
+    pub(crate) http_addr: SocketAddr,
     /// Where the gRPC endpoint listens, when one is configured.
-    pub grpc_addr: Option<SocketAddr>,
+    pub(crate) grpc_addr: Option<SocketAddr>,
     /// Where the QUIC endpoint listens, when one is configured.
-    pub quic_addr: Option<SocketAddr>,
+    pub(crate) quic_addr: Option<SocketAddr>,
     /// Pull dispatch's desk, when `pull` is configured.
-    pub pull: Option<Arc<crate::decide::pull::PullDesk>>,
+    pub(crate) pull: Option<Arc<crate::decide::pull::PullDesk>>,
 }
 
 impl ControlPlane {
     /// The current plan.
-    pub fn plan(&self) -> Arc<Plan> {
+    pub(crate) fn plan(&self) -> Arc<Plan> {
         self.plan.read().expect("plan lock").clone()
     }
 
@@ -57,12 +57,12 @@ impl ControlPlane {
     }
 
     /// Whether a meta-policy is running.
-    pub fn has_agent(&self) -> bool {
+    pub(crate) fn has_agent(&self) -> bool {
         self.agent.lock().expect("agent lock").is_some()
     }
 
     /// The meta-policy's actions.
-    pub fn agent_actions(&self) -> Vec<String> {
+    pub(crate) fn agent_actions(&self) -> Vec<String> {
         self.agent
             .lock()
             .expect("agent lock")
@@ -72,7 +72,7 @@ impl ControlPlane {
     }
 
     /// Builds and publishes a snapshot now.
-    pub fn publish_now(&self) {
+    pub(crate) fn publish_now(&self) {
         let now = Instant::now();
         let snap = publish(
             &self.plan(),
@@ -84,7 +84,7 @@ impl ControlPlane {
         );
         for u in snap.upstreams.iter() {
             self.state
-                .metrics
+                .metrics()
                 .worker_up
                 .get_or_create(&crate::metrics::WorkerLabel {
                     worker: u.cfg.name.clone(),
@@ -93,17 +93,17 @@ impl ControlPlane {
             if let Link::Quic(q) = &u.link
                 && let Some(stats) = q.stats()
             {
-                self.state.metrics.quic_stats(&u.cfg.name, &stats);
+                self.state.metrics().quic_stats(&u.cfg.name, &stats);
             }
         }
-        self.state.meta.load_published(&snap.view);
+        self.state.meta().load_published(&snap.view);
         self.state.set_snapshot(snap);
     }
 
     /// Re-reads the configuration file and applies it: new topology, workers, tasks, stream
     /// classes and policies (operators' pins are dropped); open streams stay open (re-bound on
     /// their next query if their worker is gone).
-    pub async fn reload(self: &Arc<Self>) -> Result<u64> {
+    pub(crate) async fn reload(self: &Arc<Self>) -> Result<u64> {
         let _g = self.reload_lock.lock().await;
         let path = self
             .config_path
@@ -147,7 +147,7 @@ impl ControlPlane {
         let plan = Arc::new(plan);
         *self.plan.write().expect("plan lock") = plan.clone();
         *self.upstreams.write().expect("upstreams lock") = Arc::new(next);
-        self.state.meta.install(
+        self.state.meta().install(
             plan.sched,
             agent
                 .as_ref()
@@ -168,7 +168,7 @@ impl ControlPlane {
         self.publish_now();
         tracing::info!(
             generation,
-            streams = self.state.streams.len(),
+            streams = self.state.streams().len(),
             "configuration reloaded"
         );
         Ok(generation)
@@ -184,7 +184,7 @@ impl ControlPlane {
     pub(super) fn meta_step(&self) {
         let now_ms = self.elapsed_ms();
         let snap = self.state.snapshot();
-        let Some(obs) = self.state.meta.close(now_ms, &snap.view) else {
+        let Some(obs) = self.state.meta().close(now_ms, &snap.view) else {
             return;
         };
         let sched = self.plan().sched;
@@ -192,7 +192,7 @@ impl ControlPlane {
         let Some(agent) = guard.as_mut() else { return };
         agent.observe(&obs);
         let d = agent.decide();
-        self.state.metrics.agent_decisions.inc();
+        self.state.metrics().agent_decisions.inc();
         let applied = d
             .get(sched)
             .ok_or_else(|| format!("the decision has no row for scheduler {sched}"))

@@ -7,14 +7,14 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
     /// HTTP status.
-    pub status: StatusCode,
+    pub(crate) status: StatusCode,
     /// Body (`{"error": …}` and context).
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 impl ApiError {
     /// An error with just a message.
-    pub fn new(status: StatusCode, msg: impl std::fmt::Display) -> Self {
+    pub(crate) fn new(status: StatusCode, msg: impl std::fmt::Display) -> Self {
         Self {
             status,
             body: json!({"error": msg.to_string()}),
@@ -22,7 +22,7 @@ impl ApiError {
     }
 
     /// A query the gateway or the worker refused (`"status": "rejected"`).
-    pub fn rejected(status: StatusCode, msg: impl std::fmt::Display) -> Self {
+    pub(crate) fn rejected(status: StatusCode, msg: impl std::fmt::Display) -> Self {
         let mut e = Self::new(status, msg);
         e.body["status"] = json!("rejected");
         e

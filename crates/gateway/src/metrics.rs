@@ -12,113 +12,113 @@ use std::sync::atomic::AtomicU64;
 
 /// Labels of a query count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct QueryLabels {
+pub(crate) struct QueryLabels {
     /// `success`, `failure` or `rejected`.
-    pub outcome: &'static str,
+    pub(crate) outcome: &'static str,
     /// Application class: a configured class, `other`, or `-` if the client named none.
-    pub app: String,
+    pub(crate) app: String,
     /// Variant that served it (`-` if none).
-    pub variant: String,
+    pub(crate) variant: String,
     /// Cluster that served it (`-` if none).
-    pub cluster: String,
+    pub(crate) cluster: String,
 }
 
 /// A label set with one `result`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct ResultLabel {
+pub(crate) struct ResultLabel {
     /// What happened.
-    pub result: &'static str,
+    pub(crate) result: &'static str,
 }
 
 /// A label set naming a stream class and a policy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct ClassPolicyLabel {
+pub(crate) struct ClassPolicyLabel {
     /// Stream class name (`all` when the gateway has one class).
-    pub class: String,
+    pub(crate) class: String,
     /// Policy name.
-    pub policy: &'static str,
+    pub(crate) policy: &'static str,
 }
 
 /// A label set naming an application class.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct AppLabel {
+pub(crate) struct AppLabel {
     /// Application class (`other` outside the configured `app_classes`).
-    pub app: String,
+    pub(crate) app: String,
 }
 
 /// A label set naming a live worker.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct WorkerLabel {
+pub(crate) struct WorkerLabel {
     /// Worker name.
-    pub worker: String,
+    pub(crate) worker: String,
 }
 
 /// The query counters of one (app, variant, cluster): what a binding counts its queries with.
 #[derive(Debug, Clone, Default)]
-pub struct QueryCounters {
+pub(crate) struct QueryCounters {
     /// Queries answered within the stream's end-to-end budget.
-    pub success: Counter,
+    pub(crate) success: Counter,
     /// Queries answered late, or not answered.
-    pub failure: Counter,
+    pub(crate) failure: Counter,
     /// Queries refused before reaching a worker.
-    pub rejected: Counter,
+    pub(crate) rejected: Counter,
 }
 
 /// A label set naming a QUIC worker connection and one of its transport counters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct QuicStatLabel {
+pub(crate) struct QuicStatLabel {
     /// Worker name.
-    pub worker: String,
+    pub(crate) worker: String,
     /// `lost_packets`, `congestion_events`, `cwnd_bytes`, `sent_packets`, `data_blocked`
     /// (DATA_BLOCKED frames sent: the worker's connection window stopped us) or
     /// `stream_data_blocked` (the same for one stream's window).
-    pub stat: &'static str,
+    pub(crate) stat: &'static str,
 }
 
 /// Every gateway metric, registered in one registry.
-pub struct GatewayMetrics {
+pub(crate) struct GatewayMetrics {
     registry: Registry,
     /// Queries by outcome, app, variant and cluster.
-    pub queries: Family<QueryLabels, Counter>,
+    pub(crate) queries: Family<QueryLabels, Counter>,
     /// Stream opens by result (`bound`, `infeasible`, `limited`, `bad_request`).
-    pub stream_opens: Family<ResultLabel, Counter>,
+    pub(crate) stream_opens: Family<ResultLabel, Counter>,
     /// Declared query rates of the streams refused as infeasible, per app, queries per
     /// second: demand the deployment does not serve (an allocator reads it beside the
     /// queries). Exported as `continuum_gateway_refused_qps` and, while deprecated, under its
     /// old name `continuum_gateway_refused_fps`.
-    pub refused_qps: Family<AppLabel, Counter<f64, AtomicU64>>,
+    pub(crate) refused_qps: Family<AppLabel, Counter<f64, AtomicU64>>,
     /// Requests refused before becoming queries (malformed, unknown stream/task, too large).
-    pub bad_requests: Family<ResultLabel, Counter>,
+    pub(crate) bad_requests: Family<ResultLabel, Counter>,
     /// Streams open now.
-    pub streams_open: Gauge,
+    pub(crate) streams_open: Gauge,
     /// Streams moved to another worker (their worker went down or was removed).
-    pub rebinds: Counter,
+    pub(crate) rebinds: Counter,
     /// Streams re-bound from their token (after a restart, or after being dropped idle).
-    pub stream_resumes: Counter,
+    pub(crate) stream_resumes: Counter,
     /// Time of one binding decision (feasibility + policy), s.
-    pub decision_seconds: Histogram,
+    pub(crate) decision_seconds: Histogram,
     /// Gateway time of a forwarded query minus the worker call and any injected delay, s.
-    pub added_latency_seconds: Histogram,
+    pub(crate) added_latency_seconds: Histogram,
     /// Per stream class: 1 for its active policy, 0 for the others.
-    pub active_policy: Family<ClassPolicyLabel, Gauge>,
+    pub(crate) active_policy: Family<ClassPolicyLabel, Gauge>,
     /// Age of the oldest report in the published load view, s.
-    pub load_view_age_seconds: Gauge<f64, AtomicU64>,
+    pub(crate) load_view_age_seconds: Gauge<f64, AtomicU64>,
     /// 1 while a worker is up.
-    pub worker_up: Family<WorkerLabel, Gauge>,
+    pub(crate) worker_up: Family<WorkerLabel, Gauge>,
     /// Meta-policy decisions taken.
-    pub agent_decisions: Counter,
+    pub(crate) agent_decisions: Counter,
     /// Tail-latency mitigation events by `result`: `reissued`, `reissue_won`, `cancelled`,
     /// `reissue_no_target`, `discarded`.
-    pub mitigation: Family<ResultLabel, Counter>,
+    pub(crate) mitigation: Family<ResultLabel, Counter>,
     /// Retry-on-reset events by `result`: `retried` (re-sent to another worker), `answered`
     /// (the retry got an answer), `budget_refused` (the retry budget was spent), `no_target`
     /// (no other worker feasible in the time left), `too_late` (the deadline had passed).
-    pub retries: Family<ResultLabel, Counter>,
+    pub(crate) retries: Family<ResultLabel, Counter>,
     /// End-to-end latency of answered queries at the gateway, s (the tail mitigation acts on).
-    pub answer_seconds: Histogram,
+    pub(crate) answer_seconds: Histogram,
     /// Transport counters of each QUIC worker connection (since it was opened), sampled at
     /// every load publication.
-    pub upstream_quic: Family<QuicStatLabel, Gauge>,
+    pub(crate) upstream_quic: Family<QuicStatLabel, Gauge>,
 }
 
 impl Default for GatewayMetrics {
@@ -129,17 +129,17 @@ impl Default for GatewayMetrics {
 
 impl GatewayMetrics {
     /// Counts one mitigation event.
-    pub fn mitigation(&self, result: &'static str) {
+    pub(crate) fn mitigation(&self, result: &'static str) {
         self.mitigation.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Counts one retry-on-reset event.
-    pub fn retry(&self, result: &'static str) {
+    pub(crate) fn retry(&self, result: &'static str) {
         self.retries.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Records the transport counters of `worker`'s QUIC connection.
-    pub fn quic_stats(&self, worker: &str, s: &quinn::ConnectionStats) {
+    pub(crate) fn quic_stats(&self, worker: &str, s: &quinn::ConnectionStats) {
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         for (stat, v) in [
             ("lost_packets", s.path.lost_packets),
@@ -159,7 +159,7 @@ impl GatewayMetrics {
     }
 
     /// Creates and registers every metric.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut registry = Registry::default();
         // 100 ns … ~0.4 s in ×2 steps: decisions take µs, added latency tens of µs to ms.
         let hist = || Histogram::new(exponential_buckets(1e-7, 2.0, 22));
@@ -279,12 +279,12 @@ impl GatewayMetrics {
     }
 
     /// Counts one query.
-    pub fn query(&self, outcome: &'static str, app: &str, variant: &str, cluster: &str) {
+    pub(crate) fn query(&self, outcome: &'static str, app: &str, variant: &str, cluster: &str) {
         self.counter(outcome, app, variant, cluster).inc();
     }
 
     /// The three query counters of a stream's binding (handles: they count without a lookup).
-    pub fn query_counters(&self, app: &str, variant: &str, cluster: &str) -> QueryCounters {
+    pub(crate) fn query_counters(&self, app: &str, variant: &str, cluster: &str) -> QueryCounters {
         QueryCounters {
             success: self.counter("success", app, variant, cluster),
             failure: self.counter("failure", app, variant, cluster),
@@ -293,7 +293,7 @@ impl GatewayMetrics {
     }
 
     /// The query counter of these labels (a handle: keep it to count without a lookup).
-    pub fn counter(
+    pub(crate) fn counter(
         &self,
         outcome: &'static str,
         app: &str,
@@ -312,11 +312,7 @@ impl GatewayMetrics {
 
     /// Marks each class's active policy, and drops the series of the classes in `previous`
     /// that are no longer there (after a reload).
-    pub fn set_policies(
-        &self,
-        classes: &[crate::state::policies::ClassPolicy],
-        previous: &[String],
-    ) {
+    pub(crate) fn set_policies(&self, classes: &[ClassPolicyLabel], previous: &[String]) {
         for gone in previous
             .iter()
             .filter(|p| !classes.iter().any(|c| &c.class == *p))
@@ -341,7 +337,7 @@ impl GatewayMetrics {
     }
 
     /// The metrics in Prometheus text format.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut s = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut s, &self.registry);

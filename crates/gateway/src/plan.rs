@@ -7,20 +7,20 @@ use anyhow::{Context, Result, anyhow, bail};
 use continuum_core::feasibility::Fleet;
 use continuum_core::policy::{PolicyTable, StreamClasses};
 use continuum_core::profiles::{Profiles, TaskId};
-use continuum_core::topology::Topology;
+use continuum_core::topology::{Reach, Topology};
 use continuum_infer::agent::{Agent, Checkpoint};
 use continuum_wire::oip::OipModel;
 use std::path::Path;
 
 /// A task as served by the gateway: its id in the profiles and its wire description.
 #[derive(Debug, Clone)]
-pub struct TaskSpec {
+pub(crate) struct TaskSpec {
     /// Task name (the model name clients use on `/v2/models/{task}`).
-    pub name: String,
+    pub(crate) name: String,
     /// Task id in the profiles.
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// Tensor names and shapes.
-    pub io: TaskIo,
+    pub(crate) io: TaskIo,
 }
 
 impl OipModel for TaskSpec {
@@ -42,23 +42,26 @@ pub struct Plan {
     /// The topology.
     pub topology: Topology,
     /// The profiles.
-    pub profiles: Profiles,
+    pub(crate) profiles: Profiles,
     /// Static worker facts for feasibility.
     pub fleet: Fleet,
     /// Index of this gateway's scheduler in `topology.schedulers`.
-    pub sched: usize,
+    pub(crate) sched: usize,
     /// For each topology worker, the index in `cfg.workers` of the live worker serving it.
     pub served_by: Vec<Option<usize>>,
+    /// For each topology worker, its entry of this scheduler's reach in the topology (the
+    /// network figures injected in sim-to-live mode); `None` where it is out of reach.
+    pub(crate) topo_reach: Vec<Option<Reach>>,
     /// Served tasks.
-    pub tasks: Vec<TaskSpec>,
+    pub(crate) tasks: Vec<TaskSpec>,
     /// The meta-policy, with its window and demand buckets.
-    pub agent: Option<Agent>,
+    pub(crate) agent: Option<Agent>,
     /// The checkpoint's hyper-parameters, when an agent is configured.
-    pub agent_config: Option<continuum_infer::agent::DqnConfig>,
+    pub(crate) agent_config: Option<continuum_infer::agent::DqnConfig>,
     /// The stream classes and each one's configured policy: the agent's classes, each with
     /// `policy` (until the agent's first decision); else the `policy_table`; else one class
     /// with `policy`.
-    pub policies: PolicyTable,
+    pub(crate) policies: PolicyTable,
 }
 
 impl Plan {
@@ -115,7 +118,12 @@ impl Plan {
             }
         };
         let policies = configured_policies(&cfg, agent.as_ref())?;
+        let mut topo_reach = vec![None; topology.workers.len()];
+        for r in &topology.schedulers[sched].reach {
+            topo_reach[r.worker as usize] = Some(*r);
+        }
         Ok(Self {
+            topo_reach,
             policies,
             cfg,
             topology,
@@ -130,7 +138,7 @@ impl Plan {
     }
 
     /// The task of this name.
-    pub fn task(&self, name: &str) -> Option<&TaskSpec> {
+    pub(crate) fn task(&self, name: &str) -> Option<&TaskSpec> {
         self.tasks.iter().find(|t| t.name == name)
     }
 
@@ -140,7 +148,7 @@ impl Plan {
     }
 
     /// Cluster id of topology worker `w`.
-    pub fn cluster_id(&self, w: usize) -> &str {
+    pub(crate) fn cluster_id(&self, w: usize) -> &str {
         &self.topology.clusters[self.topology.workers[w].cluster].id
     }
 }

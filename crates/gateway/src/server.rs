@@ -72,7 +72,7 @@ impl Gateway {
         };
         if agent.is_some() {
             state
-                .meta
+                .meta()
                 .install(plan.sched, Some(window_observer(&plan, 0.0)));
         }
         let pull = match &plan.cfg.pull {
@@ -232,13 +232,13 @@ async fn reaper(ctx: Arc<ControlPlane>, mut stop: watch::Receiver<bool>) {
         let now = ctx.state.now_ms();
         let n = ctx
             .state
-            .streams
+            .streams()
             .reap(now.saturating_sub(idle), now.saturating_sub(memory));
         if n > 0 {
             ctx.state
-                .metrics
+                .metrics()
                 .streams_open
-                .set(ctx.state.streams.len() as i64);
+                .set(ctx.state.streams().len() as i64);
             tracing::info!(
                 dropped = n,
                 "idle streams dropped (their tokens re-bind on use)"

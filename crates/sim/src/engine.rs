@@ -7,8 +7,8 @@ use super::queue::{Event, Kind};
 use super::stream::{Stream, net_delay};
 use super::worker::{QueueBound, Waiting};
 use super::{NO_QUERY, NO_STREAM, Query, Simulation, StreamFacts};
-use continuum_core::dispatch::bind;
-use continuum_core::feasibility::{Candidate, feasible};
+use continuum_core::dispatch::{Placement, bind};
+use continuum_core::feasibility::feasible;
 use continuum_core::metrics::Outcome;
 use continuum_core::mitigation::Mitigation;
 use continuum_core::rng::{Purpose, stream_rng};
@@ -109,7 +109,7 @@ impl Simulation {
             app: p.app,
             worker: u32::MAX,
             pending_ms: now,
-            size_kb: p.demand.size_kb,
+            frame_kb: p.demand.frame_kb,
             tx_ms: p.demand.tx_ms,
             access_ms: p.demand.access_ms,
             max_delay_ms: p.demand.max_delay_ms,
@@ -130,8 +130,14 @@ impl Simulation {
         match bound {
             Err(_) => self.reject_stream(stream, p.demand.rate_qps),
             Ok(None) => self.wait_for_pull(stream, *p, class),
-            Ok(Some(c)) => {
-                self.bind_stream(stream, &c, p.demand.rate_qps, p.demand.min_accuracy, class);
+            Ok(Some(placed)) => {
+                self.bind_stream(
+                    stream,
+                    &placed,
+                    p.demand.rate_qps,
+                    p.demand.min_accuracy,
+                    class,
+                );
             }
         }
     }
@@ -172,23 +178,17 @@ impl Simulation {
     pub(super) fn bind_stream(
         &mut self,
         mut stream: Stream,
-        c: &Candidate,
+        placed: &Placement,
         rate_qps: f64,
         min_accuracy: f64,
         class: usize,
     ) -> Option<u32> {
         let jitter = self.sc.workload.jitter;
-        let sc = self.sc.clone();
-        let reach = sc.topology.schedulers[usize::from(stream.sched)]
-            .reach
-            .iter()
-            .find(|r| r.worker == c.worker)
-            .expect("candidate comes from reach");
-        let w = &sc.fleet.workers[c.worker as usize];
+        let (c, reach) = (&placed.candidate, &placed.reach);
         stream.worker = c.worker;
         stream.d_ms = reach.d_ms;
         stream.sigma_ms = reach.sigma_ms;
-        stream.eta = stream.size_kb / w.ref_kb;
+        stream.eta = stream.frame_kb / self.sc.fleet.workers[c.worker as usize].ref_kb;
         let t = stream.next_emission(jitter)?;
         stream.pending_ms = t;
         stream.serial = self.facts.len() as u32;
@@ -232,7 +232,7 @@ impl Simulation {
             chain: NO_STREAM,
             t_emit: t,
             due_ms: t + st.max_delay_ms,
-            size_kb: st.size_kb as f32,
+            frame_kb: st.frame_kb as f32,
             access_ms: st.access_ms as f32,
             d_ms: st.d_ms as f32,
             sigma_ms: st.sigma_ms as f32,
@@ -337,7 +337,7 @@ impl Simulation {
             Mitigation::None
         };
         let w = &mut self.workers[q.worker as usize];
-        w.load.add(f64::from(q.size_kb) / info.ref_kb);
+        w.load.add(f64::from(q.frame_kb) / info.ref_kb);
         let estimate =
             matches!(self.cfg.queue_bound, QueueBound::Deadline) || mitigation.discards();
         let unloaded = w.active() == 0;
@@ -353,7 +353,7 @@ impl Simulation {
             let finish = w.estimated_finish(
                 now,
                 info.batch,
-                info.delay_ms(f64::from(q.size_kb)) * slow,
+                info.delay_ms(f64::from(q.frame_kb)) * slow,
                 &mut self.free_scratch,
             );
             let answer = finish + f64::from(q.access_ms) + f64::from(q.d_ms);
@@ -376,7 +376,7 @@ impl Simulation {
         }
         w.queue.push_back(Waiting {
             qid,
-            size_kb: q.size_kb,
+            frame_kb: q.frame_kb,
             t_arrive: now,
         });
         if let Some(s) = w.idle.pop() {
@@ -400,7 +400,7 @@ impl Simulation {
                 let Some(q) = queue.pop_front() else {
                     break;
                 };
-                max_kb = max_kb.max(f64::from(q.size_kb));
+                max_kb = max_kb.max(f64::from(q.frame_kb));
                 self.metrics.queue_wait(now - q.t_arrive);
                 batch.push(q.qid);
             }
@@ -431,7 +431,7 @@ impl Simulation {
             };
             let q = *self.queries.get(qid);
             let answer = now
-                + info.delay_ms(f64::from(q.size_kb)) * slow
+                + info.delay_ms(f64::from(q.frame_kb)) * slow
                 + f64::from(q.access_ms)
                 + f64::from(q.d_ms);
             let m = self.mitigation_of(&q);
@@ -440,7 +440,7 @@ impl Simulation {
                 self.unanswered(qid);
                 continue;
             }
-            *max_kb = max_kb.max(f64::from(q.size_kb));
+            *max_kb = max_kb.max(f64::from(q.frame_kb));
             self.metrics.queue_wait(now - t_arrive);
             batch.push(qid);
         }

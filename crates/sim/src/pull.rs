@@ -5,6 +5,7 @@
 
 use super::Simulation;
 use super::stream::Stream;
+use continuum_core::dispatch::Placement;
 use continuum_core::pull::{Pending, Puller, StepStats, step};
 use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_core::workload::StreamParams;
@@ -161,9 +162,10 @@ impl Simulation {
         for (j, (mut w, c)) in waiting.into_iter().zip(taken).enumerate() {
             match c {
                 Some(c) => {
+                    let placed = Placement::of(c, pending[j].reach);
                     let serial = self.bind_stream(
                         w.stream,
-                        &c,
+                        &placed,
                         w.params.demand.rate_qps,
                         w.params.demand.min_accuracy,
                         w.class,

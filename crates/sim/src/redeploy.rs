@@ -14,7 +14,7 @@
 
 use super::queue::Kind;
 use super::{NO_WORKER, Simulation};
-use continuum_core::dispatch::bind;
+use continuum_core::dispatch::{Placement, bind};
 use continuum_core::feasibility::Demand;
 
 /// How long a withdrawn worker keeps its last replica for queries already on their way, ms.
@@ -128,7 +128,7 @@ impl Simulation {
         let demand = Demand {
             task: self.sc.workload.apps[usize::from(st.app)].task,
             rate_qps: f64::from(f.rate_qps),
-            size_kb: st.size_kb,
+            frame_kb: st.frame_kb,
             tx_ms: st.tx_ms,
             access_ms: st.access_ms,
             max_delay_ms: st.max_delay_ms,
@@ -156,21 +156,21 @@ impl Simulation {
         if old != NO_WORKER {
             self.detach(serial as u32, old);
         }
-        let Ok(c) = bound else {
+        let Ok(Placement {
+            candidate: c,
+            reach: r,
+        }) = bound
+        else {
             self.facts[serial].worker = NO_WORKER;
             self.streams.get_mut(id).worker = NO_WORKER;
             return false;
         };
-        let r = reach
-            .iter()
-            .find(|r| r.worker == c.worker)
-            .expect("candidate comes from reach");
         let ref_kb = sc.fleet.workers[c.worker as usize].ref_kb;
         let st = self.streams.get_mut(id);
         st.worker = c.worker;
         st.d_ms = r.d_ms;
         st.sigma_ms = r.sigma_ms;
-        st.eta = st.size_kb / ref_kb;
+        st.eta = st.frame_kb / ref_kb;
         self.facts[serial].worker = c.worker;
         self.attach(serial as u32, c.worker, c.demand_qps);
         self.stats.rebound += 1;

@@ -78,7 +78,7 @@ variants:
         Demand {
             task: sc.profiles.task_id("detect").expect("task"),
             rate_qps: 10.0,
-            size_kb: 10.0,
+            frame_kb: 10.0,
             tx_ms: 0.0,
             access_ms: 1.0,
             max_delay_ms: 1000.0,
@@ -117,6 +117,7 @@ variants:
                 &mut scratch,
             )
             .unwrap()
+            .candidate
         };
         // The CPU worker at 60 qps: cores 0.15, memory 0.0375 busy. Another 10 qps on it
         // widens the gap (0.175 vs 0.04375); on the GPU worker it closes it (0.1625 vs 0.0625).
@@ -157,7 +158,8 @@ variants:
             &mut stream_rng(1, Purpose::Other, 0, 0),
             &mut Vec::new(),
         )
-        .unwrap();
+        .unwrap()
+        .candidate;
         assert_eq!(c.cluster_shares, [0.0; 2]);
     }
 }

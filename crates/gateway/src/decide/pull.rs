@@ -26,12 +26,12 @@ struct Waiter {
 }
 
 /// The waiting opens and the agents that claim them.
-pub struct PullDesk {
+pub(crate) struct PullDesk {
     puller: Mutex<Box<dyn Puller + Send>>,
     waiting: Mutex<Vec<Waiter>>,
     rng: Mutex<SimRng>,
     /// Time between decision steps, ms.
-    pub step_ms: u64,
+    pub(crate) step_ms: u64,
     patience: u32,
     policy: &'static str,
 }
@@ -61,7 +61,7 @@ pub(crate) fn puller_named(name: &str, clusters: usize) -> Result<Box<dyn Puller
 impl PullDesk {
     /// The desk of `settings` for a topology of `clusters` clusters, publishing every
     /// `publish_ms` (the default step); `seed` seeds conflict draws.
-    pub fn new(
+    pub(crate) fn new(
         settings: &PullSettings,
         clusters: usize,
         publish_ms: u64,
@@ -85,17 +85,17 @@ impl PullDesk {
 
     /// The puller's name: the `policy` of the bindings it makes (`tapfinger` or one of
     /// `continuum_core::pull::BASELINES`).
-    pub fn policy(&self) -> &'static str {
+    pub(crate) fn policy(&self) -> &'static str {
         self.policy
     }
 
     /// Steps a stream may wait unclaimed.
-    pub fn patience(&self) -> u32 {
+    pub(crate) fn patience(&self) -> u32 {
         self.patience
     }
 
     /// Puts a stream of `demand` on the desk; its answer comes at a decision step.
-    pub fn enqueue(&self, demand: Demand) -> oneshot::Receiver<PullAnswer> {
+    pub(crate) fn enqueue(&self, demand: Demand) -> oneshot::Receiver<PullAnswer> {
         let (reply, rx) = oneshot::channel();
         self.waiting.lock().expect("desk lock").push(Waiter {
             demand,
@@ -106,14 +106,14 @@ impl PullDesk {
     }
 
     /// Streams waiting now.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.waiting.lock().expect("desk lock").len()
     }
 
     /// One decision step on `snap`: the waiting streams in arrival order, the snapshot's
     /// reach, fleet and view. Answers every stream claimed, and every stream whose patience
     /// has run out; the others wait for the next step.
-    pub fn step(&self, snap: &Arc<Snapshot>) -> StepStats {
+    pub(crate) fn step(&self, snap: &Arc<Snapshot>) -> StepStats {
         let waiting = std::mem::take(&mut *self.waiting.lock().expect("desk lock"));
         if waiting.is_empty() {
             return StepStats::default();

@@ -1,7 +1,9 @@
 //! The forward layer: one query of a bound stream on its way to a worker and back — the relay
-//! ([`relay`]: the query and its answer in transit, the times its mitigation acts at), the
-//! worker call and its hedge under `reissue@r` ([`hedge`]), retry-on-reset ([`retry`]) within
-//! its budget (`crate::state::retry_budget`), and the query's deadline. This module judges
+//! ([`relay`]: the answer in transit, the times its mitigation acts at), the worker call and
+//! its hedge under `reissue@r` ([`hedge`]), retry-on-reset ([`retry`]) within its budget (the
+//! state's retry budget), and the query's deadline. Where a query goes is the decide layer's
+//! ([`Decider`]), how it is framed for its worker the upstream layer's
+//! ([`crate::upstream::Upstream::infer`]). This module judges
 //! each query's outcome: every query that reaches here is counted once as success, failure or
 //! rejected.
 
@@ -11,13 +13,11 @@ pub(crate) mod retry;
 
 use crate::decide::Decider;
 use crate::error::ApiError;
-use crate::forward::relay::{
-    Answered, Outgoing, Relayed, Wire, age_at_receipt_ms, query_times, sleep_ms,
-};
+use crate::forward::relay::{Relayed, age_at_receipt_ms, query_times, sleep_ms};
 use crate::plan::TaskSpec;
 use crate::state::streams::{Binding, Stream};
 use crate::state::{GatewayState, res};
-use crate::upstream::{Link, UpstreamError};
+use crate::upstream::{Answered, Outgoing, UpstreamError, Wire};
 use bytes::Bytes;
 use continuum_wire::oip::{self, ParsedInfer};
 use hyper::StatusCode;
@@ -57,11 +57,11 @@ impl Forwarder<'_> {
     /// Counts a malformed query body as a bad request (400).
     fn parse_with(
         &self,
-        r: Result<ParsedInfer, continuum_wire::query::QueryError>,
+        r: Result<ParsedInfer, continuum_wire::QueryError>,
     ) -> Result<ParsedInfer, ApiError> {
         r.map_err(|e| {
             self.state
-                .metrics
+                .metrics()
                 .bad_requests
                 .get_or_create(&res("malformed"))
                 .inc();
@@ -83,9 +83,9 @@ impl Forwarder<'_> {
         let items = parsed
             .as_ref()
             .and_then(|p| p.shape.first().copied())
-            .unwrap_or(stream.req.items.unwrap_or(1) as usize);
+            .unwrap_or(stream.req().items.unwrap_or(1) as usize);
         let r = self.forward_once(stream, parsed, body, wire, t0).await;
-        let stats = self.state.task_stats(&stream.req.task);
+        let stats = self.state.task_stats(&stream.req().task);
         match &r {
             Ok(x) => stats.answered(items, t0.elapsed(), x.upstream),
             Err(_) => stats.failed(t0.elapsed()),
@@ -104,7 +104,7 @@ impl Forwarder<'_> {
         stream.touch(self.state.now_ms());
         self.state.count_query();
         let snap = self.state.snapshot();
-        self.state.meta.count_query(stream.bucket);
+        self.state.meta().count_query(stream.bucket());
         let b = match self.decide().current_binding(&snap, stream) {
             Ok(b) => b,
             Err(e) => return Err(self.rejected(stream, e, None)),
@@ -121,12 +121,13 @@ impl Forwarder<'_> {
         let inject = snap.plan.cfg.inject_delays;
         let mut injected = Duration::ZERO;
         if inject {
-            let up =
-                stream.access_ms + self.net_sample(stream, &b) + stream.req.tx_ms.unwrap_or(0.0);
+            let up = stream.access_ms()
+                + self.net_sample(stream, &b)
+                + stream.req().tx_ms.unwrap_or(0.0);
             injected += sleep_ms(up).await;
         }
         let down_ms = if inject {
-            stream.access_ms + self.net_sample(stream, &b)
+            stream.access_ms() + self.net_sample(stream, &b)
         } else {
             0.0
         };
@@ -135,23 +136,28 @@ impl Forwarder<'_> {
         // drops what cannot answer by then (counted as rejected, and as discarded); under
         // `reissue@r` the hedge fires at emission + r × the deadline.
         let mitigation = self.state.mitigation_for(&b.class);
-        let age_ms = age_at_receipt_ms(inject, stream.access_ms, stream.req.tx_ms.unwrap_or(0.0));
-        let times = query_times(&mitigation, stream.req.max_delay_ms, age_ms);
+        let age_ms = age_at_receipt_ms(
+            inject,
+            stream.access_ms(),
+            stream.req().tx_ms.unwrap_or(0.0),
+        );
+        let times = query_times(&mitigation, stream.req().max_delay_ms, age_ms);
         let worker_deadline_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
         let deadline_us = (worker_deadline_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
-        let task = snap.plan.task(&stream.req.task);
+        let task = snap.plan.task(&stream.req().task);
         // HTTP upstreams get the body as it came; QUIC needs the tensor's shape, and its data
         // as it lies in the body when it came in binary form (relayed without a copy). A hedge
         // may go to either, so it has both.
-        let quic = matches!(b.upstream.link, Link::Quic(_));
+        let needs_parsed = b.upstream.needs_parsed();
         let parsed = match (task, parsed, wire) {
-            (Some(task), None, Wire::Oip(header_len)) if quic || mitigation.reissues() => {
+            (Some(task), None, Wire::Oip(header_len)) if needs_parsed || mitigation.reissues() => {
                 Some(self.parse_with(oip::parse_infer_relay(&body, header_len, task))?)
             }
             (_, p, _) => p,
         };
         let out = Outgoing {
-            stream,
+            stream: stream.id(),
+            task_name: &stream.req().task,
             task,
             parsed: parsed.as_ref(),
             body: &body,
@@ -160,7 +166,7 @@ impl Forwarder<'_> {
         let t_up = Instant::now();
         let (result, hedge) = match times.reissue_at_ms {
             Some(_) => {
-                self.hedged(&snap, &out, &b, t0, times, down_ms, deadline_us)
+                self.hedged(&snap, stream, &out, &b, t0, times, down_ms, deadline_us)
                     .await
             }
             None => (self.call(&out, &b, deadline_us).await, None),
@@ -169,7 +175,7 @@ impl Forwarder<'_> {
         // The binding that answered (or failed last): the copy's when it did, and then the way
         // back is from its worker.
         let down_ms = match &hedge {
-            Some(h) if inject => stream.access_ms + self.net_sample(stream, h),
+            Some(h) if inject => stream.access_ms() + self.net_sample(stream, h),
             _ => down_ms,
         };
         let b = hedge.unwrap_or(b);
@@ -177,7 +183,7 @@ impl Forwarder<'_> {
             (result, b, down_ms)
         } else {
             let remaining_ms = times.answer_limit_ms - t0.elapsed().as_secs_f64() * 1e3 - down_ms;
-            self.retry_on_reset(&out, result, b, down_ms, remaining_ms, inject)
+            self.retry_on_reset(stream, &out, result, b, down_ms, remaining_ms, inject)
                 .await
         };
         let upstream_time = t_up.elapsed();
@@ -195,7 +201,10 @@ impl Forwarder<'_> {
             Some(b) => {
                 b.counters.rejected.inc();
             }
-            None => self.state.metrics.query("rejected", &stream.app, "-", "-"),
+            None => self
+                .state
+                .metrics()
+                .query("rejected", stream.app(), "-", "-"),
         }
         e
     }
@@ -204,8 +213,10 @@ impl Forwarder<'_> {
     /// if the deadline (`remaining_ms`) and the retry budget allow ([`crate::forward::retry`]).
     /// Returns the result, the binding that answered or failed last, and the delay of the way
     /// back from its worker.
+    #[allow(clippy::too_many_arguments)]
     async fn retry_on_reset(
         &self,
+        stream: &Stream,
         out: &Outgoing<'_>,
         result: Result<Answered, UpstreamError>,
         b: Binding,
@@ -216,15 +227,15 @@ impl Forwarder<'_> {
         let Err(e) = &result else {
             return (result, b, down_ms);
         };
-        let Some(b2) = self.retry_target(out.stream, &b, e, remaining_ms) else {
+        let Some(b2) = self.retry_target(stream, &b, e, remaining_ms) else {
             return (result, b, down_ms);
         };
-        let result = self.resend(out, &b2, remaining_ms, inject).await;
+        let result = self.resend(stream, out, &b2, remaining_ms, inject).await;
         if result.is_ok() {
-            self.state.metrics.retry("answered");
+            self.state.metrics().retry("answered");
         }
         let down_ms = if inject {
-            out.stream.access_ms + self.net_sample(out.stream, &b2)
+            stream.access_ms() + self.net_sample(stream, &b2)
         } else {
             down_ms
         };
@@ -245,7 +256,7 @@ impl Forwarder<'_> {
             Ok(x) => Ok(x),
             Err(UpstreamError::BadRequest(m)) => {
                 self.state
-                    .metrics
+                    .metrics()
                     .bad_requests
                     .get_or_create(&res("malformed"))
                     .inc();
@@ -256,7 +267,7 @@ impl Forwarder<'_> {
             }
             Err(e) => {
                 if discards && matches!(e, UpstreamError::Rejected(_)) {
-                    self.state.metrics.mitigation("discarded");
+                    self.state.metrics().mitigation("discarded");
                 }
                 Err(self.rejected(stream, self.upstream_failed(b, e), Some(b)))
             }
@@ -275,7 +286,7 @@ impl Forwarder<'_> {
         (body, header_len): Answered,
     ) -> Relayed {
         let total = t0.elapsed();
-        let outcome = if total.as_secs_f64() * 1e3 <= stream.req.max_delay_ms {
+        let outcome = if total.as_secs_f64() * 1e3 <= stream.req().max_delay_ms {
             b.counters.success.inc();
             "success"
         } else {
@@ -283,10 +294,10 @@ impl Forwarder<'_> {
             "failure"
         };
         self.state
-            .metrics
+            .metrics()
             .answer_seconds
             .observe(total.as_secs_f64());
-        self.state.metrics.added_latency_seconds.observe(
+        self.state.metrics().added_latency_seconds.observe(
             total
                 .saturating_sub(upstream)
                 .saturating_sub(injected)
@@ -306,6 +317,7 @@ impl Forwarder<'_> {
     /// the network to it (injected in sim-to-live mode), no radio uplink again.
     async fn resend(
         &self,
+        stream: &Stream,
         q: &Outgoing<'_>,
         b: &Binding,
         remaining_ms: f64,
@@ -316,24 +328,12 @@ impl Forwarder<'_> {
                 "the retry's worker has as many queries in flight as allowed".into(),
             ));
         };
-        // A QUIC worker needs the tensor's shape: parsed now if the first worker did not.
-        let reparsed;
-        let parsed = match (q.parsed, q.task, q.wire) {
-            (None, Some(task), Wire::Oip(header_len))
-                if matches!(b.upstream.link, Link::Quic(_)) =>
-            {
-                reparsed = oip::parse_infer_relay(q.body, header_len, task)
-                    .map_err(|e| UpstreamError::BadRequest(e.to_string()))?;
-                Some(&reparsed)
-            }
-            (p, _, _) => p,
-        };
-        let out = Outgoing { parsed, ..*q };
         if inject {
-            sleep_ms(self.net_sample(q.stream, b)).await;
+            sleep_ms(self.net_sample(stream, b)).await;
         }
         let deadline_us = (remaining_ms * 1e3).clamp(1.0, f64::from(u32::MAX)) as u32;
-        self.call(&out, b, deadline_us).await
+        // A worker whose protocol needs the tensor parsed parses it there if the first did not.
+        self.call(q, b, deadline_us).await
     }
 
     /// Turns a worker error into the client's answer; a worker that is down is marked so and
@@ -371,9 +371,8 @@ impl Forwarder<'_> {
     /// One injected one-way network delay: max(0, N(d, σ)) from the stream's own random
     /// stream (docs/model.md §7).
     pub(super) fn net_sample(&self, stream: &Stream, b: &Binding) -> f64 {
-        let mut rng = stream.rng.lock().expect("stream rng lock");
         match Normal::new(b.d_ms, b.sigma_ms) {
-            Ok(n) => n.sample(&mut *rng).max(0.0),
+            Ok(n) => stream.with_rng(|rng| n.sample(rng).max(0.0)),
             Err(_) => b.d_ms.max(0.0),
         }
     }

@@ -1,59 +1,29 @@
-//! What travels between a client and a worker through the gateway: a query as it leaves
-//! ([`Outgoing`], in its [`Wire`] form) and its answer ([`Relayed`]), the times its mitigation
-//! acts at ([`query_times`]), plus the precise sleep that injects network delays in
-//! sim-to-live mode. Forwarding and hedging share these.
+//! What travels back from a worker to a client through the gateway: a query's answer
+//! ([`Relayed`]; the query as it leaves is the upstream layer's
+//! [`Outgoing`](crate::upstream::Outgoing)), the times its mitigation acts at
+//! ([`query_times`]), plus the precise sleep that injects network delays in sim-to-live mode.
+//! Forwarding and hedging share these.
 
-use crate::plan::TaskSpec;
-use crate::state::streams::Stream;
+pub(crate) use crate::upstream::Wire;
 use bytes::Bytes;
 use continuum_core::mitigation::Mitigation;
-use continuum_wire::oip::ParsedInfer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// An answer body in the query's wire form and, for OIP, its
-/// `Inference-Header-Content-Length`.
-pub(crate) type Answered = (Bytes, Option<usize>);
-
-/// One query as it leaves for a worker.
-pub(crate) struct Outgoing<'a> {
-    /// Its stream.
-    pub stream: &'a Stream,
-    /// The stream's task, if still served.
-    pub task: Option<&'a TaskSpec>,
-    /// The parsed query (needed for QUIC workers).
-    pub parsed: Option<&'a ParsedInfer>,
-    /// The body as it came.
-    pub body: &'a Bytes,
-    /// The body's wire form, which its answer takes too.
-    pub wire: Wire,
-}
-
-/// The wire form of a query's body, which is also the form of its answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wire {
-    /// An OIP v2 body (HTTP and gRPC clients), with its `Inference-Header-Content-Length`
-    /// when its tensor follows as binary data.
-    Oip(Option<usize>),
-    /// A QUIC INFER frame ([`frame`]), its tensor's location in the parsed query's `raw`;
-    /// the answer is a response frame.
-    Frame,
-}
-
 /// A query's answer, ready to relay.
-pub struct Relayed {
-    /// Response body, in the query's wire form (`Wire`).
-    pub body: Bytes,
+pub(crate) struct Relayed {
+    /// Response body, in the query's wire form ([`Wire`]).
+    pub(crate) body: Bytes,
     /// `Inference-Header-Content-Length` when the output is binary.
-    pub header_len: Option<usize>,
+    pub(crate) header_len: Option<usize>,
     /// Time of the worker call.
-    pub upstream: Duration,
+    pub(crate) upstream: Duration,
     /// `success` or `failure`.
-    pub outcome: &'static str,
+    pub(crate) outcome: &'static str,
     /// Variant that served it.
-    pub variant: Arc<str>,
+    pub(crate) variant: Arc<str>,
     /// Cluster that served it.
-    pub cluster: Arc<str>,
+    pub(crate) cluster: Arc<str>,
 }
 
 /// How long before its receipt at the gateway a query was emitted, ms: the radio uplink its
@@ -74,12 +44,12 @@ pub(crate) fn age_at_receipt_ms(inject_delays: bool, access_ms: f64, tx_ms: f64)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct QueryTimes {
     /// When it is due: emission + D^i (its `max_delay_ms`).
-    pub due_ms: f64,
+    pub(crate) due_ms: f64,
     /// When it is reissued if still unanswered: emission + r · D^i (`reissue@r` only).
-    pub reissue_at_ms: Option<f64>,
+    pub(crate) reissue_at_ms: Option<f64>,
     /// The latest answer its worker's admission accepts: emission + r · D^i under
     /// `discard@r`, the deadline otherwise.
-    pub answer_limit_ms: f64,
+    pub(crate) answer_limit_ms: f64,
 }
 
 /// The times of a query of deadline `max_delay_ms` under `m`, emitted `age_ms` before its

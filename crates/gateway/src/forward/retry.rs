@@ -1,23 +1,21 @@
 //! Retry-on-reset (as Envoy's `retry_on: reset`): a query whose worker dies or resets under it
 //! (the connection is lost, the worker says it is shutting down) is re-sent once to the stream's
 //! next feasible binding when its deadline still allows, and the stream stays re-bound there.
-//! Retries are bounded by the query's own deadline and by a [`RetryBudget`], so that a dying
-//! cluster cannot multiply the load on the rest: over a sliding window, retries may be at most
-//! `min_per_s` × window + `budget_ratio` × the queries received (Finagle's `RetryBudget`).
+//! Where it goes is the decide layer's choice. Retries are bounded by the query's own deadline
+//! and by the state's `RetryBudget`, so that a dying cluster cannot multiply the load on the
+//! rest: over a sliding window, retries may be at most `min_per_s` × window + `budget_ratio` ×
+//! the queries received (Finagle's `RetryBudget`).
 
 use crate::forward::Forwarder;
-use crate::state::live::Snapshot;
 use crate::state::streams::{Binding, Stream};
 use crate::upstream::UpstreamError;
-use continuum_core::dispatch::bind;
-use continuum_core::mitigation::reissue_demand;
-use std::sync::Arc;
 
 impl Forwarder<'_> {
     /// Where a query of `stream` whose worker (of `failed`) died or reset under it with `e` is
     /// re-sent, `remaining_ms` before the latest answer it may take: `None` (counted by reason)
     /// when retries are off, `e` is not a reset, the time is gone, the budget is spent, or no
-    /// other worker is feasible in the time left. The failed worker is marked down and the
+    /// other worker is feasible in the time left (the decide layer's
+    /// [`crate::decide::Decider::retry_binding`]). The failed worker is marked down and the
     /// stream is re-bound to the target.
     pub(crate) fn retry_target(
         &self,
@@ -34,74 +32,25 @@ impl Forwarder<'_> {
         // Its streams (this one included) re-bind while it is down.
         failed.upstream.mark_failed(&e.to_string());
         if remaining_ms <= 0.0 {
-            self.state.metrics.retry("too_late");
+            self.state.metrics().retry("too_late");
             return None;
         }
         if !self.state.withdraw_retry(settings) {
-            self.state.metrics.retry("budget_refused");
+            self.state.metrics().retry("budget_refused");
             return None;
         }
-        let Some(b) = self.next_binding(&snap, stream, failed, remaining_ms) else {
-            self.state.metrics.retry("no_target");
+        let Some(b) = self
+            .decide()
+            .retry_binding(&snap, stream, failed, remaining_ms)
+        else {
+            self.state.metrics().retry("no_target");
             return None;
         };
-        self.state.metrics.retry("retried");
-        self.state.metrics.rebinds.inc();
+        self.state.metrics().retry("retried");
+        self.state.metrics().rebinds.inc();
         stream.set_binding(Some(b.clone()));
-        tracing::info!(stream = stream.id, from = %failed.upstream.cfg.name,
+        tracing::info!(stream = stream.id(), from = %failed.upstream.cfg.name,
             to = %b.upstream.cfg.name, remaining_ms, "query retried after a worker reset");
         Some(b)
-    }
-
-    /// The stream's next feasible binding with `remaining_ms` left: its class's policy over
-    /// the workers that are up, other than the one of `failed`, for the copy's demand (the
-    /// query is already at the gateway: no radio uplink again, [`reissue_demand`]).
-    fn next_binding(
-        &self,
-        snap: &Snapshot,
-        stream: &Stream,
-        failed: &Binding,
-        remaining_ms: f64,
-    ) -> Option<Binding> {
-        let demand = self.decide().demand_of(snap, stream).ok()?;
-        let copy = reissue_demand(&demand, remaining_ms);
-        let plan = &snap.plan;
-        let reach: Vec<_> = snap
-            .reach
-            .iter()
-            .filter(|r| {
-                plan.served_by[r.worker as usize].is_some_and(|u| {
-                    let u = &snap.upstreams[u];
-                    u.is_up() && !u.is_retired() && !Arc::ptr_eq(u, &failed.upstream)
-                })
-            })
-            .copied()
-            .collect();
-        let class = self.decide().policy_for(stream);
-        let mut scratch = Vec::new();
-        let now_ms = self.state.clock_ms();
-        let c = self
-            .state
-            .with_rng(|rng| {
-                // One query, not a stream: nothing to count among the gateway's own bindings.
-                let mut own =
-                    continuum_core::load::OwnLoad::new(continuum_core::load::OwnBindings::Off, 0.0);
-                bind(
-                    &copy,
-                    &reach,
-                    &plan.fleet,
-                    &snap.view,
-                    &mut own,
-                    now_ms,
-                    class.policy,
-                    rng,
-                    &mut scratch,
-                )
-            })
-            .ok()?;
-        Some(
-            self.decide()
-                .binding_for(snap, stream, &demand, &c, class.name, class.policy.name()),
-        )
     }
 }

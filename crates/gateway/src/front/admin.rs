@@ -47,7 +47,7 @@ pub(crate) async fn route(
             Ok(()) => match ctx.reload().await {
                 Ok(g) => json_resp(
                     StatusCode::OK,
-                    &json!({"generation": g, "streams": st.streams.len()}),
+                    &json!({"generation": g, "streams": st.streams().len()}),
                 ),
                 Err(e) => err(ApiError::new(
                     StatusCode::BAD_REQUEST,
@@ -57,7 +57,7 @@ pub(crate) async fn route(
         },
         ["v1", "workers"] if get => json_resp(StatusCode::OK, &workers_json(ctx)),
         ["metrics"] if get => {
-            let mut r = Response::new(Full::new(Bytes::from(st.metrics.encode())));
+            let mut r = Response::new(Full::new(Bytes::from(st.metrics().encode())));
             r.headers_mut().insert(
                 CONTENT_TYPE,
                 HeaderValue::from_static(
@@ -242,7 +242,7 @@ fn workers_json(ctx: &ControlPlane) -> Value {
     let snap = ctx.state.snapshot();
     let streams: std::collections::BTreeMap<String, usize> =
         ctx.state
-            .streams
+            .streams()
             .all()
             .iter()
             .fold(Default::default(), |mut m, s| {

@@ -138,7 +138,7 @@ async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
         Ok(o) => o,
         Err(e) => {
             ctx.state
-                .metrics
+                .metrics()
                 .stream_opens
                 .get_or_create(&crate::metrics::ResultLabel {
                     result: "bad_request",
@@ -157,9 +157,9 @@ async fn open_stream(ctx: &ControlPlane, req: Request<Incoming>) -> Resp {
     };
     match opened {
         Ok((s, b)) => {
-            let _span = tracing::debug_span!("stream", id = s.id).entered();
+            let _span = tracing::debug_span!("stream", id = s.id()).entered();
             let mut v = json!({
-                "stream_id": &*s.token,
+                "stream_id": &**s.token(),
                 "variant": &*b.variant,
                 "cluster": &*b.cluster,
                 "worker": b.upstream.cfg.name,
@@ -224,7 +224,7 @@ async fn stream_infer(
     req: Request<Incoming>,
     t0: Instant,
 ) -> Resp {
-    let span = tracing::debug_span!("query", stream = s.id);
+    let span = tracing::debug_span!("query", stream = s.id());
     stream_query(ctx, s, req, t0).instrument(span).await
 }
 
@@ -273,13 +273,13 @@ async fn one_shot(
 fn stream_json(s: &Stream) -> Value {
     let b = s.binding();
     json!({
-        "stream_id": &*s.token,
-        "task": s.req.task,
-        "app": s.req.app,
-        "max_delay_ms": s.req.max_delay_ms,
-        "min_accuracy": s.req.min_accuracy,
-        "rate_qps": s.req.rate_qps,
-        "frame_kb": s.req.frame_kb,
+        "stream_id": &**s.token(),
+        "task": s.req().task,
+        "app": s.req().app,
+        "max_delay_ms": s.req().max_delay_ms,
+        "min_accuracy": s.req().min_accuracy,
+        "rate_qps": s.req().rate_qps,
+        "frame_kb": s.req().frame_kb,
         "variant": b.as_ref().map(|b| b.variant.to_string()),
         "cluster": b.as_ref().map(|b| b.cluster.to_string()),
         "worker": b.as_ref().map(|b| b.upstream.cfg.name.clone()),

@@ -21,7 +21,6 @@ use continuum_wire::oip_core::{
 use hyper::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 impl From<ApiError> for OipError {
@@ -36,7 +35,7 @@ impl From<ApiError> for OipError {
 impl ControlPlane {
     /// The task's model description: the largest batch size among the variants serving it,
     /// ready when a worker serving it is up.
-    pub fn task_info(&self, plan: &Plan, spec: &TaskSpec) -> ModelInfo {
+    pub(crate) fn task_info(&self, plan: &Plan, spec: &TaskSpec) -> ModelInfo {
         let snap = self.state.snapshot();
         let max_batch = plan
             .fleet
@@ -64,17 +63,17 @@ impl ControlPlane {
 
     /// The stream a client names by its token: the open one, or (token verified, stream not
     /// held here and not closed) the stream re-bound from the token's requirements.
-    pub fn stream_of(&self, token: &str) -> Result<Arc<Stream>, ApiError> {
+    pub(crate) fn stream_of(&self, token: &str) -> Result<Arc<Stream>, ApiError> {
         let st = &self.state;
         let claims = st
             .stream_key()
             .verify(token)
             .map_err(|e| self.unknown_stream(token, Some(e)))?;
         let nonce = claims.nonce().expect("verified tokens have a nonce");
-        if let Some(s) = st.streams.get(nonce) {
+        if let Some(s) = st.streams().get(nonce) {
             return Ok(s);
         }
-        if st.streams.is_closed(nonce) {
+        if st.streams().is_closed(nonce) {
             return Err(self.unknown_stream(token, None));
         }
         Decider::new(st).resume(token, claims).map(|(s, _)| s)
@@ -82,14 +81,14 @@ impl ControlPlane {
 
     /// Closes the stream a client names by its token; whether it was open (a verified token
     /// of a stream this gateway does not hold is closed too).
-    pub fn close_stream(&self, token: &str) -> Result<(), ApiError> {
+    pub(crate) fn close_stream(&self, token: &str) -> Result<(), ApiError> {
         let claims = self
             .state
             .stream_key()
             .verify(token)
             .map_err(|e| self.unknown_stream(token, Some(e)))?;
         let nonce = claims.nonce().expect("verified tokens have a nonce");
-        if self.state.streams.is_closed(nonce) {
+        if self.state.streams().is_closed(nonce) {
             return Err(self.unknown_stream(token, None));
         }
         Decider::new(&self.state).close(nonce);
@@ -97,9 +96,9 @@ impl ControlPlane {
     }
 
     /// 404 for a stream id that is not a valid token, or names a closed stream.
-    pub fn unknown_stream(&self, id: &str, why: Option<TokenError>) -> ApiError {
+    pub(crate) fn unknown_stream(&self, id: &str, why: Option<TokenError>) -> ApiError {
         self.state
-            .metrics
+            .metrics()
             .bad_requests
             .get_or_create(&crate::metrics::ResultLabel {
                 result: "unknown_stream",
@@ -118,7 +117,7 @@ impl ControlPlane {
 
     /// A one-shot query: a stream of one query of the request's items, bound (with
     /// `max_delay_ms` / `min_accuracy` from the request's parameters), forwarded, dropped.
-    pub async fn one_shot(
+    pub(crate) async fn one_shot(
         &self,
         plan: &Plan,
         spec: &TaskSpec,
@@ -157,23 +156,13 @@ impl ControlPlane {
         open.validate()
             .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, format!("parameters.{m}")))?;
         let seq = self.state.query_count();
-        let stream = Stream {
-            id: 0,
-            nonce: 0,
-            token: Arc::from(""),
-            app: Arc::from("oneshot"),
-            access_ms: 0.0,
-            bucket: 0,
-            binding: std::sync::Mutex::new(None),
-            last_ms: AtomicU64::new(0),
-            rng: std::sync::Mutex::new(continuum_core::rng::stream_rng(
-                plan.cfg.seed,
-                continuum_core::rng::Purpose::Other,
-                plan.sched as u64,
-                seq,
-            )),
-            req: open,
-        };
+        let rng = continuum_core::rng::stream_rng(
+            plan.cfg.seed,
+            continuum_core::rng::Purpose::Other,
+            plan.sched as u64,
+            seq,
+        );
+        let stream = Stream::new(0, Arc::from(""), open, Arc::from("oneshot"), 0.0, 0, rng);
         Forwarder::new(&self.state)
             .forward(&stream, Some(parsed), body, Wire::Oip(header_len), t0)
             .await
@@ -257,10 +246,10 @@ impl OipCore for ControlPlane {
         let r = match parsed.parameters.get("stream_id") {
             Some(Value::String(token)) => {
                 let s = self.stream_of(token)?;
-                if s.req.task != spec.name {
+                if s.req().task != spec.name {
                     return Err(OipError::new(
                         StatusCode::BAD_REQUEST,
-                        format!("stream is for task `{}`, not `{}`", s.req.task, spec.name),
+                        format!("stream is for task `{}`, not `{}`", s.req().task, spec.name),
                     ));
                 }
                 Forwarder::new(&self.state)

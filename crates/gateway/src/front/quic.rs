@@ -96,7 +96,7 @@ async fn query(send: SendStream, mut recv: RecvStream, ctx: Arc<ControlPlane>, l
 async fn answer(ctx: &ControlPlane, buf: Bytes, t0: Instant) -> Result<Bytes, ApiError> {
     let head = frame::decode_infer_head(&buf).map_err(|m| {
         ctx.state
-            .metrics
+            .metrics()
             .bad_requests
             .get_or_create(&res("malformed"))
             .inc();
@@ -113,7 +113,7 @@ async fn answer(ctx: &ControlPlane, buf: Bytes, t0: Instant) -> Result<Bytes, Ap
         binary_output: true,
         parameters: serde_json::Map::new(),
     };
-    let span = tracing::debug_span!("query", stream = stream.id);
+    let span = tracing::debug_span!("query", stream = stream.id());
     let r = Forwarder::new(&ctx.state)
         .forward(&stream, Some(parsed), buf, Wire::Frame, t0)
         .instrument(span)

@@ -41,7 +41,7 @@ pub(crate) async fn read_body(
             BodyError::Bad(_) => "malformed",
         };
         ctx.state
-            .metrics
+            .metrics()
             .bad_requests
             .get_or_create(&crate::metrics::ResultLabel { result })
             .inc();

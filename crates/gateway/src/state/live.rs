@@ -1,12 +1,12 @@
 //! The gateway's load view (docs/model.md §8): the snapshot published every Δ from the workers'
-//! last reported loads ([`crate::state::loads`]) — the same [`LoadView`] and
+//! last reported loads ([`crate::upstream::loads`]) — the same [`LoadView`] and
 //! reach list the simulator's policies read, restricted to the workers that are up, with
 //! d_n^s / σ_n^s blended from measured round-trip times.
 
-pub use crate::config::stall_after;
+use crate::config::stall_after;
 use crate::plan::Plan;
-pub use crate::state::loads::{LiveLoad, LiveLoads};
 use crate::upstream::Upstream;
+pub(crate) use crate::upstream::loads::LiveLoads;
 use continuum_core::load::LoadView;
 use continuum_core::topology::Reach;
 use std::sync::Arc;
@@ -15,18 +15,18 @@ use std::time::{Duration, Instant};
 /// What one decision reads: a consistent published state.
 pub struct Snapshot {
     /// The plan it was built from.
-    pub plan: Arc<Plan>,
+    pub(crate) plan: Arc<Plan>,
     /// Live workers, indexed like `plan.cfg.workers`.
-    pub upstreams: Arc<Vec<Arc<Upstream>>>,
+    pub(crate) upstreams: Arc<Vec<Arc<Upstream>>>,
     /// Loads, indexed like the topology's workers.
-    pub view: LoadView,
+    pub(crate) view: LoadView,
     /// The workers this scheduler can use now (up and served), nearest first, with live
     /// network figures.
     pub reach: Vec<Reach>,
     /// Age of the oldest report in the view, for the workers in `reach`.
-    pub max_age: Duration,
+    pub(crate) max_age: Duration,
     /// Plan generation (changes on reload).
-    pub generation: u64,
+    pub(crate) generation: u64,
 }
 
 /// Builds the snapshot of `plan` from the live loads and upstream health, at `now`. `now_ms`

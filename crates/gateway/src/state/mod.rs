@@ -1,22 +1,19 @@
 //! The state layer: what every query and open reads, owned by [`GatewayState`] — the published
-//! load-view snapshot ([`live`], built from the workers' last reported loads in [`loads`]),
-//! open streams ([`streams`]) and their tokens ([`token`]), the active policy of every stream
-//! class and where it came from ([`policies`]), the meta-policy's window counts
-//! ([`observer`]), the demand of the streams this gateway bound since the last publication
-//! ([`own_bindings`]), the retry budget's counts ([`retry_budget`]) and metrics. Deciding
-//! where a stream goes is the decide layer's, forwarding a query the forward layer's; the
-//! front ends only translate.
+//! load-view snapshot ([`live`], built from the workers' last reported loads,
+//! [`crate::upstream::loads`]), open streams ([`streams`]) and their tokens ([`token`]), the
+//! active policy of every stream class and where it came from ([`policies`]), the
+//! meta-policy's window counts ([`observer`]), the demand of the streams this gateway bound
+//! since the last publication (its settings: [`crate::config::OwnBindingsSettings`]), the
+//! retry budget's counts ([`retry_budget`]) and metrics. Deciding where a stream goes is the
+//! decide layer's, forwarding a query the forward layer's; the front ends only translate.
 
-pub mod live;
-pub mod loads;
-pub mod observer;
-pub mod own_bindings;
-pub mod policies;
-pub mod retry_budget;
-pub mod streams;
-pub mod token;
+pub(crate) mod live;
+pub(crate) mod observer;
+pub(crate) mod policies;
+pub(crate) mod retry_budget;
+pub(crate) mod streams;
+pub(crate) mod token;
 
-pub use crate::error::ApiError;
 use crate::metrics::GatewayMetrics;
 use crate::plan::Plan;
 use crate::state::live::Snapshot;
@@ -37,9 +34,9 @@ pub struct GatewayState {
     /// The published snapshot, read by every query without a lock.
     snapshot: ArcSwap<Snapshot>,
     /// Open streams.
-    pub streams: StreamTable,
+    streams: StreamTable,
     /// Metrics.
-    pub metrics: GatewayMetrics,
+    metrics: GatewayMetrics,
     /// The active dispatch policy of every stream class; changed only through the methods
     /// below, which keep the metrics in step.
     policies: ActivePolicies,
@@ -49,7 +46,7 @@ pub struct GatewayState {
     own: Mutex<continuum_core::load::OwnLoad>,
     opens: Mutex<TokenBucket>,
     /// The meta-policy's window observer (active when an agent is configured).
-    pub meta: MetaObserver,
+    meta: MetaObserver,
     started: Instant,
     queries: AtomicU64,
     key: RwLock<Arc<StreamKey>>,
@@ -57,7 +54,7 @@ pub struct GatewayState {
     app_classes: RwLock<Arc<Vec<Arc<str>>>>,
     /// The active tail-latency mitigation and whether an operator pinned it.
     mitigation: ArcSwap<(Mitigation, bool)>,
-    /// Queries and retries counted for the retry budget ([`crate::forward::retry`]).
+    /// Queries and retries counted for the retry budget (the forward layer's retry-on-reset).
     retry_budget: crate::state::retry_budget::RetryBudget,
 }
 
@@ -104,13 +101,28 @@ impl GatewayState {
         s
     }
 
+    /// The open streams.
+    pub(crate) fn streams(&self) -> &StreamTable {
+        &self.streams
+    }
+
+    /// The gateway's metrics.
+    pub(crate) fn metrics(&self) -> &GatewayMetrics {
+        &self.metrics
+    }
+
+    /// The meta-policy's window observer (active when an agent is configured).
+    pub(crate) fn meta(&self) -> &MetaObserver {
+        &self.meta
+    }
+
     /// The current published snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot.load_full()
     }
 
     /// Publishes a new snapshot.
-    pub fn set_snapshot(&self, s: Snapshot) {
+    pub(crate) fn set_snapshot(&self, s: Snapshot) {
         self.metrics
             .load_view_age_seconds
             .set(s.max_age.as_secs_f64());
@@ -130,10 +142,7 @@ impl GatewayState {
     }
 
     /// Takes one retry from the retry budget under `settings`: whether it was allowed.
-    pub(crate) fn withdraw_retry(
-        &self,
-        settings: &crate::state::retry_budget::RetrySettings,
-    ) -> bool {
+    pub(crate) fn withdraw_retry(&self, settings: &crate::config::RetrySettings) -> bool {
         self.retry_budget
             .try_withdraw(self.started.elapsed().as_secs(), settings)
     }
@@ -176,22 +185,22 @@ impl GatewayState {
     }
 
     /// Milliseconds since start (the gateway's clock for stream idleness and load views).
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 
     /// [`Self::now_ms`] with its fraction: the clock the load views are stamped with.
-    pub fn clock_ms(&self) -> f64 {
+    pub(crate) fn clock_ms(&self) -> f64 {
         self.started.elapsed().as_secs_f64() * 1e3
     }
 
     /// Replaces the stream-open limiter (on reload).
-    pub fn set_open_limit(&self, rate: f64, burst: f64) {
+    pub(crate) fn set_open_limit(&self, rate: f64, burst: f64) {
         *self.opens.lock().expect("bucket lock") = TokenBucket::new(rate, burst);
     }
 
     /// Every stream class's active policy and where it came from, in class order.
-    pub fn class_policies(&self) -> Vec<crate::state::policies::ClassPolicy> {
+    pub(crate) fn class_policies(&self) -> Vec<crate::state::policies::ClassPolicy> {
         self.policies.list()
     }
 
@@ -203,14 +212,14 @@ impl GatewayState {
 
     /// Removes the pins of `class` (every class when `None`): the configured policy applies
     /// until the agent's next decision.
-    pub fn unpin_policy(&self, class: Option<usize>) {
+    pub(crate) fn unpin_policy(&self, class: Option<usize>) {
         self.policies.unpin(class);
         self.policies_changed();
     }
 
     /// Applies the meta-policy's decision for this scheduler: class `c` gets
     /// `actions[row[c]]` unless pinned; the classes that changed.
-    pub fn apply_decision(
+    pub(crate) fn apply_decision(
         &self,
         actions: &[continuum_core::mitigation::Configuration],
         row: &[usize],
@@ -221,19 +230,19 @@ impl GatewayState {
     }
 
     /// Replaces the classes and their configured policies (a reload); pins are dropped.
-    pub fn reset_policies(&self, table: &PolicyTable) {
+    pub(crate) fn reset_policies(&self, table: &PolicyTable) {
         self.policies.reset(table);
         self.policies_changed();
     }
 
     /// The active tail-latency mitigation.
-    pub fn mitigation(&self) -> Mitigation {
+    pub(crate) fn mitigation(&self) -> Mitigation {
         self.mitigation.load().0
     }
 
     /// The mitigation of the queries of stream class `class`: the operator's pin, else the
     /// meta-policy's choice for the class when it chooses one, else the configured one.
-    pub fn mitigation_for(&self, class: &str) -> Mitigation {
+    pub(crate) fn mitigation_for(&self, class: &str) -> Mitigation {
         let (m, pinned) = **self.mitigation.load();
         if pinned {
             return m;
@@ -242,13 +251,13 @@ impl GatewayState {
     }
 
     /// Whether an operator pinned the mitigation.
-    pub fn mitigation_pinned(&self) -> bool {
+    pub(crate) fn mitigation_pinned(&self) -> bool {
         self.mitigation.load().1
     }
 
     /// Sets the mitigation: `pinned` by an operator, or from the configuration (on reload;
     /// pins are dropped).
-    pub fn set_mitigation(&self, m: Mitigation, pinned: bool) {
+    pub(crate) fn set_mitigation(&self, m: Mitigation, pinned: bool) {
         self.mitigation.store(Arc::new((m, pinned)));
     }
 
@@ -256,14 +265,22 @@ impl GatewayState {
     /// the last state written is the current one).
     fn policies_changed(&self) {
         let mut shown = self.policy_gauge.lock().expect("policy gauge lock");
-        let now = self.policies.list();
+        let now: Vec<_> = self
+            .policies
+            .list()
+            .into_iter()
+            .map(|c| crate::metrics::ClassPolicyLabel {
+                class: c.class,
+                policy: c.policy,
+            })
+            .collect();
         self.metrics.set_policies(&now, &shown);
         *shown = now.into_iter().map(|c| c.class).collect();
     }
 
     /// The statistics of a task (created on first use; tasks come from the plan, so the
     /// set is bounded by the configuration).
-    pub fn task_stats(&self, task: &str) -> Arc<TaskStats> {
+    pub(crate) fn task_stats(&self, task: &str) -> Arc<TaskStats> {
         if let Some(s) = self.stats.get(task) {
             return s.clone();
         }
@@ -271,24 +288,24 @@ impl GatewayState {
     }
 
     /// The key stream tokens are signed with.
-    pub fn stream_key(&self) -> Arc<StreamKey> {
+    pub(crate) fn stream_key(&self) -> Arc<StreamKey> {
         self.key.read().expect("key lock").clone()
     }
 
     /// Replaces the stream key (at start, from the configuration).
-    pub fn set_stream_key(&self, k: StreamKey) {
+    pub(crate) fn set_stream_key(&self, k: StreamKey) {
         *self.key.write().expect("key lock") = Arc::new(k);
     }
 
     /// Replaces the application classes that get their own metric label (on reload).
-    pub fn set_app_classes(&self, classes: &[String]) {
+    pub(crate) fn set_app_classes(&self, classes: &[String]) {
         *self.app_classes.write().expect("classes lock") =
             Arc::new(classes.iter().map(|a| Arc::from(a.as_str())).collect());
     }
 
     /// The metric label of a client's application class: itself if configured, else `other`
     /// (`-` when the client named none), so the label set stays bounded whatever clients send.
-    pub fn app_label(&self, app: Option<&str>) -> Arc<str> {
+    pub(crate) fn app_label(&self, app: Option<&str>) -> Arc<str> {
         let Some(app) = app else {
             return Arc::from("-");
         };
@@ -301,7 +318,7 @@ impl GatewayState {
     }
 
     /// Queries forwarded or refused since start.
-    pub fn query_count(&self) -> u64 {
+    pub(crate) fn query_count(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
     }
 }
@@ -311,7 +328,7 @@ pub(super) fn res(result: &'static str) -> crate::metrics::ResultLabel {
 }
 
 /// The served tasks, for messages.
-pub fn task_list(plan: &Plan) -> String {
+pub(crate) fn task_list(plan: &Plan) -> String {
     plan.tasks
         .iter()
         .map(|t| t.name.as_str())
@@ -321,7 +338,7 @@ pub fn task_list(plan: &Plan) -> String {
 
 /// A task's query statistics as the gateway saw them (Triton's statistics extension).
 #[derive(Debug, Default)]
-pub struct TaskStats {
+pub(crate) struct TaskStats {
     success: AtomicU64,
     success_ns: AtomicU64,
     fail: AtomicU64,
@@ -333,7 +350,7 @@ pub struct TaskStats {
 
 impl TaskStats {
     /// An answered query of `items` items that took `total`, `upstream` of it at the worker.
-    pub fn answered(
+    pub(crate) fn answered(
         &self,
         items: usize,
         total: std::time::Duration,
@@ -350,7 +367,7 @@ impl TaskStats {
     }
 
     /// A refused or failed query.
-    pub fn failed(&self, total: std::time::Duration) {
+    pub(crate) fn failed(&self, total: std::time::Duration) {
         self.fail.fetch_add(1, Ordering::Relaxed);
         self.fail_ns
             .fetch_add(total.as_nanos() as u64, Ordering::Relaxed);
@@ -358,7 +375,7 @@ impl TaskStats {
 
     /// As the OIP core's statistics of model `name`: one execution per forwarded query, its
     /// compute time the worker call.
-    pub fn snapshot(&self, name: &str) -> continuum_wire::oip_core::ModelStats {
+    pub(crate) fn snapshot(&self, name: &str) -> continuum_wire::oip_core::ModelStats {
         use continuum_wire::oip_core::{Duration, ModelStats};
         let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let ok = ld(&self.success);

@@ -19,7 +19,7 @@ struct Counts {
 
 /// The live window observer: absent until an agent is configured.
 #[derive(Default)]
-pub struct MetaObserver {
+pub(crate) struct MetaObserver {
     window: Mutex<Option<WindowObserver>>,
     counts: ArcSwapOption<Counts>,
 }
@@ -27,7 +27,7 @@ pub struct MetaObserver {
 impl MetaObserver {
     /// Starts observing for scheduler `sched` with `observer` (a fresh window), or stops
     /// observing with `None` (no agent). Counts not yet folded are dropped with the old window.
-    pub fn install(&self, sched: usize, observer: Option<WindowObserver>) {
+    pub(crate) fn install(&self, sched: usize, observer: Option<WindowObserver>) {
         let mut w = self.window.lock().expect("observer lock");
         self.counts.store(observer.as_ref().map(|o| {
             std::sync::Arc::new(Counts {
@@ -40,12 +40,13 @@ impl MetaObserver {
     }
 
     /// Whether an agent's window is being observed.
-    pub fn is_active(&self) -> bool {
+    #[cfg(test)]
+    fn is_active(&self) -> bool {
         self.counts.load().is_some()
     }
 
     /// The demand bucket of a stream with this deadline and frame rate (0 without an agent).
-    pub fn bucket_of(&self, max_delay_ms: f64, rate_qps: f64) -> usize {
+    pub(crate) fn bucket_of(&self, max_delay_ms: f64, rate_qps: f64) -> usize {
         self.counts
             .load()
             .as_ref()
@@ -54,7 +55,7 @@ impl MetaObserver {
 
     /// One query arrived from a stream in `bucket`: an atomic add, no lock.
     #[inline]
-    pub fn count_query(&self, bucket: usize) {
+    pub(crate) fn count_query(&self, bucket: usize) {
         if let Some(c) = self.counts.load().as_ref()
             && let Some(n) = c.per_bucket.get(bucket)
         {
@@ -63,7 +64,7 @@ impl MetaObserver {
     }
 
     /// A load view was published.
-    pub fn load_published(&self, view: &LoadView) {
+    pub(crate) fn load_published(&self, view: &LoadView) {
         if let Some(o) = self.window.lock().expect("observer lock").as_mut() {
             o.load_published(view);
         }
@@ -71,7 +72,7 @@ impl MetaObserver {
 
     /// Closes the window at `now_ms`: folds the query counts in and returns what the window
     /// showed (`None` without an agent).
-    pub fn close(&self, now_ms: f64, view: &LoadView) -> Option<WindowObservation> {
+    pub(crate) fn close(&self, now_ms: f64, view: &LoadView) -> Option<WindowObservation> {
         let mut w = self.window.lock().expect("observer lock");
         let o = w.as_mut()?;
         if let Some(c) = self.counts.load().as_ref() {

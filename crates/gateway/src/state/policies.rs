@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 /// Where a class's active policy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum PolicySource {
+pub(crate) enum PolicySource {
     /// The configured static policy or table.
     Static = 0,
     /// Chosen by the meta-policy this window.
@@ -24,7 +24,7 @@ pub enum PolicySource {
 
 impl PolicySource {
     /// Lower-case name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Static => "static",
             Self::Agent => "agent",
@@ -66,24 +66,25 @@ pub(crate) struct ActivePolicies {
 
 /// The class a stream falls in and that class's active policy.
 #[derive(Clone)]
-pub struct StreamPolicy {
+pub(crate) struct StreamPolicy {
     /// Class index.
-    pub class: usize,
+    #[cfg(test)]
+    pub(crate) class: usize,
     /// Class name.
-    pub name: Arc<str>,
+    pub(crate) name: Arc<str>,
     /// The class's active policy.
-    pub policy: &'static dyn Policy,
+    pub(crate) policy: &'static dyn Policy,
 }
 
 /// One class's state, for the admin API and metrics.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClassPolicy {
+pub(crate) struct ClassPolicy {
     /// Class name.
-    pub class: String,
+    pub(crate) class: String,
     /// Active policy.
-    pub policy: &'static str,
+    pub(crate) policy: &'static str,
     /// Where it came from.
-    pub source: PolicySource,
+    pub(crate) source: PolicySource,
 }
 
 fn registry_index(p: &dyn Policy) -> usize {
@@ -147,6 +148,7 @@ impl ActivePolicies {
         let inner = self.get();
         let c = inner.classes.class_of(app, max_delay_ms, rate_qps);
         StreamPolicy {
+            #[cfg(test)]
             class: c,
             name: inner.labels[c].clone(),
             policy: policy::every()[inner.slots[c].policy.load(Ordering::Acquire)],

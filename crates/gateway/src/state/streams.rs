@@ -3,7 +3,7 @@
 //! streams are dropped from memory (their token re-binds on next use), closed ones are
 //! remembered for a while so that their token stays dead.
 
-pub use crate::config::MAX_APP_LEN;
+use crate::config::MAX_APP_LEN;
 use crate::upstream::Upstream;
 use continuum_core::rng::SimRng;
 use dashmap::DashMap;
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A stream open request (`POST /v1/streams`). Reads `rate_fps`, the deprecated name of
-/// `rate_qps`, as `rate_qps` (the front warns about it, [`OLD_RATE_KEY`]).
+/// `rate_qps`, as `rate_qps` (the front warns about it, `OLD_RATE_KEY`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "OpenFields")]
 pub struct OpenRequest {
@@ -45,7 +45,7 @@ pub struct OpenRequest {
 }
 
 /// The deprecated key of [`OpenRequest::rate_qps`], still accepted.
-pub const OLD_RATE_KEY: &str = "rate_fps";
+pub(crate) const OLD_RATE_KEY: &str = "rate_fps";
 
 /// The fields of an open request as sent, the rate under either of its names.
 #[derive(Deserialize)]
@@ -98,7 +98,7 @@ impl TryFrom<OpenFields> for OpenRequest {
 
 impl OpenRequest {
     /// Checks the numbers: the error names the field and what was expected.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let checks = [
             ("max_delay_ms", self.max_delay_ms, false),
             ("rate_qps", self.rate_qps, false),
@@ -136,113 +136,169 @@ impl OpenRequest {
 #[derive(Clone)]
 pub struct Binding {
     /// Topology worker index, valid in plan generation `generation`.
-    pub worker: u32,
+    pub(crate) worker: u32,
     /// Plan generation the index refers to.
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// The live worker.
-    pub upstream: Arc<Upstream>,
+    pub(crate) upstream: Arc<Upstream>,
     /// Variant name.
-    pub variant: Arc<str>,
+    pub(crate) variant: Arc<str>,
     /// Cluster id.
-    pub cluster: Arc<str>,
+    pub(crate) cluster: Arc<str>,
     /// The topology's one-way delay to the worker, ms (injected in sim-to-live mode).
-    pub d_ms: f64,
+    pub(crate) d_ms: f64,
     /// The topology's jitter to the worker, ms.
-    pub sigma_ms: f64,
+    pub(crate) sigma_ms: f64,
     /// Expected end-to-end delay: 2(δ + d + 2σ) + t + D_v(ζ), ms.
-    pub expected_ms: f64,
+    pub(crate) expected_ms: f64,
     /// The stream class it was bound as (`crate::state::policies`).
-    pub class: Arc<str>,
+    pub(crate) class: Arc<str>,
     /// The policy that chose it (its class's active policy then).
-    pub policy: &'static str,
+    pub(crate) policy: &'static str,
     /// The stream's query counters on this binding.
-    pub counters: Arc<crate::metrics::QueryCounters>,
+    pub(crate) counters: Arc<crate::metrics::QueryCounters>,
 }
 
 /// One open stream.
 pub struct Stream {
     /// A short id for logs, random streams and worker frames (the nonce's low 64 bits).
-    pub id: u64,
+    id: u64,
     /// The nonce of its token (its key in the table).
-    pub nonce: u128,
+    nonce: u128,
     /// The token the client names it by.
-    pub token: Arc<str>,
+    token: Arc<str>,
     /// What it asked for.
-    pub req: OpenRequest,
+    req: OpenRequest,
     /// Application class label.
-    pub app: Arc<str>,
+    app: Arc<str>,
     /// One-way access delay δ_i, ms.
-    pub access_ms: f64,
+    access_ms: f64,
     /// Demand bucket index of the meta-policy's state.
-    pub bucket: usize,
+    bucket: usize,
     /// Current binding (`None`: re-bind on the next query).
-    pub binding: Mutex<Option<Binding>>,
+    binding: Mutex<Option<Binding>>,
     /// Last time it was used, ms since the gateway started.
-    pub last_ms: AtomicU64,
+    last_ms: AtomicU64,
     /// Its own random stream (injected network delays).
-    pub rng: Mutex<SimRng>,
+    rng: Mutex<SimRng>,
 }
 
 impl Stream {
+    /// A stream not bound yet, last used at 0 (`touch`): token `token` of nonce `nonce`
+    /// (its id is the nonce's low 64 bits), asking for `req`, with application label `app`,
+    /// access delay `access_ms`, demand bucket `bucket` and its own random stream `rng`.
+    pub fn new(
+        nonce: u128,
+        token: Arc<str>,
+        req: OpenRequest,
+        app: Arc<str>,
+        access_ms: f64,
+        bucket: usize,
+        rng: SimRng,
+    ) -> Self {
+        Self {
+            id: nonce as u64,
+            nonce,
+            token,
+            req,
+            app,
+            access_ms,
+            bucket,
+            binding: Mutex::new(None),
+            last_ms: AtomicU64::new(0),
+            rng: Mutex::new(rng),
+        }
+    }
+
+    /// A short id for logs, random streams and worker frames (the nonce's low 64 bits).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The token the client names it by.
+    pub(crate) fn token(&self) -> &Arc<str> {
+        &self.token
+    }
+
+    /// What it asked for.
+    pub(crate) fn req(&self) -> &OpenRequest {
+        &self.req
+    }
+
+    /// Its application class label.
+    pub(crate) fn app(&self) -> &Arc<str> {
+        &self.app
+    }
+
+    /// Its one-way access delay δ_i, ms.
+    pub(crate) fn access_ms(&self) -> f64 {
+        self.access_ms
+    }
+
+    /// Its demand bucket index in the meta-policy's state.
+    pub(crate) fn bucket(&self) -> usize {
+        self.bucket
+    }
+
+    /// Runs `f` with the stream's own random stream (injected network delays).
+    pub(crate) fn with_rng<R>(&self, f: impl FnOnce(&mut SimRng) -> R) -> R {
+        f(&mut self.rng.lock().expect("stream rng lock"))
+    }
+
     /// The binding now.
-    pub fn binding(&self) -> Option<Binding> {
+    pub(crate) fn binding(&self) -> Option<Binding> {
         self.binding.lock().expect("binding lock").clone()
     }
 
     /// Replaces the binding.
-    pub fn set_binding(&self, b: Option<Binding>) {
+    pub(crate) fn set_binding(&self, b: Option<Binding>) {
         *self.binding.lock().expect("binding lock") = b;
     }
 
     /// Marks it used at `now_ms`.
-    pub fn touch(&self, now_ms: u64) {
+    pub(crate) fn touch(&self, now_ms: u64) {
         self.last_ms.store(now_ms, Ordering::Relaxed);
     }
 }
 
 /// Every open stream, and the recently closed ones.
 #[derive(Default)]
-pub struct StreamTable {
+pub(crate) struct StreamTable {
     map: DashMap<u128, Arc<Stream>>,
     closed: DashMap<u128, u64>,
 }
 
 impl StreamTable {
     /// Adds a stream.
-    pub fn insert(&self, s: Arc<Stream>) {
+    pub(crate) fn insert(&self, s: Arc<Stream>) {
         self.map.insert(s.nonce, s);
     }
 
     /// The open stream of this nonce.
-    pub fn get(&self, nonce: u128) -> Option<Arc<Stream>> {
+    pub(crate) fn get(&self, nonce: u128) -> Option<Arc<Stream>> {
         self.map.get(&nonce).map(|s| s.clone())
     }
 
     /// Whether the stream of this nonce was closed (its token must not re-bind).
-    pub fn is_closed(&self, nonce: u128) -> bool {
+    pub(crate) fn is_closed(&self, nonce: u128) -> bool {
         self.closed.contains_key(&nonce)
     }
 
     /// Closes a stream at `now_ms`: removes it and remembers its nonce; whether it was open.
-    pub fn remove(&self, nonce: u128, now_ms: u64) -> bool {
+    pub(crate) fn remove(&self, nonce: u128, now_ms: u64) -> bool {
         self.closed.insert(nonce, now_ms);
         self.map.remove(&nonce).is_some()
     }
 
     /// Open streams.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
-    }
-
-    /// Whether no stream is open.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 
     /// Drops streams last used before `cutoff_ms` from memory (a later query re-binds them
     /// from their token) and forgets closes older than `closed_cutoff_ms`; returns how many
     /// streams were dropped.
-    pub fn reap(&self, cutoff_ms: u64, closed_cutoff_ms: u64) -> usize {
+    pub(crate) fn reap(&self, cutoff_ms: u64, closed_cutoff_ms: u64) -> usize {
         let before = self.map.len();
         self.map
             .retain(|_, s| s.last_ms.load(Ordering::Relaxed) >= cutoff_ms);
@@ -251,13 +307,13 @@ impl StreamTable {
     }
 
     /// Every open stream (for re-binding after a reload).
-    pub fn all(&self) -> Vec<Arc<Stream>> {
+    pub(crate) fn all(&self) -> Vec<Arc<Stream>> {
         self.map.iter().map(|e| e.value().clone()).collect()
     }
 }
 
 /// A token bucket: `rate` tokens per second up to `burst`.
-pub struct TokenBucket {
+pub(crate) struct TokenBucket {
     rate: f64,
     burst: f64,
     state: Mutex<(f64, f64)>,
@@ -265,7 +321,7 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     /// A full bucket.
-    pub fn new(rate: f64, burst: f64) -> Self {
+    pub(crate) fn new(rate: f64, burst: f64) -> Self {
         Self {
             rate,
             burst,
@@ -274,7 +330,7 @@ impl TokenBucket {
     }
 
     /// Takes one token at time `now_s`, if there is one.
-    pub fn take(&self, now_s: f64) -> bool {
+    pub(crate) fn take(&self, now_s: f64) -> bool {
         let mut st = self.state.lock().expect("bucket lock");
         let (tokens, last) = *st;
         let tokens = (tokens + (now_s - last).max(0.0) * self.rate).min(self.burst);

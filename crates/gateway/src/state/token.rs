@@ -7,7 +7,7 @@
 //! (`stream_key`, or a key file created on first start), so every restart of a gateway, and
 //! every replica given the same key, accepts the same tokens.
 
-pub use crate::config::MIN_KEY_BYTES;
+use crate::config::MIN_KEY_BYTES;
 use crate::state::streams::OpenRequest;
 use anyhow::{Context, Result};
 use base64::Engine;
@@ -19,23 +19,23 @@ use std::path::Path;
 
 /// What a token carries.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Claims {
+pub(crate) struct Claims {
     /// 128-bit random nonce (hex): the stream's identity.
-    pub n: String,
+    pub(crate) n: String,
     /// The stream's requirements.
-    pub req: OpenRequest,
+    pub(crate) req: OpenRequest,
 }
 
 impl Claims {
     /// The nonce as a number (the key of the stream table).
-    pub fn nonce(&self) -> Option<u128> {
+    pub(crate) fn nonce(&self) -> Option<u128> {
         u128::from_str_radix(&self.n, 16).ok()
     }
 }
 
 /// Why a token was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// Not of the token's form.
     #[error("not a stream token")]
     Malformed,
@@ -45,14 +45,14 @@ pub enum TokenError {
 }
 
 /// The gateway's signing key.
-pub struct StreamKey {
+pub(crate) struct StreamKey {
     key: hmac::Key,
     rng: SystemRandom,
 }
 
 impl StreamKey {
     /// A key from secret bytes (at least [`MIN_KEY_BYTES`]).
-    pub fn from_secret(secret: &[u8]) -> Result<Self> {
+    pub(crate) fn from_secret(secret: &[u8]) -> Result<Self> {
         anyhow::ensure!(
             secret.len() >= MIN_KEY_BYTES,
             "stream key: expected at least {MIN_KEY_BYTES} bytes, got {}",
@@ -65,13 +65,13 @@ impl StreamKey {
     }
 
     /// A fresh random key (streams then do not survive a restart).
-    pub fn random() -> Result<Self> {
+    pub(crate) fn random() -> Result<Self> {
         Self::from_secret(&random_bytes::<32>()?)
     }
 
     /// Reads the key file at `path` (hex), creating it with a random key (mode 0600) if it
     /// does not exist.
-    pub fn load_or_create(path: &Path) -> Result<Self> {
+    pub(crate) fn load_or_create(path: &Path) -> Result<Self> {
         match std::fs::read_to_string(path) {
             Ok(s) => {
                 let bytes = hex_decode(s.trim()).with_context(|| {
@@ -91,7 +91,7 @@ impl StreamKey {
     }
 
     /// Issues a token for a new stream; returns it with its nonce.
-    pub fn issue(&self, req: &OpenRequest) -> Result<(String, u128)> {
+    pub(crate) fn issue(&self, req: &OpenRequest) -> Result<(String, u128)> {
         let mut n = [0u8; 16];
         self.rng
             .fill(&mut n)
@@ -114,7 +114,7 @@ impl StreamKey {
     }
 
     /// Verifies a token (constant-time tag comparison) and returns its claims.
-    pub fn verify(&self, token: &str) -> Result<Claims, TokenError> {
+    pub(crate) fn verify(&self, token: &str) -> Result<Claims, TokenError> {
         // Bounds the work a junk id can cause. assumption: 4 KiB, 10× a token's size.
         if token.len() > 4096 {
             return Err(TokenError::Malformed);

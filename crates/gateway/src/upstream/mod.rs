@@ -1,11 +1,16 @@
 //! Connections from the gateway to inference workers: QUIC to continuum workers ([`quic`]) and
 //! plain HTTP to any Open Inference Protocol v2 server ([`http`]). An [`Upstream`] wraps either
-//! with what the gateway tracks of it: health, round-trip time and queries in flight.
+//! with what the gateway tracks of it: health, round-trip time and queries in flight, and
+//! carries one query to it in either protocol (`Upstream::infer`, the only place that frames
+//! queries for a worker); [`loads`] holds the loads the workers last reported.
 
-pub mod http;
-pub mod quic;
+pub(crate) mod http;
+mod infer;
+pub(crate) mod loads;
+pub(crate) mod quic;
 
 use crate::config::{Protocol, UpstreamConfig};
+pub(crate) use infer::{Answered, Outgoing, Wire};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -43,7 +48,7 @@ impl UpstreamError {
 }
 
 /// The transport to one worker.
-pub enum Link {
+pub(crate) enum Link {
     /// continuum's QUIC framing.
     Quic(quic::QuicLink),
     /// OIP v2 over HTTP.
@@ -63,7 +68,7 @@ pub struct RttStats {
 
 impl RttStats {
     /// Adds one RTT sample.
-    pub fn add(&mut self, rtt_ms: f64) {
+    pub(crate) fn add(&mut self, rtt_ms: f64) {
         if self.samples == 0 {
             self.srtt_ms = rtt_ms;
             self.rttvar_ms = rtt_ms / 2.0;
@@ -80,12 +85,12 @@ pub struct Upstream {
     /// Its settings.
     pub cfg: UpstreamConfig,
     /// The transport.
-    pub link: Link,
+    pub(crate) link: Link,
     up: AtomicBool,
     retired: AtomicBool,
     rtt: Mutex<RttStats>,
     /// Bounds the queries in flight to it (back-pressure).
-    pub permits: Semaphore,
+    pub(crate) permits: Semaphore,
     /// Time of the last load report, µs since `epoch` (0: none yet).
     last_report_us: AtomicU64,
     epoch: Instant,
@@ -119,7 +124,7 @@ impl Upstream {
     }
 
     /// Whether it is believed to be serving.
-    pub fn is_up(&self) -> bool {
+    pub(crate) fn is_up(&self) -> bool {
         self.up.load(Ordering::Acquire)
     }
 
@@ -129,7 +134,7 @@ impl Upstream {
     }
 
     /// Marks it down after a failed forward and drops its connection so that it reconnects.
-    pub fn mark_failed(&self, why: &str) {
+    pub(crate) fn mark_failed(&self, why: &str) {
         if self.set_up(false) {
             tracing::warn!(worker = %self.cfg.name, reason = why, "worker marked down");
         }
@@ -139,12 +144,12 @@ impl Upstream {
     }
 
     /// Whether a reload removed it.
-    pub fn is_retired(&self) -> bool {
+    pub(crate) fn is_retired(&self) -> bool {
         self.retired.load(Ordering::Acquire)
     }
 
     /// Marks it removed: its maintenance task ends and its streams re-bind.
-    pub fn retire(&self) {
+    pub(crate) fn retire(&self) {
         self.retired.store(true, Ordering::Release);
         self.set_up(false);
         if let Link::Quic(q) = &self.link {
@@ -159,7 +164,7 @@ impl Upstream {
     }
 
     /// Age of the last report, if any.
-    pub fn report_age(&self) -> Option<Duration> {
+    pub(crate) fn report_age(&self) -> Option<Duration> {
         match self.last_report_us.load(Ordering::Acquire) {
             0 => None,
             us => Some(
@@ -171,7 +176,7 @@ impl Upstream {
     }
 
     /// Adds an RTT sample, ms.
-    pub fn add_rtt(&self, ms: f64) {
+    pub(crate) fn add_rtt(&self, ms: f64) {
         self.rtt.lock().expect("rtt lock").add(ms);
     }
 

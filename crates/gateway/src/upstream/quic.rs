@@ -2,14 +2,14 @@
 //! stream per query), kept alive and re-established by a maintenance task that also reads the
 //! worker's load reports and samples quinn's RTT estimate.
 
+use super::loads::LiveLoads;
 use super::{Upstream, UpstreamError};
 use crate::config::UpstreamConfig;
-use crate::state::loads::LiveLoads;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use continuum_wire::QuicClient;
+use continuum_wire::Tensor;
 use continuum_wire::frame::Response;
-use continuum_wire::tensor::Tensor;
 use rustls::pki_types::CertificateDer;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,25 +19,25 @@ use tokio::sync::watch;
 
 /// Idle timeout of a worker connection: silence for this long means the worker is dead or
 /// stalled. assumption: 2 s, 20 load-report periods at the docs/model.md §8 default of 100 ms.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// First and longest wait between reconnection attempts. assumption: 100 ms doubling to 2 s.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(2));
 
 /// A successful inference over QUIC.
 #[derive(Debug, Clone)]
-pub struct QuicAnswer {
+pub(crate) struct QuicAnswer {
     /// The output rows.
-    pub output: Tensor,
+    pub(crate) output: Tensor,
     /// Queue wait at the worker, µs.
-    pub queue_us: u32,
+    pub(crate) queue_us: u32,
     /// Batch compute time, µs.
-    pub compute_us: u32,
+    pub(crate) compute_us: u32,
     /// Items in the batch.
-    pub batch_items: u16,
+    pub(crate) batch_items: u16,
 }
 
 /// The connection state of one QUIC worker.
-pub struct QuicLink {
+pub(crate) struct QuicLink {
     addr: SocketAddr,
     cert: Option<PathBuf>,
     client: RwLock<Option<QuicClient>>,
@@ -46,7 +46,7 @@ pub struct QuicLink {
 
 impl QuicLink {
     /// A link to the worker of `cfg` (not connected yet).
-    pub fn new(cfg: &UpstreamConfig, timeout: Duration) -> Result<Self> {
+    pub(crate) fn new(cfg: &UpstreamConfig, timeout: Duration) -> Result<Self> {
         let addr = cfg.address.parse().with_context(|| {
             format!("worker `{}`: bad QUIC address `{}`", cfg.name, cfg.address)
         })?;
@@ -81,12 +81,12 @@ impl QuicLink {
     }
 
     /// The current connection's transport counters, if connected.
-    pub fn stats(&self) -> Option<quinn::ConnectionStats> {
+    pub(crate) fn stats(&self) -> Option<quinn::ConnectionStats> {
         self.current().map(|c| c.stats())
     }
 
     /// Closes the current connection, if any (the maintenance task reconnects).
-    pub fn drop_connection(&self) {
+    pub(crate) fn drop_connection(&self) {
         if let Some(c) = self.client.write().expect("link lock").take() {
             c.close_now();
         }
@@ -95,7 +95,7 @@ impl QuicLink {
     /// Sends one query of variant `model`, given as an INFER frame's head and tensor data
     /// ([`continuum_wire::frame::encode_infer_head`]), and waits (up to the upstream timeout)
     /// for its answer.
-    pub async fn infer(
+    pub(crate) async fn infer(
         &self,
         model: &str,
         head: Bytes,
@@ -144,8 +144,8 @@ impl QuicLink {
 /// load reports every `period_ms` into `loads`, samples the RTT, and reconnects with backoff
 /// when the connection ends. A worker with no report for `silence` is taken for dead (a
 /// killed process sends no close, so only silence tells): the connection is dropped, which
-/// fails the queries in flight on it at once (they are retried elsewhere, `crate::forward::retry`).
-pub async fn maintain(
+/// fails the queries in flight on it at once (the forward layer retries them elsewhere).
+pub(crate) async fn maintain(
     up: Arc<Upstream>,
     loads: Arc<LiveLoads>,
     period_ms: u32,

@@ -47,12 +47,12 @@ use std::time::{Duration, Instant};
 
 /// Longest upstream error message relayed, bytes (assumption: enough for any OIP error sentence
 /// while keeping a misbehaving server from flooding logs and client answers).
-pub const MAX_MESSAGE_BYTES: usize = 512;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 512;
 
 /// Largest answer body read from an upstream, bytes (assumption: 256 MiB is far above any
 /// answer of the served models, whose outputs are a few floats per item, yet bounds the memory
 /// one broken upstream can take).
-pub const MAX_ANSWER_BYTES: usize = 256 << 20;
+pub(crate) const MAX_ANSWER_BYTES: usize = 256 << 20;
 
 /// One OIP v2 HTTP server the gateway forwards to.
 ///
@@ -556,7 +556,7 @@ fn compute_loads(
     (loads, counters)
 }
 
-use continuum_wire::prom::{PromSample, parse_prometheus};
+use continuum_wire::{PromSample, parse_prometheus};
 
 #[cfg(test)]
 mod tests;

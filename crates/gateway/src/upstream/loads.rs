@@ -3,17 +3,17 @@
 //! published.
 
 use continuum_core::load::WorkerLoad;
-use continuum_wire::load_report::LoadReport;
+use continuum_wire::LoadReport;
 use dashmap::DashMap;
 use std::time::Instant;
 
 /// One worker variant's last report.
 #[derive(Debug, Clone, Copy)]
-pub struct LiveLoad {
+pub(crate) struct LiveLoad {
     /// The load it reported.
-    pub load: WorkerLoad,
+    pub(crate) load: WorkerLoad,
     /// When the report arrived.
-    pub at: Instant,
+    pub(crate) at: Instant,
 }
 
 /// Last reported loads, keyed by (live worker name, variant name).
@@ -25,7 +25,7 @@ pub struct LiveLoads {
 impl LiveLoads {
     /// Records every variant of a worker's QUIC load report; its variants that the report
     /// leaves out (unloaded) are forgotten, so no binding goes to them.
-    pub fn apply_report(&self, worker: &str, r: &LoadReport) {
+    pub(crate) fn apply_report(&self, worker: &str, r: &LoadReport) {
         let at = Instant::now();
         self.map
             .retain(|k, _| k.0 != worker || r.variants.iter().any(|v| v.variant == k.1));
@@ -52,14 +52,14 @@ impl LiveLoads {
     }
 
     /// The last report of (`worker`, `variant`).
-    pub fn get(&self, worker: &str, variant: &str) -> Option<LiveLoad> {
+    pub(crate) fn get(&self, worker: &str, variant: &str) -> Option<LiveLoad> {
         self.map
             .get(&(worker.to_string(), variant.to_string()))
             .map(|e| *e)
     }
 
     /// Forgets a worker's variants (it was removed by a reload).
-    pub fn forget(&self, worker: &str) {
+    pub(crate) fn forget(&self, worker: &str) {
         self.map.retain(|k, _| k.0 != worker);
     }
 }
@@ -87,7 +87,7 @@ mod tests {
     #[test]
     fn a_variant_left_out_of_a_report_is_forgotten() {
         let l = LiveLoads::default();
-        let one = |v: &str| continuum_wire::load_report::VariantLoad {
+        let one = |v: &str| continuum_wire::VariantLoad {
             variant: v.into(),
             incoming_qps: 1.0,
             throughput_qps: 1.0,

@@ -1,4 +1,4 @@
-//! Own-binding accounting at the gateway (`own_bindings:` in its configuration; docs/model.md
+//! Own-binding accounting settings at the gateway (`own_bindings:` in its configuration; docs/model.md
 //! §8): between two publications of the load view, the gateway adds the demand of the streams
 //! it has bound itself, by the core's rule ([`continuum_core::load::OwnLoad`]).
 
