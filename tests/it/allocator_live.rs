@@ -6,11 +6,9 @@
 //! worker a variant loaded; and the allocator starts while a worker is down and takes the
 //! worker in when it comes up.
 
-mod gateway_support;
-
+use crate::gateway_support::*;
 use continuum_alloc_live::{AllocatorConfig, LiveAllocator};
 use continuum_core::config::Source;
-use gateway_support::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

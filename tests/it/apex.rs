@@ -2,9 +2,7 @@
 //! and whether the actors run on this process's threads or as separate `--apex-actor` processes
 //! driven through `--apex-learner`'s protocol (what the Ray driver does); bad use fails cleanly.
 
-mod cli_support;
-
-use cli_support::{continuum, fails, fixture};
+use crate::cli_support::{continuum, fails, fixture};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

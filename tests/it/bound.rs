@@ -3,9 +3,7 @@
 //! and the best one close to it where capacity binds (so the bound is neither too low nor
 //! loose); the same bound whatever the thread count; bad options refused.
 
-mod cli_support;
-
-use cli_support::{fails, json};
+use crate::cli_support::{fails, json};
 use serde_json::Value;
 
 const TINY: [&str; 5] = [

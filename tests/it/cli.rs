@@ -1,9 +1,7 @@
 //! End-to-end tests of the `continuum` binary: `compare`, `simulate`, the output files,
 //! determinism, and the error messages for bad input (`error: file:line:col: field: message`).
 
-mod cli_support;
-
-use cli_support::*;
+use crate::cli_support::*;
 use serde_json::Value;
 
 const POLICIES: [&str; 17] = [

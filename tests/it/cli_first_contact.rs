@@ -2,9 +2,7 @@
 //! and why; an output folder that cannot be written fails before the run, not after it; a
 //! mistyped name gets the closest known one, and a wrong file the way to use it.
 
-mod cli_support;
-
-use cli_support::{continuum, fails};
+use crate::cli_support::{continuum, fails};
 use std::time::{Duration, Instant};
 
 const TINY: [&str; 6] = [

@@ -2,9 +2,7 @@
 //! same jobs, the same output whatever the thread count, clear refusals of unknown or
 //! unmodelled names and of bad workload files.
 
-mod cli_support;
-
-use cli_support::{fails, ok};
+use crate::cli_support::{fails, ok};
 
 const BASE: [&str; 6] = [
     "jobs",

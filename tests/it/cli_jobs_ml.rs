@@ -1,9 +1,7 @@
 //! `continuum jobs ml compare | train` from the command line at smoke size: the rules on the
 //! same tasks, a trained variant compared beside them, and clear refusals.
 
-mod cli_support;
-
-use cli_support::{fails, json, ok};
+use crate::cli_support::{fails, json, ok};
 
 #[test]
 fn the_rules_run_on_the_same_tasks_of_each_case_and_seed() {

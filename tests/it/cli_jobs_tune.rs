@@ -2,9 +2,7 @@
 //! learning curve, an evaluation with a row per configuration of the paper's comparison set in
 //! every scenario, and clear refusals.
 
-mod cli_support;
-
-use cli_support::{fails, json, ok};
+use crate::cli_support::{fails, json, ok};
 
 fn train(out: &str) {
     ok(&[

@@ -1,9 +1,7 @@
 //! End-to-end tests of the `continuum` binary's tail-latency mitigations: configurations, the
 //! grid and its kinds, the per-job kinds' report, and bad mitigation arguments.
 
-mod cli_support;
-
-use cli_support::*;
+use crate::cli_support::*;
 use serde_json::Value;
 
 #[test]

@@ -1,9 +1,7 @@
 //! Pull dispatch from the command line (docs/model.md §15): the pull rows of `compare`, their
 //! determinism whatever the thread count, TapFinger's training, and bad input refused clearly.
 
-mod cli_support;
-
-use cli_support::*;
+use crate::cli_support::*;
 
 const ROWS: &str = "greedy-pull,random-pull,tapfinger:models/full-edge-tapfinger.tapfinger";
 

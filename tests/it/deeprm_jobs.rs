@@ -3,7 +3,7 @@
 //! the jobsets `crates/deeprm` draws (same seeds), placed by `DEEPRM_TETRIS@M` and
 //! `DEEPRM_SJF@M`, against `crates/deeprm`'s own Tetris and SJF on its own environment. Every
 //! job completes at the same time in both, at every load of `deeprm eval`'s figure, M = 5 and
-//! 10, so the mean slowdowns are equal exactly. `cargo test --test deeprm_jobs -- --nocapture`
+//! 10, so the mean slowdowns are equal exactly. `cargo test --test it deeprm_jobs:: -- --nocapture`
 //! prints the table of the docs.
 
 use continuum_core::config::Source;

@@ -4,11 +4,9 @@
 //! one-shot queries classed by application name else by demand bucket, operators pinning one
 //! class, and the meta-policy's per-class decisions applied.
 
-mod gateway_support;
-
+use crate::gateway_support::*;
 use continuum_gateway::Gateway;
 use continuum_infer::agent::{Checkpoint, Fallback};
-use gateway_support::*;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::Path;

@@ -2,9 +2,7 @@
 //! direct inference), one-shot OIP queries, HTTP upstreams, every bad input, admin auth and
 //! the metrics.
 
-mod gateway_support;
-
-use gateway_support::*;
+use crate::gateway_support::*;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -45,7 +43,7 @@ async fn streams_bind_by_policy_and_answers_equal_direct_inference() {
         assert_eq!(st, 200, "{}", String::from_utf8_lossy(&body));
         let n = header_len_of(&h);
         let v: Value = serde_json::from_slice(&body[..n]).unwrap();
-        let out = continuum_wire::tensor::Tensor {
+        let out = continuum_wire::Tensor {
             shape: serde_json::from_value(v["outputs"][0]["shape"].clone()).unwrap(),
             data: continuum_wire::fp32::decode_le(&body[n..]),
         };

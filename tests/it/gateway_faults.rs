@@ -2,9 +2,7 @@
 //! streams re-bound, the worker used again when it comes back), reload without dropping
 //! streams, and the DQN meta-policy switching the policy live.
 
-mod gateway_support;
-
-use gateway_support::*;
+use crate::gateway_support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 

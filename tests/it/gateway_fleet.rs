@@ -5,10 +5,8 @@
 //! pointed at [A, B, C], hands A's streams over to B: no stream is lost and every query is
 //! judged exactly once.
 
-mod gateway_support;
-
+use crate::gateway_support::*;
 use continuum_loadgen::{self as loadgen, Assign, LoadOptions};
-use gateway_support::*;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::process::Child;

@@ -2,9 +2,7 @@
 //! SIGKILL under load and started again on the same address with the same stream key; the
 //! clients' existing stream tokens keep working, with no `404 unknown stream`.
 
-mod gateway_support;
-
-use gateway_support::*;
+use crate::gateway_support::*;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

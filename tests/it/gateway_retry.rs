@@ -4,9 +4,7 @@
 //! whose answer the client gets (200) since the deadline allows; with a retry budget of nothing,
 //! the same queries are answered 502 and the refusals counted.
 
-mod gateway_support;
-
-use gateway_support::*;
+use crate::gateway_support::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -3,10 +3,7 @@
 //! checkpoint and starting workers and gateways as processes of the binary.
 #![allow(dead_code)]
 
-#[path = "../../crates/gateway/tests/gateway_support/mod.rs"]
-mod in_process;
-
-pub use in_process::*;
+pub use continuum_testkit::gateway::*;
 
 use serde_json::{Value, json};
 use std::net::SocketAddr;

@@ -3,9 +3,7 @@
 //! reported ready only once the gateway sees both workers; one stopped by name, then the rest;
 //! a set that cannot start leaves no process behind.
 
-mod gateway_support;
-
-use gateway_support::{free_addr, models_dir, repo};
+use crate::gateway_support::{free_addr, models_dir, repo};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output};

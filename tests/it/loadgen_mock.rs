@@ -193,7 +193,7 @@ async fn counts_add_up_against_a_mock_gateway() {
     let (url, mock) = start_mock().await;
     let o = options(&url, 1200.0, 2.0);
     let r = loadgen::run(&o).await.unwrap();
-    println!("{}", r.to_table());
+    println!("{}", r.to_text_table());
     let q = &r.queries;
     assert!(q.conserved(), "{q:?}");
     assert_eq!(q.offered, scheduled(&o), "offered = the schedule");

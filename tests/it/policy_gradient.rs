@@ -3,9 +3,7 @@
 //! adapts a compatible checkpoint and refuses another; `meta-train` writes an initialisation;
 //! the DeepRM reproduction trains, evaluates and refuses bad input.
 
-mod cli_support;
-
-use cli_support::{continuum, stderr, stdout};
+use crate::cli_support::{continuum, stderr, stdout};
 use std::path::Path;
 use std::process::Output;
 

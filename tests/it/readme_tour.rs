@@ -5,11 +5,11 @@
 //! Ray head and the live gateway sequence start servers and are covered by their own tests.
 //!
 //! An unoptimised build (`cargo test`) leaves out the training commands (`train`,
-//! `meta-train`) and those that read what they write: unoptimised candle makes even their smoke
-//! size take minutes, and tests/policy_gradient.rs and tests/cli_pull.rs train on tiny fixtures
+//! `train-universal`, `meta-train`) and those that read what they write: unoptimised candle makes even their smoke
+//! size take minutes, and tests/it/policy_gradient.rs and tests/it/cli_pull.rs train on tiny fixtures
 //! there. With `CONTINUUM_TOUR_BIN` naming an optimised binary (what `.ci/run` does after `cargo
 //! build --release --bin continuum`) the unoptimised test runs every command with it, and so
-//! does `cargo test --release --test readme_tour` with its own (about a minute on 2 cores).
+//! does `cargo test --release --test it readme_tour::` with its own (about a minute on 2 cores).
 
 use std::path::Path;
 use std::process::Command;
@@ -147,8 +147,9 @@ fn the_readme_tour_runs_at_smoke_size_and_leaves_the_tree_clean() {
     eprintln!("the tour runs {}", bin.display());
     let mut trained = 0;
     for c in &commands {
-        let training =
-            c.starts_with("train ") || c.starts_with("meta-train ") || c.starts_with("jobs train ");
+        let training = ["train ", "train-universal ", "meta-train ", "jobs train "]
+            .iter()
+            .any(|p| c.starts_with(p));
         trained += usize::from(training && optimised);
         let needs_skipped = not_written.iter().any(|f| c.contains(f.as_str()));
         if !optimised && (training || needs_skipped) {

@@ -2,9 +2,7 @@
 //! field but timings), whatever the thread count; a training job before the cells; resuming;
 //! refusing bad grids before any cell runs and cells of another grid at merge.
 
-mod cli_support;
-
-use cli_support::{continuum, fails, ok};
+use crate::cli_support::{continuum, fails, ok};
 use serde_json::Value;
 use std::path::Path;
 

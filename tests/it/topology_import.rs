@@ -1,8 +1,7 @@
 //! `continuum topology import`: the shipped imports are exactly what the command writes, they
 //! simulate, and bad networks are refused with the place.
 
-mod cli_support;
-use cli_support::*;
+use crate::cli_support::*;
 
 /// The shipped imports and the arguments that made them (topologies/imported/README.md).
 const SHIPPED: [(&str, &str); 3] = [("abilene", "2"), ("geant2012", "1"), ("germany50", "1")];

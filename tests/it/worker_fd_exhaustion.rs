@@ -2,14 +2,11 @@
 //! backs off on failing accepts and rate-limits the log line, instead of spinning and writing
 //! millions of lines; once the idle connections close it serves again.
 
-#[path = "../crates/worker/tests/worker_support/mod.rs"]
-mod worker_support;
-
+use continuum_testkit::worker::*;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use worker_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accept_failures_back_off_and_log_a_few_lines() {

@@ -1,12 +1,8 @@
 //! Helpers shared by the gateway tests: two real workers on loopback (the central office and
 //! the cloud of topologies/live.yaml) behind a gateway started in-process, and a small HTTP
 //! client. The root package's tests of the `continuum` binary include this file too.
-#![allow(dead_code)]
 
-#[path = "../../../worker/tests/worker_support/mod.rs"]
-mod worker_support;
-
-pub use worker_support::*;
+pub use crate::worker::*;
 
 use bytes::Bytes;
 use continuum_gateway::{Gateway, GatewayConfig};

@@ -1,6 +1,4 @@
-//! Helpers shared by the worker tests: a worker on loopback with free ports, direct inference,
-//! a small HTTP client.
-#![allow(dead_code)]
+//! A worker on loopback with free ports, direct inference, a small HTTP client.
 
 use bytes::Bytes;
 use continuum_wire::QuicClient;
@@ -18,7 +16,7 @@ use std::time::Duration;
 pub const ITEM: [usize; 3] = [3, 64, 64];
 
 /// The models directory of the repository: the first `models/` above the package that builds
-/// the test (the worker's tests, or the root package's, which include this file too).
+/// the test kit (the repository's root).
 pub fn models_dir() -> PathBuf {
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     while !dir.join("models").is_dir() {

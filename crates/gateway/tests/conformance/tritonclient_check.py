@@ -1,6 +1,6 @@
 """Conformance of a continuum server (worker or gateway) with Triton's own Python clients.
 
-Run by crates/gateway/tests/tritonclient_conformance.rs against a live worker and a live gateway:
+Run by crates/gateway/tests/it/tritonclient_conformance.rs against a live worker and a live gateway:
 
     python3 tritonclient_check.py --http HOST:PORT --grpc HOST:PORT --model NAME
         --max-batch N --expect FILE.json

@@ -2,10 +2,8 @@
 //! than its profile says, the hedge (`reissue@r`) that answers from another worker, and the
 //! early rejection (`discard@r`) through the worker's admission.
 
-mod gateway_support;
-
 use continuum_gateway::{Gateway, GatewayConfig};
-use gateway_support::*;
+use continuum_testkit::gateway::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

@@ -3,13 +3,11 @@
 //! (Triton-style metrics on their own port, arbitrary error answers, a server that never
 //! answers) and against a dead address.
 
-#[path = "../../worker/tests/worker_support/mod.rs"]
-mod worker_support;
+use continuum_testkit::worker as worker_support;
 
 use bytes::Bytes;
-use continuum_gateway::upstream::UpstreamError;
-use continuum_gateway::upstream::http::{HttpUpstream, ScrapedLoad};
-use continuum_wire::tensor::Tensor;
+use continuum_gateway::bench::{HttpUpstream, ScrapedLoad, UpstreamError};
+use continuum_wire::Tensor;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;

@@ -3,8 +3,6 @@
 //! them; the bindings equal what the core's step decides for the same state — the
 //! simulator's code — and an open no worker can serve is refused at once, as under push.
 
-mod gateway_support;
-
 use continuum_core::config::Source;
 use continuum_core::feasibility::{Demand, Fleet};
 use continuum_core::load::LoadView;
@@ -13,7 +11,7 @@ use continuum_core::pull::{GreedyPull, Pending, Puller, step};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_core::topology::Topology;
 use continuum_infer::tapfinger::{Pick, TapCheckpoint, TapFinger};
-use gateway_support::*;
+use continuum_testkit::gateway::*;
 use serde_json::json;
 
 const CHECKPOINT: &str = "models/full-edge-tapfinger.tapfinger";
@@ -64,7 +62,7 @@ fn bindings(n: usize, min_accuracy: f64, rate_qps: f64, puller: &mut dyn Puller)
     let demand = Demand {
         task: p.task_id("object-detection").unwrap(),
         rate_qps,
-        size_kb: 48.0,
+        frame_kb: 48.0,
         tx_ms: 0.0,
         access_ms: 2.0,
         max_delay_ms: 2000.0,

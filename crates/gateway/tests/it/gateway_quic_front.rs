@@ -3,12 +3,10 @@
 //! equal to direct inference, and every bad frame gets the error frame an HTTP client would
 //! get as a status.
 
-mod gateway_support;
-
+use continuum_testkit::gateway::*;
 use continuum_wire::QuicClient;
 use continuum_wire::frame::{self, InferFrame, Response};
 use continuum_worker::inference::{Tensor, reference_input};
-use gateway_support::*;
 use serde_json::json;
 
 fn query(name: &str, item: &[usize]) -> InferFrame {
@@ -141,7 +139,7 @@ async fn the_load_generator_sends_its_queries_over_quic() {
     o.quic = Some(QuicTarget::new(&format!("127.0.0.1:{}", q.port()), &cert).unwrap());
     let r = loadgen::run(&o).await.unwrap();
     assert!(r.queries.conserved(), "{:?}", r.queries);
-    assert!(r.sent > 20, "{}", r.to_table());
+    assert!(r.sent > 20, "{}", r.to_text_table());
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     assert_eq!(r.config.body, "quic-frame");
     // Every query the generator sent reached the gateway over QUIC and was judged there.

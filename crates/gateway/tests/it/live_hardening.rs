@@ -4,10 +4,8 @@
 //! labels, unguessable stream ids, and bounded property tests over OIP bodies and stream
 //! requests (no answer but a JSON one, never a dropped connection).
 
-mod gateway_support;
-
 use bytes::Bytes;
-use gateway_support::*;
+use continuum_testkit::gateway::*;
 use http_body_util::Full;
 use hyper::{Request, StatusCode};
 use proptest::prelude::*;
@@ -478,7 +476,7 @@ async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
     let token = s["stream_id"].as_str().unwrap().to_string();
     let url = format!("http://{}", l.gw.grpc_addr().unwrap());
     let mut c = GrpcInferenceServiceClient::connect(url).await.unwrap();
-    let x = continuum_wire::tensor::reference_input(1, &ITEM);
+    let x = continuum_wire::reference_input(1, &ITEM);
     let req = |params: Vec<(&str, pb::infer_parameter::ParameterChoice)>| pb::ModelInferRequest {
         model_name: "object-detection".into(),
         inputs: vec![pb::model_infer_request::InferInputTensor {
@@ -518,7 +516,7 @@ async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     assert_close(
-        &continuum_wire::tensor::Tensor {
+        &continuum_wire::Tensor {
             shape: vec![1, 16],
             data: out,
         },

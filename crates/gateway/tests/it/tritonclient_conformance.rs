@@ -3,9 +3,7 @@
 //! `.ci/run` installs tritonclient; elsewhere the test says it skipped when the package is
 //! missing, and fails when `CI` is set.
 
-mod gateway_support;
-
-use gateway_support::*;
+use continuum_testkit::gateway::*;
 use serde_json::json;
 use std::process::Command;
 
@@ -28,7 +26,7 @@ fn tritonclient_available() -> bool {
 async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let expect = dir.path().join("expect.json");
-    let input = continuum_wire::tensor::reference_input(max_batch, &ITEM);
+    let input = continuum_wire::reference_input(max_batch, &ITEM);
     let outs: Vec<Vec<f32>> = outputs.iter().map(|m| direct(m, max_batch).data).collect();
     std::fs::write(
         &expect,

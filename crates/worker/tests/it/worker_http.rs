@@ -2,14 +2,12 @@
 //! inference (JSON and binary tensors), metadata and health routes, /metrics, and every kind of
 //! bad input with its status and `{"error": …}` body.
 
-mod worker_support;
-
 use bytes::Bytes;
-use continuum_wire::tensor::Tensor;
+use continuum_testkit::worker::*;
+use continuum_wire::Tensor;
 use http_body_util::Full;
 use hyper::{Request, StatusCode};
 use serde_json::{Value, json};
-use worker_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_and_binary_round_trips_match_direct_inference() {

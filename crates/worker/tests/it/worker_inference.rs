@@ -3,11 +3,9 @@
 //! default auto); and, where an ONNX Runtime library is found, tract and ONNX Runtime run in
 //! two child processes agree with each other.
 
-mod worker_support;
-
+use continuum_testkit::worker::*;
 use continuum_worker::inference::{Manifest, Model, backend, reference_input};
 use std::process::Command;
-use worker_support::*;
 
 /// Tolerance between backends. assumption: differences between ONNX Runtime and tract on a
 /// similar CNN are of order 1e-7 (float reassociation); 1e-4 leaves room for the deeper cnn-l.
@@ -64,7 +62,7 @@ fn child(backend: &str) -> Result<(String, Outputs), String> {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_print_outputs",
+            "worker_inference::child_print_outputs",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -2,13 +2,11 @@
 //! frames answered per stream with the connection unharmed, dynamic batching, admission, load
 //! reports, and graceful shutdown.
 
-mod worker_support;
-
+use continuum_testkit::worker::*;
 use continuum_wire::frame::{self, InferFrame, Response};
 use continuum_worker::inference::{Tensor, reference_input};
 use serde_json::json;
 use std::time::Duration;
-use worker_support::*;
 
 fn query(model: &str, n: usize, stream_id: u64, deadline_us: u32) -> InferFrame {
     InferFrame {

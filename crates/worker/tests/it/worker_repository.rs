@@ -2,11 +2,9 @@
 //! queries, leaves the load reports and reads as unavailable; loaded again, it answers as
 //! before.
 
-mod worker_support;
-
+use continuum_testkit::worker::*;
 use hyper::{Request, StatusCode};
 use serde_json::{Value, json};
-use worker_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unload_and_load_a_variant_through_the_repository_extension() {
