@@ -185,7 +185,7 @@ pub enum Command {
     },
     /// Reproduce OGASched's comparison (online allocation vs DRF, fairness, bin packing,
     /// spreading) on a synthetic trace: average reward over time, gains and regret.
-    OgaBench(continuum_alloc::oga_bench::OgaBenchArgs),
+    OgaBench(continuum_lab::oga_bench::OgaBenchArgs),
     /// Measure the ONNX models of a directory and write a profile the simulator accepts.
     Profile {
         /// Directory with `models.yaml` and the ONNX files.

@@ -40,7 +40,7 @@ pub fn execute(cli: &Cli) -> Result<()> {
             };
         }
         Command::Completions { shell } => return completions(*shell),
-        Command::OgaBench(args) => return continuum_alloc::oga_bench::execute(args),
+        Command::OgaBench(args) => return continuum_lab::oga_bench::execute(args),
         Command::Profile {
             models,
             out,
@@ -67,10 +67,10 @@ pub fn execute(cli: &Cli) -> Result<()> {
         Format::Csv => report::to_csv(&report),
         Format::Table if series => format!(
             "{}\n{}",
-            report::to_time_series_table(&report),
-            report::to_table(&report)
+            report::to_time_series_text_table(&report),
+            report::to_text_table(&report)
         ),
-        Format::Table => report::to_table(&report),
+        Format::Table => report::to_text_table(&report),
     };
     super::print(text.trim_end())?;
     if let Some(dir) = &run.out {

@@ -7,8 +7,8 @@ use clap::{Args, Subcommand};
 use continuum_core::config::Source;
 use continuum_core::profiles::Profiles;
 use continuum_core::topology::Topology;
-use continuum_core::topology::generate::{GenerateOptions, generate};
-use continuum_core::topology::import::{ImportOptions, import, network};
+use continuum_topogen::generate::{GenerateOptions, generate};
+use continuum_topogen::import::{ImportOptions, import, network};
 use std::path::PathBuf;
 
 /// `continuum topology …` subcommands.

@@ -17,6 +17,7 @@ pub mod admission;
 pub mod config;
 pub mod dispatch;
 pub mod feasibility;
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod load;
 pub mod metrics;

@@ -476,7 +476,7 @@ mod tests {
         let d = Demand {
             task: 0,
             rate_qps: 10.0,
-            size_kb: 10.0,
+            frame_kb: 10.0,
             tx_ms: 3.0,
             access_ms: 2.0,
             max_delay_ms: 100.0,

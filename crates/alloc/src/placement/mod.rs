@@ -115,12 +115,12 @@ pub struct Placement {
 /// The mean stream of application `app` opened at scheduler `s`.
 fn representative(sc: &Scenario, app: usize) -> Demand {
     let a = &sc.workload.apps[app];
-    let size_kb = a.frame_kb.mean();
+    let frame_kb = a.frame_kb.mean();
     Demand {
         task: a.task,
         rate_qps: a.rate_qps.mean(),
-        size_kb,
-        tx_ms: size_kb * 8.0 / a.uplink_mbps.mean(),
+        frame_kb,
+        tx_ms: frame_kb * 8.0 / a.uplink_mbps.mean(),
         access_ms: a.access_delay_ms.mean(),
         max_delay_ms: a.max_delay_ms.mean(),
         min_accuracy: a.min_accuracy.mean(),
@@ -146,7 +146,7 @@ fn link_variant(
             continue;
         }
         let w = &sc.fleet.workers[r.worker as usize];
-        let proc_ms = w.delay_ms(d.size_kb);
+        let proc_ms = w.delay_ms(d.frame_kb);
         if w.task != d.task
             || w.accuracy < d.min_accuracy
             || latency_bound_ms(d, r, proc_ms) > d.max_delay_ms
@@ -283,7 +283,7 @@ impl Placement {
                 for (r, &c) in instances.iter().enumerate() {
                     if let Some(w) = link_variant(sc, s, c, &d, allowed) {
                         let v = &sc.profiles.variants[t.workers[w].variant];
-                        let eta = d.size_kb / v.ref_kb;
+                        let eta = d.frame_kb / v.ref_kb;
                         links.push(LinkInfo {
                             port: s * apps + a,
                             instance: r,

@@ -37,10 +37,10 @@ pub struct WorkerInfo {
 pub const BALANCED_RESOURCES: [&str; 2] = ["cpu", "mem_gb"];
 
 impl WorkerInfo {
-    /// Processing delay of one batch whose largest query is `size_kb`.
+    /// Processing delay of one batch whose largest query is `frame_kb`.
     #[inline]
-    pub fn delay_ms(&self, size_kb: f64) -> f64 {
-        self.base_ms + self.per_kb_ms * size_kb
+    pub fn delay_ms(&self, frame_kb: f64) -> f64 {
+        self.base_ms + self.per_kb_ms * frame_kb
     }
 }
 

@@ -17,7 +17,7 @@ pub struct Demand {
     /// Frame rate ρ_i, qps.
     pub rate_qps: f64,
     /// Query size ζ_i, KB.
-    pub size_kb: f64,
+    pub frame_kb: f64,
     /// Transmission time t_i, ms.
     pub tx_ms: f64,
     /// One-way access delay δ_i, ms.
@@ -55,6 +55,23 @@ pub struct Candidate {
     /// §6, `balanced-allocation`): filled by [`crate::dispatch::bind`] only for a policy that
     /// reads them ([`crate::policy::Policy::uses_cluster_shares`]), else 0.
     pub cluster_shares: [f64; 2],
+}
+
+impl Candidate {
+    /// Copies of the stream's demand that this worker's free capacity holds,
+    /// ⌊(C − L) / demand⌋, at least 1 (the worker is feasible, so one copy fits); 1 for a stream
+    /// that brings no load. The `headroom` rule's cluster score and TapFinger's prior Pr(n)
+    /// (docs/model.md §6, §15) both count them.
+    #[inline]
+    pub fn copies(&self) -> f64 {
+        if self.demand_qps > 0.0 {
+            ((self.capacity_qps - self.load_qps).max(0.0) / self.demand_qps)
+                .floor()
+                .max(1.0)
+        } else {
+            1.0
+        }
+    }
 }
 
 /// How many reachable workers failed each constraint (the first one failed counts), so an
@@ -140,13 +157,13 @@ pub fn feasible(
             short.batch += 1;
             continue;
         }
-        let proc_ms = w.base_ms + w.per_kb_ms * d.size_kb;
+        let proc_ms = w.base_ms + w.per_kb_ms * d.frame_kb;
         if latency_bound_ms(d, r, proc_ms) > d.max_delay_ms {
             short.latency += 1;
             continue;
         }
         let load = view.workers[r.worker as usize].load_qps;
-        let demand = d.size_kb / w.ref_kb * d.rate_qps * f64::from(d.items);
+        let demand = d.frame_kb / w.ref_kb * d.rate_qps * f64::from(d.items);
         if load + demand > w.capacity_qps {
             short.load += 1;
             continue;

@@ -15,7 +15,7 @@ fn demand(max_delay_ms: f64, min_accuracy: f64) -> Demand {
     Demand {
         task: 0,
         rate_qps: 10.0,
-        size_kb: 10.0,
+        frame_kb: 10.0,
         tx_ms: 1.0,
         access_ms: 2.0,
         max_delay_ms,
@@ -105,7 +105,7 @@ fn batch_items_rule_out_small_batches_and_scale_the_load() {
     let w = f.workers[out[0].worker as usize];
     assert!(w.batch >= 2);
     // Demand is items × rate: a rate that fits at 2 items per query does not at 4.
-    d.rate_qps = w.capacity_qps / (3.0 * d.size_kb / w.ref_kb);
+    d.rate_qps = w.capacity_qps / (3.0 * d.frame_kb / w.ref_kb);
     assert_eq!(feasible(&d, reach, &f, &view, &mut out).load, 0);
     d.items = 4;
     assert_eq!(feasible(&d, reach, &f, &view, &mut out).load, 1);
@@ -131,7 +131,7 @@ fn the_far_tail_is_skipped_without_changing_the_candidates() {
                 .iter()
                 .filter(|r| {
                     let w = &f.workers[r.worker as usize];
-                    latency_bound_ms(&d, r, w.base_ms + w.per_kb_ms * d.size_kb) <= max_delay
+                    latency_bound_ms(&d, r, w.base_ms + w.per_kb_ms * d.frame_kb) <= max_delay
                 })
                 .map(|r| r.worker)
                 .collect();

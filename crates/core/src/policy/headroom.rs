@@ -7,27 +7,13 @@ use crate::feasibility::Candidate;
 use crate::rng::SimRng;
 use std::cell::RefCell;
 
-/// Copies of the stream's demand that one feasible worker's free capacity holds,
-/// ⌊(C − L) / demand⌋, at least 1 (the worker is feasible, so one copy fits); 1 for a stream
-/// that brings no load.
-#[inline]
-pub fn copies(c: &Candidate) -> f64 {
-    if c.demand_qps > 0.0 {
-        ((c.capacity_qps - c.load_qps).max(0.0) / c.demand_qps)
-            .floor()
-            .max(1.0)
-    } else {
-        1.0
-    }
-}
-
 thread_local! {
     /// (cluster, copies summed over its candidates) of the current choice: no allocation per
     /// binding once warm.
     static ROOM: RefCell<Vec<(u32, f64)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Calls `f` with the room of each candidate's cluster: the sum of [`copies`] over the
+/// Calls `f` with the room of each candidate's cluster: the sum of [`Candidate::copies`] over the
 /// candidates of that cluster, one entry per candidate, in order. Candidates of one cluster
 /// need not be adjacent.
 pub(crate) fn with_cluster_room<R>(
@@ -41,8 +27,8 @@ pub(crate) fn with_cluster_room<R>(
             // Candidates come in reach order, so a cluster's workers are usually adjacent: look
             // from the end.
             match room.iter_mut().rev().find(|(n, _)| *n == x.cluster) {
-                Some(e) => e.1 += copies(x),
-                None => room.push((x.cluster, copies(x))),
+                Some(e) => e.1 += x.copies(),
+                None => room.push((x.cluster, x.copies())),
             }
         }
         let of = |i: usize| -> f64 {
@@ -103,11 +89,11 @@ mod tests {
 
     #[test]
     fn copies_floor_the_free_capacity_over_the_demand_and_count_at_least_one() {
-        assert_eq!(copies(&cand(0, 0, 10.0, 40.0, 100.0, 15.0)), 4.0); // 60 / 15
-        assert_eq!(copies(&cand(0, 0, 10.0, 40.0, 100.0, 25.0)), 2.0); // 2.4
-        assert_eq!(copies(&cand(0, 0, 10.0, 95.0, 100.0, 5.0)), 1.0); // exactly 1
-        assert_eq!(copies(&cand(0, 0, 10.0, 99.0, 100.0, 5.0)), 1.0); // 0.2, at least 1
-        assert_eq!(copies(&cand(0, 0, 10.0, 0.0, 100.0, 0.0)), 1.0); // no demand
+        assert_eq!(cand(0, 0, 10.0, 40.0, 100.0, 15.0).copies(), 4.0); // 60 / 15
+        assert_eq!(cand(0, 0, 10.0, 40.0, 100.0, 25.0).copies(), 2.0); // 2.4
+        assert_eq!(cand(0, 0, 10.0, 95.0, 100.0, 5.0).copies(), 1.0); // exactly 1
+        assert_eq!(cand(0, 0, 10.0, 99.0, 100.0, 5.0).copies(), 1.0); // 0.2, at least 1
+        assert_eq!(cand(0, 0, 10.0, 0.0, 100.0, 0.0).copies(), 1.0); // no demand
     }
 
     #[test]

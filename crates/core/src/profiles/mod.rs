@@ -68,16 +68,16 @@ pub struct Variant {
 pub const DEFAULT_LOAD_S: f64 = 5.0;
 
 impl Variant {
-    /// Processing delay D_v(ζ) of one batch whose largest query is `size_kb`.
+    /// Processing delay D_v(ζ) of one batch whose largest query is `frame_kb`.
     #[inline]
-    pub fn delay_ms(&self, size_kb: f64) -> f64 {
-        self.base_ms + self.per_kb_ms * size_kb
+    pub fn delay_ms(&self, frame_kb: f64) -> f64 {
+        self.base_ms + self.per_kb_ms * frame_kb
     }
 
     /// Load per query η_v^i = ζ_i / ζ_ref(v).
     #[inline]
-    pub fn load_per_query(&self, size_kb: f64) -> f64 {
-        size_kb / self.ref_kb
+    pub fn load_per_query(&self, frame_kb: f64) -> f64 {
+        frame_kb / self.ref_kb
     }
 }
 

@@ -5,7 +5,7 @@
 //! binds j; the others are void for the round.
 
 use super::{Claim, Round};
-use crate::policy::headroom::copies;
+use crate::feasibility::Candidate;
 
 /// How a round's conflicting claims are settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +22,12 @@ pub enum Resolution {
 
 /// Copies of stream `j`'s demand that cluster `cluster`'s free capacity could hold: the sum,
 /// over its feasible workers for `j`, of ⌊(C_w − L_w) / (η ρ items)⌋ (at least 1 for a feasible
-/// candidate) — the cluster score of the `headroom` push rule ([`copies`]).
+/// candidate) — the cluster score of the `headroom` push rule ([`Candidate::copies`]).
 pub fn prior_copies(round: &Round, j: usize, cluster: u32) -> f64 {
     round.cands[j]
         .iter()
         .filter(|c| c.cluster == cluster)
-        .map(copies)
+        .map(Candidate::copies)
         .sum()
 }
 

@@ -117,7 +117,7 @@ pub struct StepStats {
 #[inline]
 pub fn demand_load(d: &Demand, fleet: &Fleet, c: &Candidate) -> f64 {
     let w = &fleet.workers[c.worker as usize];
-    d.size_kb / w.ref_kb * d.rate_qps * f64::from(d.items)
+    d.frame_kb / w.ref_kb * d.rate_qps * f64::from(d.items)
 }
 
 /// One decision step: rounds of claims, conflict resolution and binding until every agent is

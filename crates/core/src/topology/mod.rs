@@ -2,8 +2,6 @@
 //! them, and for every scheduler the one-way delay d_n^s and jitter σ_n^s to every worker.
 
 mod deploy;
-pub mod generate;
-pub mod import;
 mod paths;
 mod schema;
 

@@ -154,7 +154,7 @@ impl Workload {
         let app = self.class_at(u, t_ms);
         let a = &self.apps[app];
         let rate_qps = a.rate_qps.sample(rng);
-        let size_kb = a.frame_kb.sample(rng);
+        let frame_kb = a.frame_kb.sample(rng);
         let mbps = a.uplink_mbps.sample(rng);
         // Drawn in this order (the seeded streams depend on it).
         let access_ms = a.access_delay_ms.sample(rng);
@@ -166,8 +166,8 @@ impl Workload {
             demand: crate::feasibility::Demand {
                 task: a.task,
                 rate_qps,
-                size_kb,
-                tx_ms: size_kb * 8.0 / mbps,
+                frame_kb,
+                tx_ms: frame_kb * 8.0 / mbps,
                 access_ms,
                 max_delay_ms,
                 min_accuracy,

@@ -24,7 +24,7 @@ fn expected_load_follows_littles_law() {
     assert_eq!(
         (
             p.demand.rate_qps,
-            p.demand.size_kb,
+            p.demand.frame_kb,
             p.demand.tx_ms,
             p.duration_ms
         ),

@@ -1,7 +1,7 @@
 //! The bench's SVGs: average reward over time (like OGASched's Fig. 2a) and regret / t.
 
 use super::output::running_average;
-use super::run::BenchResult;
+use continuum_alloc::oga_bench::{AllocatorRun, BenchResult};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use std::path::Path;
 /// faint.
 fn rows(res: &BenchResult) -> Vec<(usize, Emphasis, String)> {
     let is_oga = |name: &str| name == "oga" || name == "oga-lookahead";
-    let is_ablation = |name: &str| crate::alloc::ABLATIONS.contains(&name);
+    let is_ablation = |name: &str| continuum_alloc::alloc::ABLATIONS.contains(&name);
     let best = res
         .runs
         .iter()
@@ -47,7 +47,7 @@ fn lines(
     path: &Path,
     title: String,
     y: Axis,
-    points: impl Fn(&super::run::AllocatorRun) -> Vec<(f64, f64)>,
+    points: impl Fn(&AllocatorRun) -> Vec<(f64, f64)>,
 ) -> Result<(), String> {
     let series = rows(res)
         .into_iter()

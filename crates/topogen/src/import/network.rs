@@ -8,7 +8,7 @@
 //! the largest connected component are removed and listed in [`Network::dropped`].
 
 use super::gml::{self, Pair, Value};
-use crate::config::{ConfigError, Source};
+use continuum_core::config::{ConfigError, Source};
 use std::collections::{BTreeSet, HashMap};
 
 /// One point of presence.

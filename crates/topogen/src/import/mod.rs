@@ -22,11 +22,11 @@
 //!
 //! Sans-IO: text in, text out; the CLI validates the result like a hand-written file.
 
-pub mod gml;
+mod gml;
 pub mod network;
 
-use super::generate::{GenerateOptions, antenna_gpu, link, write_layers_and_cloud};
-use crate::rng::{Purpose, stream_rng};
+use crate::generate::{GenerateOptions, antenna_gpu, link, write_layers_and_cloud};
+use continuum_core::rng::{Purpose, stream_rng};
 use network::Network;
 use rand::Rng;
 use std::cmp::Ordering;
@@ -34,7 +34,7 @@ use std::collections::BinaryHeap;
 use std::fmt::Write;
 
 /// One-way delay of light in silica fibre, µs per km (group index ≈ 1.468).
-pub const FIBRE_US_PER_KM: f64 = 4.9;
+pub(crate) const FIBRE_US_PER_KM: f64 = 4.9;
 /// Earth's mean radius, km.
 const EARTH_RADIUS_KM: f64 = 6371.0;
 
@@ -147,7 +147,7 @@ struct Tree {
 }
 
 /// Great-circle distance, km.
-pub fn haversine_km(a: (f64, f64), b: (f64, f64)) -> f64 {
+pub(crate) fn haversine_km(a: (f64, f64), b: (f64, f64)) -> f64 {
     let (lon1, lat1) = (a.0.to_radians(), a.1.to_radians());
     let (lon2, lat2) = (b.0.to_radians(), b.1.to_radians());
     let h = ((lat2 - lat1) / 2.0).sin().powi(2)
@@ -171,7 +171,7 @@ impl Ord for Item {
 }
 
 /// All-pairs shortest-path delays, ms, over the network's links.
-pub fn delays_ms(net: &Network, route_factor: f64) -> Vec<Vec<f64>> {
+pub(crate) fn delays_ms(net: &Network, route_factor: f64) -> Vec<Vec<f64>> {
     let n = net.pops.len();
     let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
     for &(a, b) in &net.links {
@@ -203,7 +203,7 @@ pub fn delays_ms(net: &Network, route_factor: f64) -> Vec<Vec<f64>> {
 }
 
 /// The cloud's PoP (least total delay) and the regional DCs' PoPs (greedy k-median).
-pub fn choose_sites(d: &[Vec<f64>], k: usize) -> (usize, Vec<usize>) {
+pub(crate) fn choose_sites(d: &[Vec<f64>], k: usize) -> (usize, Vec<usize>) {
     let n = d.len();
     let total = |i: usize| d[i].iter().sum::<f64>();
     let cloud = (0..n)
@@ -351,7 +351,7 @@ fn write_header(w: &mut String, net: &Network, o: &ImportOptions, tree: &Tree) {
     if !net.dropped.is_empty() {
         let _ = writeln!(w, "# Left out: {}.", net.dropped.join("; "));
     }
-    let _ = writeln!(w, "schema: {}", crate::config::SCHEMA);
+    let _ = writeln!(w, "schema: {}", continuum_core::config::SCHEMA);
     let _ = writeln!(w, "name: {name}");
     if let Some(m) = s.max_reach_ms {
         let _ = writeln!(w, "max_reach_ms: {m}");

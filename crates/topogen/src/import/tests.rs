@@ -2,9 +2,9 @@
 
 use super::network::{Network, Pop, read};
 use super::*;
-use crate::config::Source;
-use crate::profiles::Profiles;
-use crate::topology::Topology;
+use continuum_core::config::Source;
+use continuum_core::profiles::Profiles;
+use continuum_core::topology::Topology;
 use std::path::Path;
 
 fn load(text: &str) -> Topology {

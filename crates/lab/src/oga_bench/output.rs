@@ -1,13 +1,13 @@
 //! The bench's report: a serialisable summary, its text table and its JSON.
 
-use super::run::{BenchConfig, BenchResult, RegretPoint};
-use super::synthetic::{Instance, RESOURCES};
-use crate::alloc::StepSize;
+use continuum_alloc::alloc::StepSize;
+use continuum_alloc::oga_bench::synthetic::{Instance, RESOURCES};
+use continuum_alloc::oga_bench::{BenchConfig, BenchResult, RegretPoint};
 use serde::Serialize;
 use std::fmt::Write;
 
 /// OGASched's reported average-reward gains over each heuristic, % (the paper's abstract).
-pub const PAPER_GAINS: [(&str, f64); 4] = [
+pub(crate) const PAPER_GAINS: [(&str, f64); 4] = [
     ("drf", 11.33),
     ("fairness", 7.75),
     ("binpacking", 13.89),
@@ -16,98 +16,98 @@ pub const PAPER_GAINS: [(&str, f64); 4] = [
 
 /// The setting, echoed in the report.
 #[derive(Debug, Clone, Serialize)]
-pub struct Setting {
+pub(crate) struct Setting {
     /// Where the demand comes from.
-    pub trace: String,
+    pub(crate) trace: String,
     /// |L|.
-    pub ports: usize,
+    pub(crate) ports: usize,
     /// |R|.
-    pub instances: usize,
+    pub(crate) instances: usize,
     /// The K resource types.
-    pub resources: Vec<&'static str>,
+    pub(crate) resources: Vec<&'static str>,
     /// Links in the bipartite graph.
-    pub links: usize,
+    pub(crate) links: usize,
     /// T.
-    pub slots: usize,
+    pub(crate) slots: usize,
     /// Arrival probability per port and slot.
-    pub arrival_prob: f64,
+    pub(crate) arrival_prob: f64,
     /// Contention level ℓ: a_l^k = ℓ · b_l^k.
-    pub contention: f64,
+    pub(crate) contention: f64,
     /// Where the base requests b_l^k come from: `trace` or `capacity`.
-    pub requests: &'static str,
+    pub(crate) requests: &'static str,
     /// How instances are linked to ports: `random` or `regular:D`.
-    pub links_mode: String,
+    pub(crate) links_mode: String,
     /// α range.
-    pub alpha: [f64; 2],
+    pub(crate) alpha: [f64; 2],
     /// β range.
-    pub beta: [f64; 2],
+    pub(crate) beta: [f64; 2],
     /// Utilities.
-    pub utility: &'static str,
+    pub(crate) utility: &'static str,
     /// OGA's η0.
-    pub eta0: f64,
+    pub(crate) eta0: f64,
     /// OGA's decay per slot.
-    pub decay: f64,
+    pub(crate) decay: f64,
     /// Gradient steps of the hindsight comparator.
-    pub hindsight_iterations: usize,
+    pub(crate) hindsight_iterations: usize,
     /// The seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// One allocator's figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct AllocatorSummary {
+pub(crate) struct AllocatorSummary {
     /// Its name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Average reward per slot over T.
-    pub average_reward: f64,
+    pub(crate) average_reward: f64,
     /// Its regret at T divided by T.
-    pub regret_per_slot: f64,
+    pub(crate) regret_per_slot: f64,
 }
 
 /// OGA's gain over one heuristic.
 #[derive(Debug, Clone, Serialize)]
-pub struct GainRow {
+pub(crate) struct GainRow {
     /// The heuristic.
-    pub baseline: &'static str,
+    pub(crate) baseline: &'static str,
     /// (OGA − baseline) / |baseline| of the average reward, % (`oga`: the paper's order, the
     /// allocation played before the slot's arrivals are seen).
-    pub gain_pct: f64,
+    pub(crate) gain_pct: f64,
     /// The same for `oga-lookahead` (the step sees the slot's arrivals first), %.
-    pub lookahead_gain_pct: f64,
+    pub(crate) lookahead_gain_pct: f64,
     /// The paper's figure, %.
-    pub paper_gain_pct: f64,
+    pub(crate) paper_gain_pct: f64,
 }
 
 /// Average reward over time (1/t) Σ_{s ≤ t} q(s) of one allocator, sampled.
 #[derive(Debug, Clone, Serialize)]
-pub struct Series {
+pub(crate) struct Series {
     /// The allocator.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// (t, average reward up to t).
-    pub points: Vec<(usize, f64)>,
+    pub(crate) points: Vec<(usize, f64)>,
 }
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     /// The setting.
-    pub setting: Setting,
+    pub(crate) setting: Setting,
     /// Per allocator.
-    pub allocators: Vec<AllocatorSummary>,
+    pub(crate) allocators: Vec<AllocatorSummary>,
     /// OGA's gains.
-    pub gains: Vec<GainRow>,
+    pub(crate) gains: Vec<GainRow>,
     /// Regret at each horizon.
-    pub regret: Vec<RegretPoint>,
+    pub(crate) regret: Vec<RegretPoint>,
     /// Average reward over time (at most 200 points per allocator; every slot in the SVG).
-    pub average_reward_over_time: Vec<Series>,
+    pub(crate) average_reward_over_time: Vec<Series>,
     /// Wall-clock time of the run, s.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
     /// Threads used (results do not depend on it).
-    pub threads: usize,
+    pub(crate) threads: usize,
 }
 
 /// (1/t) Σ_{s ≤ t} q(s) for every t.
-pub fn running_average(rewards: &[f64]) -> Vec<f64> {
+pub(crate) fn running_average(rewards: &[f64]) -> Vec<f64> {
     let mut sum = 0.0;
     rewards
         .iter()
@@ -124,7 +124,7 @@ fn gain(oga: f64, base: f64) -> f64 {
 }
 
 /// Assembles the report.
-pub fn build(
+pub(crate) fn build(
     cfg: &BenchConfig,
     inst: &Instance,
     res: &BenchResult,
@@ -211,7 +211,7 @@ pub fn build(
 }
 
 /// The report as a text table.
-pub fn to_table(r: &BenchReport) -> String {
+pub(crate) fn to_text_table(r: &BenchReport) -> String {
     let s = &r.setting;
     let mut o = String::new();
     let _ = writeln!(
@@ -238,7 +238,7 @@ pub fn to_table(r: &BenchReport) -> String {
         s.seed
     );
     let _ = writeln!(o);
-    o.push_str(&continuum_term::table::text_table(
+    o.push_str(&continuum_term::text_table::text_table(
         &["allocator", "avg reward", "regret(T)/T"],
         1,
         r.allocators.iter().map(|a| {
@@ -251,7 +251,7 @@ pub fn to_table(r: &BenchReport) -> String {
     ));
     let _ = writeln!(o);
     let pct = |x: f64| format!("{x:.2}%");
-    o.push_str(&continuum_term::table::text_table(
+    o.push_str(&continuum_term::text_table::text_table(
         &["OGA gain over", "oga", "oga-lookahead", "paper"],
         1,
         r.gains.iter().map(|g| {
@@ -272,7 +272,7 @@ pub fn to_table(r: &BenchReport) -> String {
         s.hindsight_iterations
     );
     let per_slot = |v: Option<&f64>, t: f64| format!("{:.3}", v.map_or(f64::NAN, |v| v / t));
-    o.push_str(&continuum_term::table::text_table(
+    o.push_str(&continuum_term::text_table::text_table(
         &["t", "best fixed / t", "oga", "oga-lookahead"],
         0,
         r.regret.iter().map(|p| {
@@ -300,7 +300,7 @@ pub fn to_table(r: &BenchReport) -> String {
 }
 
 /// The report as JSON.
-pub fn to_json(r: &BenchReport) -> String {
+pub(crate) fn to_json(r: &BenchReport) -> String {
     continuum_core::config::versioned_json(r).expect("the report serialises")
 }
 

@@ -8,7 +8,7 @@
 //! offices per regional DC; its link delays, capacities and deployment mix), so that
 //! `--antennas 16` gives a topology of the same shape and per-site resources.
 
-use crate::rng::{Purpose, stream_rng};
+use continuum_core::rng::{Purpose, stream_rng};
 use rand::Rng;
 use std::fmt::Write;
 
@@ -260,7 +260,7 @@ pub fn generate(o: &GenerateOptions) -> String {
          of profiles/object-detection.yaml.",
         o.seed, o.antennas
     );
-    let _ = writeln!(w, "schema: {}", crate::config::SCHEMA);
+    let _ = writeln!(w, "schema: {}", continuum_core::config::SCHEMA);
     let _ = writeln!(w, "name: {}", o.name);
     if let Some(m) = o.max_reach_ms {
         let _ = writeln!(
@@ -304,9 +304,9 @@ pub fn generate(o: &GenerateOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Source;
-    use crate::profiles::Profiles;
-    use crate::topology::Topology;
+    use continuum_core::config::Source;
+    use continuum_core::profiles::Profiles;
+    use continuum_core::topology::Topology;
     use std::path::Path;
 
     fn load(text: &str) -> Topology {

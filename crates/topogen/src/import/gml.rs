@@ -2,11 +2,11 @@
 //! Topology Zoo: `key value` pairs where a value is a number, a quoted string or a `[ … ]` list
 //! of pairs; `#` starts a comment line. Errors carry the line and column.
 
-use crate::config::{ConfigError, Source};
+use continuum_core::config::{ConfigError, Source};
 
 /// A GML value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// A number (integers too).
     Num(f64),
     /// A string, quotes removed, `&amp;`-style entities kept as written.
@@ -17,21 +17,21 @@ pub enum Value {
 
 /// One `key value` pair, with the line and column of its key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// The value.
-    pub value: Value,
+    pub(crate) value: Value,
     /// 1-based line of the key.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of the key.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 impl Pair {
     /// The first value under `key` in this pair's list (`None` if this is not a list or has
     /// no such key).
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         match &self.value {
             Value::List(l) => l.iter().find(|p| p.key == key).map(|p| &p.value),
             _ => None,
@@ -185,7 +185,7 @@ impl Lexer<'_> {
 }
 
 /// Parses a whole GML text into its top-level pairs.
-pub fn parse(src: &Source) -> Result<Vec<Pair>, ConfigError> {
+pub(crate) fn parse(src: &Source) -> Result<Vec<Pair>, ConfigError> {
     let mut lx = Lexer {
         src,
         chars: src.text.chars().collect(),
