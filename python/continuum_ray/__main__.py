@@ -67,7 +67,7 @@ def main(argv=None):
         args = a.args[1:] if a.args[:1] == ["--"] else a.args
         run_apex_train(binary, args, cwd, a.retries, remote)
     else:
-        from .meta import run_meta_train
+        from .meta_train import run_meta_train
         args = a.args[1:] if a.args[:1] == ["--"] else a.args
         run_meta_train(binary, args, cwd, a.retries, remote)
 

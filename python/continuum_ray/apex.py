@@ -18,7 +18,7 @@ import time
 import ray
 
 from . import tasks
-from .meta import split_out, threads
+from .meta_train import split_out, threads
 
 
 def run_apex_train(binary, args, cwd, retries=3, remote=None):

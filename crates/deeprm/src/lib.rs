@@ -2,10 +2,10 @@
 //! with d resources and a job queue ([`env`]), its reward objectives ([`objective`]), the
 //! paper's baselines ([`heuristics`]), the policy network ([`net`]), REINFORCE with the time-step
 //! baseline and its improved variants ([`reinforce`], [`train`]), evaluation ([`eval`]),
-//! first-order meta-learning over job distributions ([`meta`]), checkpoints ([`checkpoint`]) and
-//! its commands, `continuum deeprm train | meta-train | eval` ([`cli`]). It checks the
-//! policy-gradient code against a published result before the same code trains continuum's own
-//! policies.
+//! first-order meta-training over job distributions ([`meta_train`]), checkpoints
+//! ([`checkpoint`]) and its commands, `continuum deeprm train | meta-train | eval` ([`cli`]). It
+//! checks the policy-gradient code against a published result before the same code trains
+//! continuum's own policies.
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
@@ -16,7 +16,7 @@ pub mod env;
 pub mod eval;
 pub mod heuristics;
 pub mod imitate;
-pub mod meta;
+pub mod meta_train;
 pub mod net;
 pub mod objective;
 pub mod reinforce;

@@ -13,7 +13,7 @@ use super::reinforce::{
 use super::train::{PgConfig, rollouts, train, train_jobsets};
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_learn::agent::flat;
-use continuum_learn::reptile::meta_step;
+use continuum_learn::reptile::meta_train_step;
 
 /// One resource of 2 units, 2 slots, an 8-step horizon, jobs up to 4 steps.
 fn tiny() -> EnvParams {
@@ -366,7 +366,7 @@ fn reptile_converges_to_the_mean_of_the_task_optima() {
                 vec![w - theta[0]]
             })
             .collect();
-        meta_step(&mut theta, &dirs, 0.5);
+        meta_train_step(&mut theta, &dirs, 0.5);
     }
     assert!((theta[0] - 2.0).abs() < 1e-4, "θ = {}", theta[0]);
 }

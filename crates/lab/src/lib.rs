@@ -2,8 +2,9 @@
 //! a policy and mitigation, a per-class table, a trained meta-policy, a pull row, the per-window
 //! oracle, an allocated run through [`allocated`]), running a report's rows on one scenario in
 //! parallel with its offline bound ([`run`]), and the report ([`report`]: the JSON contract of
-//! `compare`, CSV, text tables, SVG plots), and sweeps of such reports over grids ([`sweep`]). The `continuum` command parses its flags and hands
-//! off here; a sweep's cells run the same code.
+//! `compare`, CSV, text tables, SVG plots), and sweeps of such reports over grids ([`sweep`]);
+//! OGASched's reproduction bench as `continuum oga-bench` runs it ([`oga_bench`]). The
+//! `continuum` command parses its flags and hands off here; a sweep's cells run the same code.
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
@@ -11,6 +12,7 @@
 pub mod allocated;
 pub mod jobs_tap;
 pub mod jobs_tune;
+pub mod oga_bench;
 pub mod report;
 pub mod run;
 pub mod runner;

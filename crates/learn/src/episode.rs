@@ -10,7 +10,7 @@ use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_core::scenario::Scenario;
 use continuum_core::workload::{Lambda, Workload};
 use continuum_infer::agent::{DqnConfig, LambdaProfile};
-use continuum_sim::CapacityScale;
+use continuum_sim::{CapacityScale, SimConfig};
 use rand::Rng;
 
 /// Shortest and longest time between two steps of a stepped λ, s (assumption: load shifts
@@ -137,6 +137,21 @@ impl EpisodeSpec {
     /// Time-average of λ over `horizon_s`, clients/min/antenna.
     pub fn mean_lambda(&self, horizon_s: f64) -> f64 {
         self.lambda.mean_over(horizon_s * 1000.0)
+    }
+
+    /// The simulation settings of this episode under `cfg`: its horizon and windows, this
+    /// episode's seed and worker capacity, `cfg`'s queue bound and load view, the rest at
+    /// their defaults.
+    pub fn sim_config(&self, cfg: &DqnConfig) -> SimConfig {
+        SimConfig {
+            duration_s: cfg.horizon_s,
+            window_s: cfg.window_s,
+            seed: self.seed,
+            capacity: self.capacity,
+            queue_bound: cfg.queue_bound,
+            load_view: cfg.load_view,
+            ..SimConfig::default()
+        }
     }
 }
 

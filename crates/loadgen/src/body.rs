@@ -137,7 +137,7 @@ impl InferBody {
 
     /// The deterministic reference input of `sig` (the one the worker's tests use), encoded.
     pub fn reference(sig: &ModelSignature, format: BodyFormat) -> Self {
-        let data = continuum_wire::tensor::reference_input(sig.shape[0], &sig.shape[1..]);
+        let data = continuum_wire::reference_input(sig.shape[0], &sig.shape[1..]);
         Self::encode(sig, &data, format)
     }
 }

@@ -25,7 +25,7 @@ mod driver;
 mod fleet;
 mod quic;
 mod report;
-mod table;
+mod text_table;
 
 pub use body::{BodyFormat, HEADER_LEN, InferBody, ModelSignature};
 pub use driver::{run, run_until};
@@ -488,7 +488,7 @@ pub fn execute(args: &LoadgenArgs) -> anyhow::Result<()> {
         std::fs::write(path, &json).with_context(|| format!("writing {}", path.display()))?;
     }
     match args.format {
-        ReportFormat::Table => print!("{}", report.to_table()),
+        ReportFormat::Table => print!("{}", report.to_text_table()),
         ReportFormat::Json => println!("{json}"),
     }
     match no_traffic(&report, &opts) {

@@ -24,7 +24,7 @@ pub(crate) struct FrameInput {
 impl FrameInput {
     /// The deterministic reference input of `sig` (as the HTTP bodies carry).
     pub(crate) fn reference(sig: &ModelSignature) -> Self {
-        let x = continuum_wire::tensor::reference_input(sig.shape[0], &sig.shape[1..]);
+        let x = continuum_wire::reference_input(sig.shape[0], &sig.shape[1..]);
         let mut data = Vec::with_capacity(x.len() * 4);
         continuum_wire::fp32::extend_le(&mut data, &x);
         Self {

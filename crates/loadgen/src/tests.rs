@@ -115,7 +115,7 @@ fn the_recorder_adds_up_per_app_and_in_total() {
     // Both renderings work.
     let v: serde_json::Value = serde_json::from_str(&rep.to_json()).unwrap();
     assert_eq!(v["queries"]["offered"], 149);
-    assert!(rep.to_table().contains("total"));
+    assert!(rep.to_text_table().contains("total"));
 }
 
 /// The character offset just past `label` in `header`.
@@ -167,7 +167,7 @@ fn the_table_prints_ratios_as_percents_under_their_headers_whatever_the_names() 
     r.arrived(1);
     r.refused(1, "latency", 2);
     let rep = r.report(RunConfig::default(), 1.0, false);
-    let text = rep.to_table();
+    let text = rep.to_text_table();
     let lines: Vec<&str> = text.lines().collect();
     let h = lines.iter().position(|l| l.starts_with("app ")).unwrap();
     let header = lines[h];
@@ -253,7 +253,7 @@ fn json_bodies_carry_the_data() {
     assert_eq!(input["datatype"], "FP32");
     assert_eq!(input["shape"], json!([1, 3, 4, 5]));
     let data: Vec<f32> = serde_json::from_value(input["data"].clone()).unwrap();
-    assert_eq!(data, continuum_wire::tensor::reference_input(1, &[3, 4, 5]));
+    assert_eq!(data, continuum_wire::reference_input(1, &[3, 4, 5]));
 }
 
 #[test]
@@ -276,7 +276,7 @@ fn binary_bodies_follow_the_tensor_extension() {
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    assert_eq!(data, continuum_wire::tensor::reference_input(1, &[3, 4, 5]));
+    assert_eq!(data, continuum_wire::reference_input(1, &[3, 4, 5]));
 }
 
 #[test]

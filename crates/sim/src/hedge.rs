@@ -225,15 +225,20 @@ impl Simulation {
     }
 
     /// Among the candidates in `scratch` other than worker `own`, the one that would answer a
-    /// query of `size_kb` sent at `now` (no earlier than the simulation's clock) first (EdgeTuner's restart "on the node that finishes
+    /// query of `frame_kb` sent at `now` (no earlier than the simulation's clock) first (EdgeTuner's restart "on the node that finishes
     /// it fastest"): uplink, the worker's estimated batch finish on its queue as it stands now
     /// (docs/model.md §7.3, at its actual speed) and downlink, each way the candidate's network
     /// distance. Ties: the lower worker index.
-    pub(super) fn fastest_target(&mut self, own: u32, size_kb: f64, now: f64) -> Option<Candidate> {
+    pub(super) fn fastest_target(
+        &mut self,
+        own: u32,
+        frame_kb: f64,
+        now: f64,
+    ) -> Option<Candidate> {
         let mut best: Option<(f64, Candidate)> = None;
         for c in self.scratch.iter().filter(|c| c.worker != own) {
             let info = self.sc.fleet.workers[c.worker as usize];
-            let batch_ms = info.delay_ms(size_kb) * self.slowdown[c.worker as usize];
+            let batch_ms = info.delay_ms(frame_kb) * self.slowdown[c.worker as usize];
             // The queue as it stands now, the query at the back of it once it arrives.
             let finish = self.workers[c.worker as usize]
                 .estimated_finish(self.now, info.batch, batch_ms, &mut self.free_scratch)
@@ -256,7 +261,7 @@ impl Simulation {
         let stream = Demand {
             task: own.task,
             rate_qps: f64::from(facts.rate_qps),
-            size_kb: f64::from(q.size_kb),
+            frame_kb: f64::from(q.frame_kb),
             tx_ms: 0.0,
             access_ms: f64::from(q.access_ms),
             max_delay_ms: q.due_ms - q.t_emit,
@@ -267,7 +272,7 @@ impl Simulation {
         let demand = reissue_demand(&stream, q.due_ms - now);
         feasible(&demand, reach, &sc.fleet, &self.view, &mut self.scratch);
         let target = if restart {
-            self.fastest_target(q.worker, f64::from(q.size_kb), now)
+            self.fastest_target(q.worker, f64::from(q.frame_kb), now)
         } else {
             reissue_target(&self.scratch, q.worker).copied()
         };

@@ -6,7 +6,7 @@
 #![deny(unreachable_pub)]
 
 mod ages;
-mod bind;
+mod by_bind;
 mod capacity;
 mod config;
 mod engine;
@@ -30,7 +30,7 @@ pub use jobs::{JobStats, TaskFlow, WindowJobs};
 pub use pull::{PullConfig, PullStepOutcome, PullTotals};
 pub use worker::QueueBound;
 
-use bind::BindCounts;
+use by_bind::BindCounts;
 use continuum_core::feasibility::Candidate;
 use continuum_core::load::{LoadView, OwnLoad};
 use continuum_core::metrics::Metrics;
@@ -70,7 +70,7 @@ struct Query {
     t_emit: f64,
     /// When the query is due: its emission + the stream's `max_delay_ms` (D^i), ms.
     due_ms: f64,
-    size_kb: f32,
+    frame_kb: f32,
     access_ms: f32,
     d_ms: f32,
     sigma_ms: f32,

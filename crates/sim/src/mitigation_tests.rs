@@ -83,7 +83,7 @@ pub(super) fn stream_params(
         demand: Demand {
             task: 0,
             rate_qps,
-            size_kb: 10.0,
+            frame_kb: 10.0,
             tx_ms: 0.0,
             access_ms: 2.0,
             max_delay_ms,
@@ -374,7 +374,7 @@ fn a_restart_goes_where_it_would_finish_first() {
     for qid in 0..4 {
         busy.queue.push_back(worker::Waiting {
             qid,
-            size_kb: 10.0,
+            frame_kb: 10.0,
             t_arrive: 0.0,
         });
     }

@@ -22,7 +22,7 @@ pub(crate) struct Stream {
     /// Time of the next emission, not yet processed, ms.
     pub pending_ms: f64,
     /// Query size ζ_i, KB.
-    pub size_kb: f64,
+    pub frame_kb: f64,
     /// Transmission time t_i, ms.
     pub tx_ms: f64,
     /// One-way access delay δ_i, ms.

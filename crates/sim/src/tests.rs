@@ -144,7 +144,7 @@ clusters:
         demand: continuum_core::feasibility::Demand {
             task: 0,
             rate_qps: rate,
-            size_kb: 1.0, // below ref_kb: η < 1, so the load check passes at 70 qps
+            frame_kb: 1.0, // below ref_kb: η < 1, so the load check passes at 70 qps
             tx_ms: 0.1,
             access_ms: 1.0,
             max_delay_ms: 1e9,

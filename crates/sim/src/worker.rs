@@ -24,7 +24,7 @@ pub(crate) struct Waiting {
     /// Its query slot.
     pub qid: u32,
     /// Its size ζ, KB (the query record's).
-    pub size_kb: f32,
+    pub frame_kb: f32,
     /// When it reached the worker, ms.
     pub t_arrive: f64,
 }
@@ -188,7 +188,7 @@ mod tests {
     fn waiting(qid: u32) -> Waiting {
         Waiting {
             qid,
-            size_kb: 1.0,
+            frame_kb: 1.0,
             t_arrive: 0.0,
         }
     }

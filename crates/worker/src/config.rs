@@ -4,7 +4,7 @@
 //! setting are read, so unrelated `CONTINUUM_*` variables do no harm.
 
 use crate::inference::BackendChoice;
-pub use continuum_wire::endpoint::{GrpcConfig, HttpConfig, QuicConfig};
+pub use continuum_wire::{GrpcConfig, HttpConfig, QuicConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,7 @@ pub const ENV_KEYS: &[&str] = &[
 impl WorkerConfig {
     /// Reads `path` (YAML), then applies `CONTINUUM_*` overrides, then checks the result.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let cfg: WorkerConfig = continuum_wire::layered::load(path, ENV_KEYS)?;
+        let cfg: WorkerConfig = continuum_wire::load_settings(path, ENV_KEYS)?;
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(cfg)

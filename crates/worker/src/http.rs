@@ -4,12 +4,12 @@
 
 use super::Inner;
 use bytes::Bytes;
+use continuum_wire::InferRequest;
 use continuum_wire::http::{
     ModelPart, OipPath, Resp, body_error, check_method, check_version, error, infer_resp,
     oip_answer, oip_error, oip_path, query_error, segments, serve_with,
 };
 use continuum_wire::oip;
-use continuum_wire::query::InferRequest;
 use continuum_wire::serve::read_body;
 use http_body_util::Full;
 use hyper::body::Incoming;

@@ -1,7 +1,7 @@
 //! Load measurement per variant (docs/model.md §8): incoming qps, throughput and open streams over a
 //! sliding window, and the load report the worker pushes to gateways every Δ ms.
 
-pub use continuum_wire::load_report::{LoadReport, VariantLoad};
+pub use continuum_wire::{LoadReport, VariantLoad};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 

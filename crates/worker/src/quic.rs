@@ -4,8 +4,8 @@
 
 use super::Inner;
 use continuum_wire::frame::{self, Request, Response};
-use continuum_wire::query::{InferRequest, QueryError};
 use continuum_wire::quic::{accept, error_frame, reply, report_period};
+use continuum_wire::{InferRequest, QueryError};
 use quinn::{Endpoint, RecvStream, SendStream};
 use std::sync::Arc;
 use std::time::Duration;

@@ -358,7 +358,7 @@ fn cell_of(rows: &[EvalRow], name: &str, load: f64, f: impl Fn(&EvalFigures) -> 
 fn slowdown_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> String {
     let mut header = vec!["mean slowdown".to_string()];
     header.extend(loads.iter().map(|l| format!("load {l:.2}")));
-    let mut t = continuum_term::table::new_table(&header);
+    let mut t = continuum_term::text_table::new_table(&header);
     for n in names {
         let mut cells = vec![n.clone()];
         cells.extend(loads.iter().map(|&l| {
@@ -372,7 +372,7 @@ fn slowdown_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> String {
         }));
         t.add_row(cells);
     }
-    continuum_term::table::render(&mut t, 0, &[0])
+    continuum_term::text_table::render(&mut t, 0, &[0])
 }
 
 fn print_table(rows: &[EvalRow], names: &[String], loads: &[f64]) -> std::io::Result<()> {

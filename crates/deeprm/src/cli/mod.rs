@@ -3,7 +3,7 @@
 mod eval;
 
 use crate::eval::EvalFigures;
-use crate::meta::{MetaConfig, MetaMethod, meta_train};
+use crate::meta_train::{MetaTrainConfig, MetaTrainMethod, meta_train};
 use crate::net::build;
 use crate::train::{PgIterLog, train};
 use crate::{End, PgCheckpoint, PgConfig, PgVariant};
@@ -21,7 +21,7 @@ pub enum DeepRmCommand {
     /// per-iteration log (`<out stem>.training.csv`) and learning curve (`.training_curve.svg`).
     Train(DeepRmTrainArgs),
     /// Meta-train an initialisation over a distribution of loads and job mixes.
-    MetaTrain(DeepRmMetaArgs),
+    MetaTrain(DeepRmMetaTrainArgs),
     /// Measure checkpoints and the heuristics (tetris, sjf, random) at several loads on
     /// held-out jobsets, run until every job is done.
     Eval(DeepRmEvalArgs),
@@ -72,7 +72,7 @@ pub struct DeepRmTrainArgs {
 
 /// Options of `deeprm meta-train`.
 #[derive(Debug, Args)]
-pub struct DeepRmMetaArgs {
+pub struct DeepRmMetaTrainArgs {
     /// Meta-training config (YAML; every field optional).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -138,7 +138,7 @@ pub fn execute(cmd: &DeepRmCommand) -> Result<()> {
         .context("cannot start worker threads")?;
     pool.install(|| match cmd {
         DeepRmCommand::Train(a) => train_cmd(a),
-        DeepRmCommand::MetaTrain(a) => meta_cmd(a),
+        DeepRmCommand::MetaTrain(a) => meta_train_cmd(a),
         DeepRmCommand::Eval(a) => eval::eval_cmd(a),
     })
 }
@@ -348,16 +348,16 @@ fn write_log(out: &Path, log: &[PgIterLog]) -> Result<()> {
     continuum_plot::line_chart(&svg, &fig).map_err(anyhow::Error::msg)
 }
 
-fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
+fn meta_train_cmd(a: &DeepRmMetaTrainArgs) -> Result<()> {
     let out = a.common.checkpoint()?;
     let mut cfg = match &a.config {
-        Some(p) => MetaConfig::load(p)?,
-        None => MetaConfig::default(),
+        Some(p) => MetaTrainConfig::load(p)?,
+        None => MetaTrainConfig::default(),
     };
     if let Some(m) = &a.method {
         cfg.method = match m.as_str() {
-            "reptile" => MetaMethod::Reptile,
-            "fomaml" => MetaMethod::Fomaml,
+            "reptile" => MetaTrainMethod::Reptile,
+            "fomaml" => MetaTrainMethod::Fomaml,
             _ => bail!("--method: unknown method `{m}`; expected reptile or fomaml"),
         };
     }
@@ -366,7 +366,7 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
     }
     cfg.validate()?;
     let reporter = continuum_term::Progress::new(a.common.progress);
-    let progress = |l: &crate::meta::MetaLog| {
+    let progress = |l: &crate::meta_train::MetaTrainLog| {
         if l.iteration % 10 == 0 {
             reporter.line(&format!(
                 "meta-iteration {:>4}  inner return {:+9.2}  mean load {:.2}",
@@ -380,8 +380,8 @@ fn meta_cmd(a: &DeepRmMetaArgs) -> Result<()> {
     let (vars, net) = build(cfg.base.shape(), a.common.seed)?;
     set_flat(&vars, &theta)?;
     let method = match cfg.method {
-        MetaMethod::Reptile => "reptile",
-        MetaMethod::Fomaml => "fomaml",
+        MetaTrainMethod::Reptile => "reptile",
+        MetaTrainMethod::Fomaml => "fomaml",
     };
     PgCheckpoint::save(
         &out,

@@ -7,7 +7,7 @@ use super::{header, workload_label};
 use crate::{Mitigation, Placement};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
-use continuum_term::table::{new_table, render};
+use continuum_term::text_table::{new_table, render};
 use serde::Serialize;
 
 /// `continuum jobs load`'s options.
@@ -99,7 +99,7 @@ pub(super) fn execute(a: &LoadArgs) -> Result<()> {
     let json = continuum_core::config::versioned_json(&results)?;
     match r.format {
         Format::Json => println!("{json}"),
-        Format::Table => print!("{}", table(&results)),
+        Format::Table => print!("{}", text_table(&results)),
     }
     if let Some(path) = out {
         std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
@@ -110,7 +110,7 @@ pub(super) fn execute(a: &LoadArgs) -> Result<()> {
     Ok(())
 }
 
-fn table(r: &LoadResults) -> String {
+fn text_table(r: &LoadResults) -> String {
     let mut s = header(r.topology, r.nodes, &r.workload, r.duration_s, r.seed);
     let mut t = new_table(&[
         "placement",

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand, ValueEnum};
 use continuum_core::profiles::Profiles;
 use continuum_core::topology::Topology;
-use continuum_term::table::{new_table, render};
+use continuum_term::text_table::{new_table, render};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -308,7 +308,7 @@ fn run_rows(a: &RunArgs, configs: &[(Placement, Mitigation)], queue: bool) -> Re
     let json = continuum_core::config::versioned_json(&results)?;
     let text = match a.format {
         Format::Json => json.clone() + "\n",
-        Format::Table => table(&results, queue.then(|| &reports[0])),
+        Format::Table => text_table(&results, queue.then(|| &reports[0])),
     };
     print!("{text}");
     if let Some(path) = out {
@@ -387,7 +387,7 @@ fn header(topology: &str, nodes: usize, workload: &str, duration_s: f64, seed: u
 }
 
 /// The rows as a text table (JTL in seconds), and with `queue` its queue over time.
-fn table(r: &Results, queue: Option<&Report>) -> String {
+fn text_table(r: &Results, queue: Option<&Report>) -> String {
     let mut s = header(r.topology, r.nodes, &r.workload, r.duration_s, r.seed);
     let mut t = new_table(&[
         "placement",
@@ -425,7 +425,7 @@ fn table(r: &Results, queue: Option<&Report>) -> String {
                 format!("{:.0}", x.t_s),
                 x.waiting.to_string(),
                 x.running.to_string(),
-                continuum_term::table::percent(x.cpu_allocated),
+                continuum_term::text_table::percent(x.cpu_allocated),
             ]);
         }
         s.push('\n');

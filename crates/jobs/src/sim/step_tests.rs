@@ -1,7 +1,7 @@
 //! DeepRM's queue order (docs/jobs.md, "DeepRM's environment as a special case") on hand-built
 //! runs whose outcome is known by reasoning: the backlog is not scheduled, Tetris packs by
 //! alignment, and ties go to the lower visible slot, which a placed task's slot passes to the
-//! backlog's front. The comparison with `crates/deeprm` itself is `tests/deeprm_jobs.rs`.
+//! backlog's front. The comparison with `crates/deeprm` itself is `tests/it/deeprm_jobs.rs`.
 
 use super::super::*;
 use crate::nodes::Node;

@@ -218,7 +218,7 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     let pool = crate::thread_pool(a.threads)?;
     let rows = pool.install(|| evaluate(&cases, &seeds, &methods));
     match a.format {
-        Format::Table => print!("{}", output::table(&rows)),
+        Format::Table => print!("{}", output::text_table(&rows)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
     }
     if let Some(dir) = &a.out {

@@ -6,7 +6,7 @@ use continuum_jobs::ml::RULES;
 use continuum_learn::jobtap::JobTapLog;
 use continuum_learn::jobtap::evaluate::{Row, best_rules, change_pct, mean_sd};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
-use continuum_term::table::{new_table, render};
+use continuum_term::text_table::{new_table, render};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ fn first_allocs(r: &Row) -> String {
 }
 
 /// The comparison table.
-pub(crate) fn table(rows: &[Row]) -> String {
+pub(crate) fn text_table(rows: &[Row]) -> String {
     let best = best_rules(rows, &RULES);
     let mut t = new_table(&[
         "case",

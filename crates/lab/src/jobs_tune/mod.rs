@@ -308,7 +308,7 @@ pub fn evaluate(a: &EvaluateArgs) -> Result<()> {
     })?;
     match a.format {
         Format::Json => crate::print(&(json.clone() + "\n"))?,
-        Format::Table => crate::print(&output::table(&ev, &topology.name))?,
+        Format::Table => crate::print(&output::text_table(&ev, &topology.name))?,
     }
     if let Some(path) = out {
         std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use continuum_learn::jobtuner::{CurvePoint, Evaluation, Trained};
 use continuum_plot::{Axis, Emphasis, Figure, Format, Panel, Series};
-use continuum_term::table::{new_table, render};
+use continuum_term::text_table::{new_table, render};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -83,7 +83,7 @@ fn jtl(mean: f64, sd: f64) -> String {
 
 /// The evaluation as text: per scenario the tuner and every fixed configuration, then the
 /// summary lines.
-pub(super) fn table(ev: &Evaluation, topology: &str) -> String {
+pub(super) fn text_table(ev: &Evaluation, topology: &str) -> String {
     let mut s = format!(
         "EdgeTuner on batch jobs: {topology}, {} held-out seeds ({}), {} s of arrivals each; \
          mean JTL ± sd over seeds\n",

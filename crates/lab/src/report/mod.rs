@@ -3,11 +3,11 @@
 
 mod csv;
 mod plot;
-mod table;
+mod text_table;
 
 pub use csv::to_csv;
 pub use plot::{plot_p99_over_time, plot_success_over_time, plot_success_per_app};
-pub use table::{to_table, to_time_series_table};
+pub use text_table::{to_text_table, to_time_series_text_table};
 
 use continuum_core::metrics::{Counts, MitigationCounts};
 use continuum_sim::{SimStats, Simulation};

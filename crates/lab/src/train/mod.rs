@@ -1,14 +1,14 @@
 //! Training runs as the command line starts them: `continuum train` (the meta-policy's DQN or
 //! policy gradient in [`dqn`], TapFinger's MAPPO in [`tapfinger`]) and `continuum meta-train`
-//! (Reptile over generated topologies in [`meta`], split into units of work for a distributed
-//! driver in [`meta_steps`]). Each loads its scenario and hyper-parameters, trains through
-//! `continuum_learn` with progress on standard error, and writes the checkpoint, the episode log
-//! and the learning curve.
+//! (Reptile over generated topologies in [`meta_train`](mod@meta_train), split into units of
+//! work for a distributed driver in [`meta_train_steps`]). Each loads its scenario and
+//! hyper-parameters, trains through `continuum_learn` with progress on standard error, and writes
+//! the checkpoint, the episode log and the learning curve.
 
 mod apex;
 mod dqn;
-mod meta;
-mod meta_steps;
+mod meta_train;
+mod meta_train_steps;
 mod tapfinger;
 mod universal;
 
@@ -16,7 +16,7 @@ use clap::Args;
 use continuum_term::ProgressArgs;
 use std::path::PathBuf;
 
-pub use meta::MetaTrainArgs;
+pub use meta_train::MetaTrainArgs;
 pub use universal::TrainUniversalArgs;
 
 /// Runs `continuum train`: TapFinger's training for a TapFinger config (`method: tapfinger`),
@@ -60,7 +60,7 @@ pub fn train_universal(args: &TrainUniversalArgs) -> anyhow::Result<()> {
 
 /// Runs `continuum meta-train`: the whole run, or one of its units of work.
 pub fn meta_train(args: &MetaTrainArgs) -> anyhow::Result<()> {
-    meta_steps::execute(args)
+    meta_train_steps::execute(args)
 }
 
 /// Checks a `--budget` value: a positive, finite number of simulated queries.

@@ -38,7 +38,7 @@ fn demand(max_delay_ms: f64) -> Demand {
     Demand {
         task: 0,
         rate_qps: 60.0,
-        size_kb: 10.0,
+        frame_kb: 10.0,
         tx_ms: 1.0,
         access_ms: 2.0,
         max_delay_ms,

@@ -18,7 +18,7 @@ use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_infer::agent::{
     CfApply, Credit, DqnConfig, Granularity, RewardScope, RewardSpec, StateEncoder,
 };
-use continuum_sim::{Scenario, SimConfig, Simulation};
+use continuum_sim::{Scenario, Simulation};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -82,15 +82,7 @@ impl MetaEnv {
     ) -> Self {
         let sc = Arc::new(spec.scenario(scenario));
         let actions = cfg.configurations();
-        let sim_cfg = SimConfig {
-            duration_s: cfg.horizon_s,
-            window_s: cfg.window_s,
-            seed: spec.seed,
-            capacity: spec.capacity,
-            queue_bound: cfg.queue_bound,
-            load_view: cfg.load_view,
-            ..SimConfig::default()
-        };
+        let sim_cfg = spec.sim_config(&cfg);
         let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[0].policy);
         sim.set_classes(Arc::new(classes.clone()));
         sim.observe(cfg.buckets.clone());

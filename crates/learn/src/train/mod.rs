@@ -11,7 +11,8 @@ mod counterfactual;
 mod curve;
 mod edgetuner_reward;
 mod env;
-pub mod meta_learn;
+mod episodes;
+pub mod meta_train;
 mod select;
 
 pub use crate::episode::EpisodeSpec;
@@ -21,24 +22,17 @@ pub use curve::{plot_training_curve, training_csv};
 pub use env::{CF_SETTLE_MS, EpisodeEnd, MetaEnv};
 pub use select::{LevelChoice, Selection, level_lambdas, select};
 
-use crate::agent::{
-    Batch, EpsilonSchedule, LearnSettings, Learner, PgLearner, QNet, ReplayBuffer, Transition,
-};
-use anyhow::{Context, Result};
-use candle_core::{Device, Tensor};
+use crate::agent::LearnSettings;
+use anyhow::Result;
 use candle_nn::VarMap;
 use continuum_core::policy::StreamClasses;
-use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_infer::agent::{
     Algorithm, CheckpointMeta, ClassMode, Credit, DqnConfig, Fallback, NetShape, StateEncoder,
-    argmax, topology_fingerprint,
+    topology_fingerprint,
 };
 use continuum_sim::Scenario;
-use rand::Rng;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Cosines of an implicit quantile network's τ embedding (`algorithm: iqn`; n = 64 in Dabney et
@@ -112,36 +106,6 @@ pub struct TrainOutcome {
     pub budget: Budget,
     /// Ape-X's rounds (empty without an `apex:` block).
     pub apex_rounds: Vec<apex::ApexRound>,
-}
-
-struct Slot {
-    env: MetaEnv,
-    rewards: f64,
-    transitions: usize,
-    losses: f64,
-    loss_steps: usize,
-}
-
-/// The network being learnt and how: Double DQN with its replay buffer, or a policy gradient.
-enum Learning {
-    Dqn(Box<Learner>, ReplayBuffer),
-    Pg(PgLearner),
-}
-
-impl Learning {
-    fn net(&self) -> &QNet {
-        match self {
-            Learning::Dqn(l, _) => l.online(),
-            Learning::Pg(p) => p.net(),
-        }
-    }
-
-    fn vars(&self) -> &VarMap {
-        match self {
-            Learning::Dqn(l, _) => l.online_vars(),
-            Learning::Pg(p) => p.vars(),
-        }
-    }
 }
 
 /// The weights of checkpoint `path` as the starting point of training `cfg` on `scenario`, or
@@ -365,7 +329,6 @@ pub fn learn_with_actors(
     crate::episode::check_mix(cfg, &scenario.workload).map_err(anyhow::Error::msg)?;
     let setup = Setup::new(scenario, cfg)?;
     let start = Instant::now();
-    let cfg_arc = Arc::new(cfg.clone());
     progress(TrainEvent::Phase(&format!(
         "plan: {} episodes of {:.2e} simulated queries (forks included), then {:.2e} for the \
          fallback tables and margin ({} classes, {} actions)",
@@ -382,219 +345,5 @@ pub fn learn_with_actors(
         )));
         return apex::learn(scenario, cfg, setup, seed, init, progress, actors);
     }
-    let Setup {
-        classes,
-        encoder,
-        shape,
-        settings,
-        budget,
-    } = setup;
-    let mut learning = match cfg.algorithm {
-        Algorithm::Dqn | Algorithm::Iqn => Learning::Dqn(
-            Box::new(Learner::new(shape, settings, seed).context("cannot build the network")?),
-            ReplayBuffer::new(
-                cfg.buffer_size,
-                encoder.state_len(),
-                shape.classes,
-                shape.actions,
-            ),
-        ),
-        algorithm => Learning::Pg(
-            PgLearner::new(
-                shape,
-                algorithm,
-                cfg.learning_rate,
-                cfg.entropy,
-                cfg.max_grad_norm,
-                cfg.batch_size,
-                seed,
-            )
-            .context("cannot build the network")?,
-        ),
-    };
-    if let Some(w) = init {
-        crate::agent::copy_weights(w, learning.vars()).context("--init weights")?;
-        if let Learning::Dqn(learner, _) = &mut learning {
-            learner.sync_target().context("--init weights")?;
-        }
-    }
-    let mut rng = stream_rng(seed, Purpose::Other, 0x7472_6169, 0);
-    // Agents: one per scheduler, or one for the system.
-    let schedulers = if cfg.granularity == continuum_infer::agent::Granularity::System {
-        1
-    } else {
-        encoder.schedulers()
-    };
-    let windows = (cfg.horizon_s / cfg.window_s).floor() as usize;
-    let total_transitions =
-        (budget.episodes * windows.saturating_sub(cfg.warmup_windows) * schedulers) as u64;
-    let eps = EpsilonSchedule {
-        start: cfg.eps_start,
-        end: cfg.eps_end,
-        decay_steps: (total_transitions as f64 * cfg.eps_fraction) as u64,
-    };
-    let new_env = |rng: &mut SimRng| {
-        let spec = EpisodeSpec::draw(cfg, cfg.horizon_s, rng);
-        Slot {
-            env: MetaEnv::new(scenario, cfg_arc.clone(), &classes, spec),
-            rewards: 0.0,
-            transitions: 0,
-            losses: 0.0,
-            loss_steps: 0,
-        }
-    };
-    let mut started = 0;
-    let mut slots: Vec<Option<Slot>> = Vec::new();
-    while started < budget.episodes && slots.len() < cfg.parallel_envs {
-        slots.push(Some(new_env(&mut rng)));
-        started += 1;
-    }
-    let mut logs = Vec::new();
-    let mut reported = 0;
-    let mut env_steps: u64 = 0;
-    let mut batch = Batch::default();
-    let mut states = Vec::new();
-    while slots.iter().any(Option::is_some) {
-        // Actions for every scheduler and class of every running environment, from one
-        // forward pass.
-        states.clear();
-        for slot in slots.iter().flatten() {
-            for s in slot.env.states() {
-                states.extend_from_slice(s);
-            }
-        }
-        let rows = states.len() / encoder.state_len();
-        let q = Tensor::from_slice(&states, (rows, shape.features, shape.history), &Device::Cpu)
-            .and_then(|x| learning.net().forward(&x))
-            .and_then(|q| q.to_vec3::<f32>())
-            .context("forward pass")?;
-        let epsilon = match learning {
-            Learning::Dqn(..) => eps.at(env_steps),
-            Learning::Pg(_) => 0.0,
-        };
-        let sampled = matches!(learning, Learning::Pg(_));
-        let mut row = 0;
-        let mut actions: Vec<Vec<Vec<u32>>> = Vec::with_capacity(slots.len());
-        for slot in slots.iter_mut().flatten() {
-            let n = slot.env.schedulers();
-            let env_rng = slot.env.rng();
-            actions.push(
-                (0..n)
-                    .map(|i| {
-                        q[row + i]
-                            .iter()
-                            .map(|qc| {
-                                if sampled {
-                                    PgLearner::sample(qc, env_rng)
-                                } else if env_rng.random::<f64>() < epsilon {
-                                    env_rng.random_range(0..shape.actions) as u32
-                                } else {
-                                    argmax(qc) as u32
-                                }
-                            })
-                            .collect()
-                    })
-                    .collect(),
-            );
-            row += n;
-        }
-        // Step every environment one window, in parallel; merge in slot order.
-        let mut running: Vec<&mut Slot> = slots.iter_mut().flatten().collect();
-        let produced: Vec<Vec<Transition>> = running
-            .par_iter_mut()
-            .zip(actions.par_iter())
-            .map(|(slot, a)| slot.env.step(a))
-            .collect();
-        let mut round_losses = Vec::new();
-        for (slot, ts) in running.iter_mut().zip(&produced) {
-            for t in ts {
-                match &mut learning {
-                    Learning::Dqn(_, replay) => {
-                        replay.push(t);
-                    }
-                    Learning::Pg(pg) => {
-                        if let Some(loss) = pg.push(t).context("policy-gradient step")? {
-                            round_losses.push(f64::from(loss));
-                        }
-                    }
-                }
-                if let Some(v) = t.taken_value() {
-                    slot.rewards += f64::from(v);
-                    slot.transitions += 1;
-                }
-            }
-            env_steps += ts.len() as u64;
-        }
-        if let Learning::Dqn(learner, replay) = &mut learning
-            && replay.len() >= cfg.learning_starts.max(cfg.batch_size)
-        {
-            for _ in 0..cfg.gradient_steps {
-                replay.sample(cfg.batch_size, &mut rng, &mut batch);
-                round_losses.push(f64::from(
-                    learner.train_step(&batch).context("gradient step")?,
-                ));
-            }
-        }
-        for loss in round_losses {
-            for slot in running.iter_mut() {
-                slot.losses += loss;
-                slot.loss_steps += 1;
-            }
-        }
-        // Log finished episodes and start new ones in their slots.
-        for slot in slots.iter_mut() {
-            let finished = slot
-                .as_ref()
-                .is_some_and(|s| s.env.end() != EpisodeEnd::Running);
-            if !finished {
-                continue;
-            }
-            let s = slot.take().expect("checked");
-            let log = EpisodeLog {
-                episode: logs.len(),
-                lambda: s.env.spec.mean_lambda(cfg.horizon_s),
-                seed: s.env.spec.seed,
-                windows: s.env.sim().now_ms().div_euclid(cfg.window_s * 1000.0) as usize,
-                end: format!("{:?}", s.env.end()).to_lowercase(),
-                mean_reward: if s.transitions == 0 {
-                    0.0
-                } else {
-                    s.rewards / s.transitions as f64
-                },
-                success_ratio: s.env.sim().metrics().sum(|_, _, _| true).success_ratio(),
-                epsilon,
-                mean_loss: if s.loss_steps == 0 {
-                    0.0
-                } else {
-                    s.losses / s.loss_steps as f64
-                },
-                wall_s: start.elapsed().as_secs_f64(),
-            };
-            progress(TrainEvent::Episode(&log, budget.episodes));
-            logs.push(log);
-            if started < budget.episodes {
-                *slot = Some(new_env(&mut rng));
-                started += 1;
-            }
-        }
-        if logs.len() > reported {
-            reported = logs.len();
-            progress(TrainEvent::Learnt {
-                episodes: reported,
-                vars: learning.vars(),
-            });
-        }
-    }
-    let vars = match learning {
-        Learning::Dqn(l, _) => l.online_vars().clone(),
-        Learning::Pg(p) => p.vars().clone(),
-    };
-    Ok(Learnt {
-        vars,
-        shape,
-        classes,
-        logs,
-        budget,
-        apex_rounds: Vec::new(),
-    })
+    episodes::learn(scenario, cfg, setup, seed, init, start, progress)
 }

@@ -21,10 +21,12 @@ use crate::meta::table_search::TableSearch;
 use anyhow::{Context, Result};
 use candle_nn::VarMap;
 use continuum_core::metrics::{Counts, LogHistogram};
-use continuum_core::rng::{Purpose, stream_rng};
+use continuum_core::rng::{Purpose, SimRng, stream_rng};
 use continuum_core::workload::Lambda;
-use continuum_infer::agent::{Agent, Checkpoint, CheckpointMeta, Fallback, MarginPerLevel};
-use continuum_sim::{Scenario, SimConfig};
+use continuum_infer::agent::{
+    Agent, Checkpoint, CheckpointMeta, DqnConfig, Fallback, MarginPerLevel,
+};
+use continuum_sim::Scenario;
 use rand::Rng;
 use rayon::prelude::*;
 use std::path::Path;
@@ -87,88 +89,167 @@ pub fn select(
 ) -> Result<Selection> {
     let cfg = &meta.config;
     if cfg.fallback_levels == 0 {
-        // No fallback: the network alone decides (margin 0 against any table is its argmax).
-        return Ok(Selection {
-            fallback: Fallback::single(vec![0; meta.classes.len()]),
+        return Ok(Selection::network_alone(meta.classes.len()));
+    }
+    let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
+    // 1. A table per load level.
+    let [lo, hi] = cfg.lambda_range;
+    let lambdas = level_lambdas(lo, hi, cfg.fallback_levels);
+    let tables = LevelTables::search(scenario, meta, &lambdas, &mut rng, progress);
+    // 2. The margin, on dynamic episodes.
+    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
+        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut rng))
+        .collect();
+    let ck = Checkpoint {
+        meta: CheckpointMeta {
+            fallback: tables.fallback(scenario, &lambdas),
+            ..meta.clone()
+        },
+        weights: crate::agent::weights_of(vars)?,
+    };
+    let LevelTables {
+        levels,
+        episodes: level_episodes,
+        runs,
+    } = tables;
+    let (mut selection, kept) = choose_margin(scenario, &ck, levels, runs, &validation, progress)?;
+    // 3. Optionally a margin per level, on the episodes that chose the level's table; kept only
+    //    if it also beats the one margin on the dynamic episodes.
+    if cfg.margin_per_level != MarginPerLevel::Off && selection.levels.len() > 1 {
+        choose_level_margins(
+            scenario,
+            &ck,
+            &level_episodes,
+            &validation,
+            kept,
+            &mut selection,
+        )?;
+    }
+    Ok(selection)
+}
+
+impl Selection {
+    /// No fallback: the network alone decides (margin 0 against any table is its argmax), for
+    /// `classes` classes.
+    fn network_alone(classes: usize) -> Self {
+        Selection {
+            fallback: Fallback::single(vec![0; classes]),
             levels: Vec::new(),
             fallback_ratio: f64::NAN,
             margins: Vec::new(),
             margin: 0.0,
             level_margins: None,
             runs: 0,
-        });
+        }
     }
-    let actions = cfg.configurations();
-    let mut rng = stream_rng(seed, Purpose::Other, 0x7661_6c69, 0);
-    // 1. A table per load level.
-    let [lo, hi] = cfg.lambda_range;
-    let lambdas = level_lambdas(lo, hi, cfg.fallback_levels);
-    let mut runs = 0;
-    let mut levels = Vec::new();
-    let mut level_episodes = Vec::new();
-    // The steps: one table search per level, then the margins (and the per-level margins).
-    let steps = lambdas.len() + 1;
-    for (k, &lambda) in lambdas.iter().enumerate() {
-        progress(super::TrainEvent::Step {
-            phase: "fallback tables",
-            what: format!("λ {lambda:.0}"),
-            done: k,
-            total: steps,
-        });
-        let episodes: Vec<EpisodeSpec> = (0..cfg.fallback_seeds)
-            .map(|_| {
-                let seed = rng.random();
-                EpisodeSpec {
-                    capacity: crate::episode::draw_capacity(cfg, &mut rng),
-                    ..EpisodeSpec::new(Lambda::Constant(lambda), seed)
-                }
-            })
-            .collect();
-        let search = TableSearch {
-            scenario,
-            episodes: &episodes,
-            duration_s: cfg.horizon_s,
-            queue_bound: cfg.queue_bound,
-            load_view: cfg.load_view,
-            actions: &actions,
-            classes: &meta.classes,
-            objective: cfg.objective,
-            every_episode: cfg.fallback_every_episode,
+}
+
+/// Step 1's result: each load level's search and the episodes it searched on.
+struct LevelTables {
+    /// Each level's search (its margin not chosen yet).
+    levels: Vec<LevelChoice>,
+    /// Each level's episodes.
+    episodes: Vec<Vec<EpisodeSpec>>,
+    /// Simulation runs spent.
+    runs: usize,
+}
+
+impl LevelTables {
+    /// The best static table at each of `lambdas`, on `fallback_seeds` episodes each drawn from
+    /// `rng`; a progress step per level (of the levels and the margins after them).
+    fn search(
+        scenario: &Scenario,
+        meta: &CheckpointMeta,
+        lambdas: &[f64],
+        rng: &mut SimRng,
+        progress: super::Progress,
+    ) -> Self {
+        let cfg = &meta.config;
+        let actions = cfg.configurations();
+        let mut tables = LevelTables {
+            levels: Vec::new(),
+            episodes: Vec::new(),
+            runs: 0,
         };
-        let found = search.search();
-        runs += found.runs;
-        levels.push(LevelChoice {
-            lambda,
-            best_single: found.best_single,
-            table: found.table,
-            margin: (f64::INFINITY, f64::NAN),
-        });
-        level_episodes.push(episodes);
+        for (k, &lambda) in lambdas.iter().enumerate() {
+            progress(super::TrainEvent::Step {
+                phase: "fallback tables",
+                what: format!("λ {lambda:.0}"),
+                done: k,
+                total: lambdas.len() + 1,
+            });
+            let episodes = level_episodes(cfg, lambda, rng);
+            let search = TableSearch {
+                scenario,
+                episodes: &episodes,
+                duration_s: cfg.horizon_s,
+                queue_bound: cfg.queue_bound,
+                load_view: cfg.load_view,
+                actions: &actions,
+                classes: &meta.classes,
+                objective: cfg.objective,
+                every_episode: cfg.fallback_every_episode,
+            };
+            let found = search.search();
+            tables.runs += found.runs;
+            tables.levels.push(LevelChoice {
+                lambda,
+                best_single: found.best_single,
+                table: found.table,
+                margin: (f64::INFINITY, f64::NAN),
+            });
+            tables.episodes.push(episodes);
+        }
+        tables
     }
-    let fallback = Fallback {
-        edges_qps: lambdas
-            .windows(2)
-            .map(|w| scenario.workload.expected_qps((w[0] + w[1]) / 2.0))
-            .collect(),
-        tables: levels.iter().map(|l| l.table.0.clone()).collect(),
-        margins: Vec::new(),
-    };
-    // 2. The margin, on dynamic episodes.
-    let validation: Vec<EpisodeSpec> = (0..cfg.validation_episodes)
-        .map(|_| EpisodeSpec::draw(cfg, cfg.horizon_s, &mut rng))
-        .collect();
-    let weights = crate::agent::weights_of(vars)?;
-    let ck = Checkpoint {
-        meta: CheckpointMeta {
-            fallback: fallback.clone(),
-            ..meta.clone()
-        },
-        weights,
-    };
-    // The fallback alone first (infinite margin), then each candidate.
-    let candidates: Vec<f64> = std::iter::once(f64::INFINITY)
+
+    /// The fallback of these tables at `lambdas`: a level's edges are the expected rates
+    /// halfway between two middles; no margins per level yet.
+    fn fallback(&self, scenario: &Scenario, lambdas: &[f64]) -> Fallback {
+        Fallback {
+            edges_qps: lambdas
+                .windows(2)
+                .map(|w| scenario.workload.expected_qps((w[0] + w[1]) / 2.0))
+                .collect(),
+            tables: self.levels.iter().map(|l| l.table.0.clone()).collect(),
+            margins: Vec::new(),
+        }
+    }
+}
+
+/// `fallback_seeds` episodes at constant `lambda`, each with its seed and capacity from `rng`.
+fn level_episodes(cfg: &DqnConfig, lambda: f64, rng: &mut SimRng) -> Vec<EpisodeSpec> {
+    (0..cfg.fallback_seeds)
+        .map(|_| {
+            let seed = rng.random();
+            EpisodeSpec {
+                capacity: crate::episode::draw_capacity(cfg, rng),
+                ..EpisodeSpec::new(Lambda::Constant(lambda), seed)
+            }
+        })
+        .collect()
+}
+
+/// The candidate margins: the fallback alone (infinite margin) first, then `cfg`'s.
+fn candidates(cfg: &DqnConfig) -> Vec<f64> {
+    std::iter::once(f64::INFINITY)
         .chain(cfg.margins.iter().copied())
-        .collect();
+        .collect()
+}
+
+/// Step 2: each candidate margin's score with `ck` (the network over step 1's fallback) on the
+/// dynamic `validation` episodes, the best kept (the fallback alone on ties). Returns the
+/// selection so far (with step 1's `levels` and `runs`) and the kept margin's score.
+fn choose_margin(
+    scenario: &Scenario,
+    ck: &Checkpoint,
+    levels: Vec<LevelChoice>,
+    runs: usize,
+    validation: &[EpisodeSpec],
+    progress: super::Progress,
+) -> Result<(Selection, f64)> {
+    let cfg = &ck.meta.config;
+    let candidates = candidates(cfg);
     let settings: Vec<Margins> = candidates.iter().map(|m| Margins::One(*m)).collect();
     progress(super::TrainEvent::Step {
         phase: "fallback tables",
@@ -177,14 +258,13 @@ pub fn select(
             settings.len(),
             validation.len()
         ),
-        done: lambdas.len(),
-        total: steps,
+        done: levels.len(),
+        total: levels.len() + 1,
     });
-    let mut scores = score(scenario, &ck, &settings, &validation)?;
-    runs += settings.len() * validation.len();
+    let scores = score(scenario, ck, &settings, validation)?;
     let best = first_best(&scores);
-    let mut selection = Selection {
-        fallback,
+    let selection = Selection {
+        fallback: ck.meta.fallback.clone(),
         levels,
         fallback_ratio: scores[0],
         margins: cfg
@@ -195,33 +275,46 @@ pub fn select(
             .collect(),
         margin: candidates[best],
         level_margins: None,
-        runs,
+        runs: runs + settings.len() * validation.len(),
     };
-    // 3. Optionally a margin per level, on the episodes that chose the level's table; kept only
-    //    if it also beats the one margin on the dynamic episodes.
-    if cfg.margin_per_level != MarginPerLevel::Off && selection.levels.len() > 1 {
-        let mut per_level = Vec::new();
-        for (level, episodes) in level_episodes.iter().enumerate() {
-            let at_level = score(scenario, &ck, &settings, episodes)?;
-            selection.runs += settings.len() * episodes.len();
-            let b = first_best(&at_level);
-            selection.levels[level].margin = (candidates[b], at_level[b]);
-            per_level.push(candidates[b].is_finite().then_some(candidates[b]));
-        }
-        let s = score(
-            scenario,
-            &ck,
-            &[Margins::PerLevel(per_level.clone())],
-            &validation,
-        )?[0];
-        selection.runs += validation.len();
-        selection.level_margins = Some((per_level.clone(), s));
-        if cfg.margin_per_level == MarginPerLevel::Always || s > scores[best] {
-            selection.fallback.margins = per_level;
-            scores.push(s);
-        }
+    Ok((selection, scores[best]))
+}
+
+/// Step 3: each level's best candidate margin on `level_episodes`, the episodes that chose its
+/// table (recorded in `selection.levels`); the set is scored with `ck` on the `validation`
+/// episodes and carried by the fallback with `always`, or when it beats `kept`, the one
+/// margin's score.
+fn choose_level_margins(
+    scenario: &Scenario,
+    ck: &Checkpoint,
+    level_episodes: &[Vec<EpisodeSpec>],
+    validation: &[EpisodeSpec],
+    kept: f64,
+    selection: &mut Selection,
+) -> Result<()> {
+    let cfg = &ck.meta.config;
+    let candidates = candidates(cfg);
+    let settings: Vec<Margins> = candidates.iter().map(|m| Margins::One(*m)).collect();
+    let mut per_level = Vec::new();
+    for (level, episodes) in level_episodes.iter().enumerate() {
+        let at_level = score(scenario, ck, &settings, episodes)?;
+        selection.runs += settings.len() * episodes.len();
+        let b = first_best(&at_level);
+        selection.levels[level].margin = (candidates[b], at_level[b]);
+        per_level.push(candidates[b].is_finite().then_some(candidates[b]));
     }
-    Ok(selection)
+    let s = score(
+        scenario,
+        ck,
+        &[Margins::PerLevel(per_level.clone())],
+        validation,
+    )?[0];
+    selection.runs += validation.len();
+    selection.level_margins = Some((per_level.clone(), s));
+    if cfg.margin_per_level == MarginPerLevel::Always || s > kept {
+        selection.fallback.margins = per_level;
+    }
+    Ok(())
 }
 
 /// The index of the highest score, the earliest on ties (index 0, the fallback alone, keeps
@@ -268,15 +361,7 @@ fn score(
                 Margins::PerLevel(v) => agent.set_level_margins(v.clone()),
             }
             let sc = Arc::new(episodes[e].scenario(scenario));
-            let sim_cfg = SimConfig {
-                duration_s: cfg.horizon_s,
-                window_s: cfg.window_s,
-                seed: episodes[e].seed,
-                capacity: episodes[e].capacity,
-                queue_bound: cfg.queue_bound,
-                load_view: cfg.load_view,
-                ..SimConfig::default()
-            };
+            let sim_cfg = episodes[e].sim_config(cfg);
             let (sim, _) = run_agent(sc, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
                 .context("running the agent on a validation episode")?;
             let m = sim.metrics();

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use continuum_core::policy::StreamClasses;
 use continuum_core::rng::{Purpose, stream_rng};
 use continuum_infer::agent::{Agent, Checkpoint, DqnConfig, SituationEncoder};
-use continuum_sim::{Scenario, SimConfig, Simulation};
+use continuum_sim::{Scenario, Simulation};
 use rand::Rng;
 use std::path::Path;
 use std::sync::Arc;
@@ -56,15 +56,7 @@ pub fn episode(
     let actions = cfg.configurations();
     let classes = StreamClasses::per_bucket(&cfg.buckets);
     let sc = Arc::new(spec.scenario(base));
-    let sim_cfg = SimConfig {
-        duration_s: cfg.horizon_s,
-        window_s: cfg.window_s,
-        seed: spec.seed,
-        capacity: spec.capacity,
-        queue_bound: cfg.queue_bound,
-        load_view: cfg.load_view,
-        ..SimConfig::default()
-    };
+    let sim_cfg = spec.sim_config(cfg);
     let mut sim = Simulation::new(sc.clone(), sim_cfg, actions[behaviour.default].policy);
     sim.set_classes(Arc::new(classes));
     sim.observe(cfg.buckets.clone());

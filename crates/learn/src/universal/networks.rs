@@ -9,7 +9,7 @@ use continuum_core::config::Source;
 use continuum_core::profiles::Profiles;
 use continuum_core::rng::SimRng;
 use continuum_core::topology::Topology;
-use continuum_core::topology::generate::{GenerateOptions, generate};
+use continuum_topogen::generate::{GenerateOptions, generate};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

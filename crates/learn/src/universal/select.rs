@@ -8,7 +8,7 @@ use crate::meta::run_agent;
 use anyhow::{Context, Result};
 use continuum_core::metrics::Counts;
 use continuum_infer::agent::{Agent, Checkpoint, CheckpointMeta, Fallback};
-use continuum_sim::{Scenario, SimConfig};
+use continuum_sim::Scenario;
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
@@ -120,15 +120,7 @@ fn score(
                 &sc.fleet,
                 &names,
             )?;
-            let sim_cfg = SimConfig {
-                duration_s: cfg.horizon_s,
-                window_s: cfg.window_s,
-                seed: ep.spec.seed,
-                capacity: ep.spec.capacity,
-                queue_bound: cfg.queue_bound,
-                load_view: cfg.load_view,
-                ..SimConfig::default()
-            };
+            let sim_cfg = ep.spec.sim_config(cfg);
             let run = Arc::new(ep.spec.scenario(sc));
             let (sim, _) = run_agent(run, sim_cfg, &mut agent, cfg.window_s, cfg.buckets.clone())
                 .context("running a validation episode")?;

@@ -400,7 +400,7 @@ async fn open_stream(
         "max_delay_ms": p.demand.max_delay_ms,
         "min_accuracy": p.demand.min_accuracy,
         "rate_qps": p.demand.rate_qps,
-        "frame_kb": p.demand.size_kb,
+        "frame_kb": p.demand.frame_kb,
         "access_ms": p.demand.access_ms,
         "tx_ms": p.demand.tx_ms,
     });

@@ -38,4 +38,4 @@ pub enum InferenceError {
     Manifest(String),
 }
 
-pub use continuum_wire::tensor::reference_input;
+pub use continuum_wire::reference_input;

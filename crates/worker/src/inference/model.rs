@@ -1,7 +1,7 @@
 //! One loaded ONNX model: an `ort` session with a single FP32 input and output.
 
 use super::{InferenceError, backend};
-pub use continuum_wire::tensor::Tensor;
+pub use continuum_wire::Tensor;
 use ort::session::Session;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 use std::path::Path;

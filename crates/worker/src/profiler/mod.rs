@@ -161,7 +161,7 @@ pub fn to_yaml(manifest: &Manifest, meas: &[Measurement], backend: &Backend) -> 
 /// The measurements as a borderless table laid out by `comfy-table`: a row per variant and
 /// batch size, every figure under its header whatever the variant's name and the terminal.
 fn measurements_table(meas: &[Measurement]) -> String {
-    let mut t = continuum_term::table::new_table(&[
+    let mut t = continuum_term::text_table::new_table(&[
         "variant",
         "batch",
         "median_ms",
@@ -177,7 +177,7 @@ fn measurements_table(meas: &[Measurement]) -> String {
             format!("{:.1}", x.capacity_qps()),
         ]);
     }
-    continuum_term::table::render(&mut t, 0, &[0])
+    continuum_term::text_table::render(&mut t, 0, &[0])
 }
 
 /// Carries out `continuum profile`.

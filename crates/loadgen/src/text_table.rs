@@ -5,13 +5,13 @@
 //! them as ratios.
 
 use super::report::{GatewayCounts, LatencySummary, LoadReport, QueryCounts, StreamCounts};
-use continuum_term::table::{Table, new_table, percent};
+use continuum_term::text_table::{Table, new_table, percent};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// `t`'s text, every line indented by `indent` spaces, the first column (names) left-aligned.
 fn render(t: &mut Table, indent: u16) -> String {
-    continuum_term::table::render(t, indent, &[0])
+    continuum_term::text_table::render(t, indent, &[0])
 }
 
 /// One row per gateway of a fleet: what it opened and answered, how often it could not be
@@ -48,7 +48,7 @@ fn map_line(m: &BTreeMap<String, u64>) -> String {
 
 impl LoadReport {
     /// The report as a text table.
-    pub fn to_table(&self) -> String {
+    pub fn to_text_table(&self) -> String {
         let c = &self.config;
         let mut s = String::new();
         let _ = writeln!(

@@ -1,4 +1,4 @@
-//! First-order meta-learning over a distribution of DeepRM tasks (job arrival rates and job
+//! First-order meta-training over a distribution of DeepRM tasks (job arrival rates and job
 //! mixes): an initialisation from which a few policy-gradient steps adapt to a task never seen.
 //! - `reptile` (Nichol et al. 2018): per meta-iteration, B tasks each adapted by k inner steps
 //!   from θ to θ'_b; then θ ← θ + ε (mean_b θ'_b − θ).
@@ -17,7 +17,7 @@ use super::train::{PgConfig, return_scale, rollouts, train_jobsets};
 use anyhow::{Context, Result, bail};
 use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
 use continuum_learn::agent::{flat, set_flat};
-use continuum_learn::reptile::{meta_step, step_size};
+use continuum_learn::reptile::{meta_train_step, step_size};
 use rand::Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ use std::time::Instant;
 /// The first-order meta-learning method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum MetaMethod {
+pub enum MetaTrainMethod {
     /// Reptile: move towards the adapted weights.
     Reptile,
     /// First-order MAML: move along the last inner step.
@@ -36,11 +36,11 @@ pub enum MetaMethod {
 /// The task distribution and the meta-learning schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct MetaConfig {
+pub struct MetaTrainConfig {
     /// The inner learner (its `iterations` unused; `jobsets` per inner step, fresh every step).
     pub base: PgConfig,
     /// Method.
-    pub method: MetaMethod,
+    pub method: MetaTrainMethod,
     /// Meta-iterations.
     pub meta_iterations: usize,
     /// Tasks per meta-iteration (B).
@@ -55,7 +55,7 @@ pub struct MetaConfig {
     pub small_job_chance: [f64; 2],
 }
 
-impl Default for MetaConfig {
+impl Default for MetaTrainConfig {
     fn default() -> Self {
         Self {
             base: PgConfig {
@@ -65,7 +65,7 @@ impl Default for MetaConfig {
                 eval_every: 0,
                 ..PgConfig::default()
             },
-            method: MetaMethod::Reptile,
+            method: MetaTrainMethod::Reptile,
             meta_iterations: 100,
             tasks: 4,
             inner_steps: 5,
@@ -76,7 +76,7 @@ impl Default for MetaConfig {
     }
 }
 
-impl MetaConfig {
+impl MetaTrainConfig {
     /// Checks every field, naming the first bad one.
     pub fn validate(&self) -> Result<()> {
         self.base.validate()?;
@@ -125,7 +125,7 @@ impl MetaConfig {
 
 /// One meta-iteration's log line.
 #[derive(Debug, Clone, Serialize)]
-pub struct MetaLog {
+pub struct MetaTrainLog {
     /// Meta-iteration (0-based).
     pub iteration: usize,
     /// Mean return of the inner loops' last rollouts.
@@ -138,10 +138,10 @@ pub struct MetaLog {
 
 /// Meta-trains; returns the initialisation (flat weights) and the log.
 pub fn meta_train(
-    cfg: &MetaConfig,
+    cfg: &MetaTrainConfig,
     seed: u64,
-    progress: &(dyn Fn(&MetaLog) + Sync),
-) -> Result<(Vec<f32>, Vec<MetaLog>)> {
+    progress: &(dyn Fn(&MetaTrainLog) + Sync),
+) -> Result<(Vec<f32>, Vec<MetaTrainLog>)> {
     cfg.validate()?;
     let (vars, _) = build(cfg.base.shape(), seed).context("building the network")?;
     let mut theta = flat(&vars)?;
@@ -169,8 +169,8 @@ pub fn meta_train(
             ret += rt / cfg.tasks as f64;
             load += ld / cfg.tasks as f64;
         }
-        meta_step(&mut theta, &dirs, eps);
-        let line = MetaLog {
+        meta_train_step(&mut theta, &dirs, eps);
+        let line = MetaTrainLog {
             iteration: it,
             mean_return: ret,
             mean_load: load,
@@ -188,7 +188,7 @@ fn inner_loop(
     cfg: &PgConfig,
     theta: &[f32],
     steps: usize,
-    method: MetaMethod,
+    method: MetaTrainMethod,
     seed: u64,
 ) -> Result<(Vec<f32>, f64)> {
     let (vars, net) = build(cfg.shape(), seed)?;
@@ -208,8 +208,8 @@ fn inner_loop(
     }
     let after = flat(&vars)?;
     let dir = match method {
-        MetaMethod::Reptile => after.iter().zip(theta).map(|(a, t)| a - t).collect(),
-        MetaMethod::Fomaml => after
+        MetaTrainMethod::Reptile => after.iter().zip(theta).map(|(a, t)| a - t).collect(),
+        MetaTrainMethod::Fomaml => after
             .iter()
             .zip(&before_last)
             .map(|(a, b)| (a - b) * steps as f32)
@@ -218,7 +218,7 @@ fn inner_loop(
     Ok((dir, ret))
 }
 
-impl MetaConfig {
+impl MetaTrainConfig {
     /// Reads a YAML config (every field optional; unknown fields refused with file:line:col).
     pub fn load(path: &std::path::Path) -> Result<Self> {
         super::train::load_yaml(path, Self::validate)

@@ -2,7 +2,7 @@
 //! generated topologies (Reptile), to adapt from with `continuum train --init … --budget …`.
 //!
 //! The same run can be split into units of work for a distributed driver
-//! ([`super::meta_steps`], which also dispatches the command): `--plan`, then per
+//! ([`super::meta_train_steps`], which also dispatches the command): `--plan`, then per
 //! meta-iteration every `--inner <it>:<task>` (any machine) and one `--outer <it>` (gathering
 //! them); the last `--outer` writes the checkpoint the whole run writes, bit for bit.
 
@@ -13,7 +13,7 @@ use continuum_core::policy::StreamClasses;
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::Workload;
 use continuum_infer::agent::{CheckpointMeta, DqnConfig, Fallback, NetShape};
-use continuum_learn::train::meta_learn::{MetaLine, MetaSettings, meta_train};
+use continuum_learn::train::meta_train::{MetaTrainLine, MetaTrainSettings, meta_train};
 use std::path::PathBuf;
 
 /// Options of `continuum meta-train`.
@@ -22,8 +22,8 @@ pub struct MetaTrainArgs {
     /// The inner learner's hyper-parameters (YAML, as for `train`; `state_workers` must be set).
     #[arg(long, default_value = "config/meta-inner.yaml")]
     pub config: PathBuf,
-    /// The task distribution and meta schedule (YAML; absent fields take their defaults).
-    #[arg(long, long_help = meta_fields_help())]
+    /// The task distribution and meta-training schedule (YAML; absent fields take their defaults).
+    #[arg(long, long_help = settings_help())]
     pub meta: Option<PathBuf>,
     /// Simulated queries of the whole meta-training: each inner training gets this divided by
     /// meta-iterations × tasks (overrides `task_budget_queries`). Smoke size: `--budget 1e7
@@ -39,7 +39,7 @@ pub struct MetaTrainArgs {
     /// Seed of the initial weights and of the task draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Meta-iterations (overrides the meta settings).
+    /// Meta-iterations (overrides the meta-training settings).
     #[arg(long)]
     pub meta_iterations: Option<usize>,
     /// Folder to write into: `checkpoint.dqn` and `checkpoint.meta.csv` (a file name,
@@ -79,7 +79,7 @@ pub struct MetaTrainArgs {
 /// What meta-training needs, loaded and checked.
 pub(super) struct Loaded {
     pub cfg: DqnConfig,
-    pub m: MetaSettings,
+    pub m: MetaTrainSettings,
     pub profiles: Profiles,
     pub workload: Workload,
 }
@@ -88,9 +88,9 @@ impl Loaded {
     /// Loads the files `a` names.
     pub(super) fn from(a: &MetaTrainArgs) -> Result<Self> {
         let cfg = DqnConfig::load(&a.config)?;
-        let mut m: MetaSettings = match &a.meta {
+        let mut m: MetaTrainSettings = match &a.meta {
             Some(p) => Source::read(p)?.parse()?,
-            None => MetaSettings::default(),
+            None => MetaTrainSettings::default(),
         };
         if let Some(i) = a.meta_iterations {
             m.meta_iterations = i;
@@ -138,7 +138,7 @@ pub(super) fn log_path(out: &std::path::Path) -> PathBuf {
 pub(super) const LOG_HEADER: &str = "meta_iteration,success_ratio,wall_s,tasks\n";
 
 /// One line of the log.
-pub(super) fn log_line(l: &MetaLine) -> String {
+pub(super) fn log_line(l: &MetaTrainLine) -> String {
     format!(
         "{},{:.4},{:.1},{}\n",
         l.iteration,
@@ -148,7 +148,8 @@ pub(super) fn log_line(l: &MetaLine) -> String {
     )
 }
 
-/// Runs the whole of `continuum meta-train` on `pool` (the split steps: [`super::meta_steps`]).
+/// Runs the whole of `continuum meta-train` on `pool` (the split steps:
+/// [`super::meta_train_steps`]).
 pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> Result<()> {
     let out = a
         .out
@@ -170,7 +171,7 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
         m.meta_iterations, m.tasks, m.task_budget_queries
     );
     let reporter = continuum_term::Progress::new(a.progress);
-    let progress = |line: &MetaLine| {
+    let progress = |line: &MetaTrainLine| {
         let done = line.iteration + 1;
         let left = line.wall_s / done as f64 * m.meta_iterations.saturating_sub(done) as f64;
         reporter.line(&format!(
@@ -194,8 +195,8 @@ pub(super) fn whole(a: &MetaTrainArgs, l: &Loaded, pool: &rayon::ThreadPool) -> 
 }
 
 /// `--meta`'s long help: the file's fields with their defaults, drawn from the settings' type.
-fn meta_fields_help() -> String {
-    let defaults = serde_json::to_value(MetaSettings::default()).unwrap_or_default();
+fn settings_help() -> String {
+    let defaults = serde_json::to_value(MetaTrainSettings::default()).unwrap_or_default();
     let fields = defaults
         .as_object()
         .map(|o| {
@@ -206,7 +207,7 @@ fn meta_fields_help() -> String {
         })
         .unwrap_or_default();
     format!(
-        "The task distribution and meta schedule (YAML; absent fields take their defaults). \
+        "The task distribution and meta-training schedule (YAML; absent fields take their defaults). \
          Fields and defaults (docs/model.md §9.8 says what they mean):\n{fields}"
     )
 }

@@ -7,7 +7,7 @@
 //! ratios in percentage points (`+1.23 pp`).
 
 use super::Report;
-use continuum_term::table::{new_table, percent, render};
+use continuum_term::text_table::{new_table, percent, render};
 use std::fmt::Write;
 
 /// `part / whole` as a [`percent`]; `0.00%` when `whole` is 0.
@@ -22,7 +22,7 @@ fn percent_of(part: u64, whole: u64) -> String {
 /// One row per policy: success ratio overall and per app, outcome shares (degraded too when a
 /// row has some), latency percentiles; with `--bound`, each row's share of the bound and the
 /// bound's own row.
-pub fn to_table(r: &Report) -> String {
+pub fn to_text_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -242,7 +242,7 @@ fn action_shares(row: &str, a: &super::ActionShareReport) -> String {
 }
 
 /// The success ratio per window, one column per policy (the time series of `simulate`).
-pub fn to_time_series_table(r: &Report) -> String {
+pub fn to_time_series_text_table(r: &Report) -> String {
     let mut header = vec!["t_s"];
     header.extend(r.results.iter().map(|p| p.policy.as_str()));
     let mut t = new_table(&header);

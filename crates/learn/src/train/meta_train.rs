@@ -1,4 +1,4 @@
-//! Meta-learning an initialisation of the meta-policy network that adapts to a new topology
+//! Meta-training an initialisation of the meta-policy network that adapts to a new topology
 //! fast (Reptile, [`crate::reptile`]): each meta-iteration draws `tasks` topologies from the
 //! generator (antennas, fan-outs, link delays and compute per layer all drawn) and trains a copy
 //! of the network on each for `task_budget_queries` from the current initialisation θ (in
@@ -7,7 +7,7 @@
 
 use super::{Progress, learn};
 use crate::agent::{build, flat, set_flat};
-use crate::reptile::{meta_step, step_size};
+use crate::reptile::{meta_train_step, step_size};
 use anyhow::{Context, Result, bail};
 use candle_nn::VarMap;
 use continuum_core::config::Source;
@@ -15,10 +15,10 @@ use continuum_core::policy::StreamClasses;
 use continuum_core::profiles::Profiles;
 use continuum_core::rng::{Purpose, SimRng, mix64, stream_rng};
 use continuum_core::topology::Topology;
-use continuum_core::topology::generate::{GenerateOptions, generate};
 use continuum_core::workload::Workload;
 use continuum_infer::agent::{DqnConfig, NetShape};
 use continuum_sim::Scenario;
+use continuum_topogen::generate::{GenerateOptions, generate};
 use rand::Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,7 @@ use std::time::Instant;
 /// a 2-core machine).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct MetaSettings {
+pub struct MetaTrainSettings {
     /// Meta-iterations.
     pub meta_iterations: usize,
     /// Topologies per meta-iteration.
@@ -53,7 +53,7 @@ pub struct MetaSettings {
     pub shorten_horizon: bool,
 }
 
-impl Default for MetaSettings {
+impl Default for MetaTrainSettings {
     fn default() -> Self {
         Self {
             meta_iterations: 8,
@@ -70,7 +70,7 @@ impl Default for MetaSettings {
     }
 }
 
-impl MetaSettings {
+impl MetaTrainSettings {
     /// Checks every field, naming the first bad one.
     pub fn validate(&self) -> Result<()> {
         let bad = |f: &str, m: &str| bail!("meta-training: `{f}`: expected {m}");
@@ -126,7 +126,7 @@ impl MetaSettings {
 
 /// One meta-iteration's log line.
 #[derive(Debug, Clone, Serialize)]
-pub struct MetaLine {
+pub struct MetaTrainLine {
     /// Meta-iteration (0-based).
     pub iteration: usize,
     /// The tasks' topologies (name: antennas).
@@ -175,7 +175,7 @@ pub struct InnerRun {
 }
 
 /// The meta-trained initialisation.
-pub struct MetaTrained {
+pub struct MetaTrainOutput {
     /// Its weights.
     pub vars: VarMap,
     /// The network's shape.
@@ -183,11 +183,11 @@ pub struct MetaTrained {
     /// The classes of its heads.
     pub classes: StreamClasses,
     /// One line per meta-iteration.
-    pub log: Vec<MetaLine>,
+    pub log: Vec<MetaTrainLine>,
 }
 
 /// Checks that `cfg` and `m` allow meta-training; the inner learner's settings.
-pub fn inner_config(cfg: &DqnConfig, m: &MetaSettings) -> Result<DqnConfig> {
+pub fn inner_config(cfg: &DqnConfig, m: &MetaTrainSettings) -> Result<DqnConfig> {
     m.validate()?;
     if cfg.state_workers == 0 || cfg.identity {
         bail!(
@@ -211,7 +211,7 @@ pub fn inner_task(
     profiles: &Profiles,
     workload: &Workload,
     inner: &DqnConfig,
-    m: &MetaSettings,
+    m: &MetaTrainSettings,
     seed: u64,
     it: usize,
     b: usize,
@@ -261,7 +261,7 @@ pub fn inner_task(
 pub fn outer_step(
     theta: Option<Theta>,
     runs: &[InnerRun],
-    m: &MetaSettings,
+    m: &MetaTrainSettings,
     seed: u64,
     it: usize,
 ) -> Result<(Theta, f64, Vec<String>)> {
@@ -291,7 +291,7 @@ pub fn outer_step(
         })
         .collect();
     let success = runs.iter().map(|r| r.success_ratio / m.tasks as f64).sum();
-    meta_step(
+    meta_train_step(
         &mut theta.weights,
         &dirs,
         step_size(m.meta_step, it, m.meta_iterations),
@@ -316,10 +316,10 @@ pub fn meta_train(
     profiles: &Profiles,
     workload: &Workload,
     cfg: &DqnConfig,
-    m: &MetaSettings,
+    m: &MetaTrainSettings,
     seed: u64,
-    progress: &(dyn Fn(&MetaLine) + Sync),
-) -> Result<MetaTrained> {
+    progress: &(dyn Fn(&MetaTrainLine) + Sync),
+) -> Result<MetaTrainOutput> {
     let inner = inner_config(cfg, m)?;
     let start = Instant::now();
     let mut theta: Option<Theta> = None;
@@ -331,7 +331,7 @@ pub fn meta_train(
             .collect::<Result<Vec<_>>>()?;
         let (next, success_ratio, tasks) = outer_step(theta.take(), &runs, m, seed, it)?;
         theta = Some(next);
-        let line = MetaLine {
+        let line = MetaTrainLine {
             iteration: it,
             tasks,
             success_ratio,
@@ -341,7 +341,7 @@ pub fn meta_train(
         log.push(line);
     }
     let theta = theta.context("no meta-iteration ran")?;
-    Ok(MetaTrained {
+    Ok(MetaTrainOutput {
         vars: theta_vars(&theta, seed)?,
         shape: theta.shape,
         classes: theta.classes,

@@ -3,11 +3,11 @@
 //! ([`inner_task`], [`outer_step`]) and pass θ and the inner weights as checkpoints (exact
 //! f32), so the last outer step writes the checkpoint the whole run writes, bit for bit.
 
-use super::meta::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
+use super::meta_train::{LOG_HEADER, Loaded, MetaTrainArgs, log_line, log_path, whole};
 use anyhow::{Context, Result, bail};
 use continuum_infer::agent::Checkpoint;
-use continuum_learn::train::meta_learn::{
-    InnerRun, MetaLine, Theta, inner_config, inner_task, outer_step, theta_vars,
+use continuum_learn::train::meta_train::{
+    InnerRun, MetaTrainLine, Theta, inner_config, inner_task, outer_step, theta_vars,
 };
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -114,7 +114,7 @@ fn split(a: &MetaTrainArgs, l: &Loaded) -> Result<()> {
         });
     }
     let (next, success_ratio, tasks) = outer_step(theta, &runs, &l.m, a.seed, it)?;
-    let line = MetaLine {
+    let line = MetaTrainLine {
         iteration: it,
         tasks,
         success_ratio,

@@ -2,7 +2,7 @@ use super::super::{
     ActionShareReport, BoundReport, JobTail, JobsReport, Latency, PolicyResult, Report, SimSummary,
     WindowPoint,
 };
-use super::{to_table, to_time_series_table};
+use super::{to_text_table, to_time_series_text_table};
 use crate::report::AppResult;
 
 const LONG: &str = "per-class:/tmp/some/very/long/path/model.dqn";
@@ -156,7 +156,7 @@ fn rows_named_by_a_long_path_keep_every_column_under_its_header() {
         row(LONGER, 0.8765),
     ]);
     r.set_bound(bound());
-    let text = to_table(&r);
+    let text = to_text_table(&r);
     let lines: Vec<&str> = text.lines().collect();
     let h = lines.iter().position(|l| l.starts_with("policy")).unwrap();
     let header = lines[h];
@@ -222,12 +222,12 @@ fn the_time_series_the_gain_split_and_the_tails_line_up_with_long_names() {
     });
     let r = report(rows);
 
-    let series = to_time_series_table(&r);
+    let series = to_time_series_text_table(&r);
     let lines: Vec<&str> = series.lines().collect();
     let cells = right_aligned_cells(lines[0], &lines[1..], &["t_s", "dqn", LONG]);
     assert_eq!(cells[2], ["120.0", "85.01%", "79.00%"], "{series}");
 
-    let text = to_table(&r);
+    let text = to_text_table(&r);
     let lines: Vec<&str> = text.lines().collect();
     let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap();
     let g = at("learned default against the best rule of this run (closest 84.23%):");
