@@ -87,8 +87,8 @@ fn universal(c: &mut Criterion) {
     use continuum_core::config::Source;
     use continuum_core::profiles::Profiles;
     use continuum_core::topology::Topology;
-    use continuum_core::topology::generate::{GenerateOptions, generate};
     use continuum_core::workload::Workload;
+    use continuum_topogen::generate::{GenerateOptions, generate};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let profiles = Profiles::load(&root.join("profiles/object-detection.yaml")).expect("profiles");
     let workload =

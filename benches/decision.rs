@@ -61,7 +61,7 @@ fn decision(c: &mut Criterion) {
     let demand = Demand {
         task: 0,
         rate_qps: 15.0,
-        size_kb: 40.0,
+        frame_kb: 40.0,
         tx_ms: 3.0,
         access_ms: 5.0,
         max_delay_ms: 200.0,
@@ -91,8 +91,8 @@ fn decision_at_scale(c: &mut Criterion) {
     use continuum_core::config::Source;
     use continuum_core::profiles::Profiles;
     use continuum_core::topology::Topology;
-    use continuum_core::topology::generate::{GenerateOptions, generate};
     use continuum_core::workload::Workload;
+    use continuum_topogen::generate::{GenerateOptions, generate};
     use std::path::Path;
     let profiles = Profiles::load(Path::new("profiles/object-detection.yaml")).unwrap();
     let workload = Workload::load(Path::new("workloads/default.yaml"), &profiles).unwrap();

@@ -8,17 +8,18 @@
 //! `MIN_TIME`, after `WARMUP`.
 
 use bytes::Bytes;
+use continuum_wire::InferRequest;
 use continuum_wire::QuicClient;
 use continuum_wire::frame::{InferFrame, Response};
-use continuum_wire::query::InferRequest;
 use continuum_worker::inference::{Model, Tensor, backend, reference_input};
-use continuum_worker::{Worker, WorkerConfig};
+use continuum_worker::{Variant, Worker, WorkerConfig};
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// assumption: 20 warm-up queries reach steady state; 200 queries or 2 s give a stable median.
@@ -83,11 +84,47 @@ fn main() {
     rt.block_on(run());
 }
 
+/// The variants measured: model and max batch.
+const VARIANTS: [(&str, usize); 3] = [("cnn-s", 8), ("cnn-m", 8), ("cnn-l", 4)];
+
 async fn run() {
     let models = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models");
-    let variants = [("cnn-s", 8usize), ("cnn-m", 8), ("cnn-l", 4)];
+    let w = start_worker(&models).await;
+    let q = QuicClient::connect(w.quic_addr(), std::slice::from_ref(w.certificate()))
+        .await
+        .unwrap();
+    let mut h = http_connection(&w).await;
+    println!("backend: {}", backend::current().unwrap());
+    print_header();
+    for (m, b) in VARIANTS {
+        let name = format!("{m}-b{b}");
+        let mut model = Model::load(&models.join(format!("{m}.onnx")), 1, &ITEM).unwrap();
+        let variant = w.inner().variants[&name].clone();
+        for n in [1, b] {
+            let x = reference_input(n, &ITEM);
+            let direct = time(|| {
+                model.run(n, &x).unwrap();
+                async {}
+            })
+            .await;
+            let row = Row {
+                direct,
+                queue: time_queue(&variant, n, &x).await,
+                quic: time_quic(&q, &name, n, &x).await,
+                json: time_json(&mut h, &w, &name, n, &x).await,
+                binary: time_binary(&mut h, &w, &name, n, &x).await,
+            };
+            row.print(&name, n);
+        }
+    }
+    q.close().await;
+    w.shutdown().await;
+}
+
+/// Starts a worker serving every one of [`VARIANTS`] from `models`, on loopback ports.
+async fn start_worker(models: &std::path::Path) -> Worker {
     let mut vs = Vec::new();
-    for (m, b) in variants {
+    for (m, b) in VARIANTS {
         vs.push(json!({"name": format!("{m}-b{b}"), "model": m, "max_batch": b, "max_queue_delay_ms": 0.0}));
     }
     let cfg: WorkerConfig = serde_json::from_value(json!({
@@ -95,18 +132,104 @@ async fn run() {
         "models_dir": models, "http": {"listen": "127.0.0.1:0"}, "quic": {"listen": "127.0.0.1:0"},
         "variants": vs}))
     .unwrap();
-    let w = Worker::start(cfg).await.unwrap();
-    let q = QuicClient::connect(w.quic_addr(), std::slice::from_ref(w.certificate()))
-        .await
-        .unwrap();
+    Worker::start(cfg).await.unwrap()
+}
+
+/// One keep-alive HTTP/1 connection to `w` (no Nagle delay).
+async fn http_connection(w: &Worker) -> Sender {
     let tcp = tokio::net::TcpStream::connect(w.http_addr()).await.unwrap();
     tcp.set_nodelay(true).unwrap();
-    let (mut h, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+    let (h, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
         .await
         .unwrap();
     tokio::spawn(conn);
-    let addr = w.http_addr();
-    println!("backend: {}", backend::current().unwrap());
+    h
+}
+
+/// The shape of a batch of `n` items.
+fn shape_of(n: usize) -> Vec<usize> {
+    vec![n, 3, 64, 64]
+}
+
+/// The worker's in-process queue: `Variant::infer` of a batch of `n` items `x`.
+async fn time_queue(variant: &Arc<Variant>, n: usize, x: &[f32]) -> (f64, f64) {
+    let shape = shape_of(n);
+    time(|| {
+        let (v, req) = (
+            variant.clone(),
+            InferRequest {
+                shape: shape.clone(),
+                data: x.to_vec(),
+                deadline: None,
+                stream: None,
+            },
+        );
+        async move {
+            v.infer(req).await.unwrap();
+        }
+    })
+    .await
+}
+
+/// One query of `n` items `x` to variant `name` over QUIC.
+async fn time_quic(q: &QuicClient, name: &str, n: usize, x: &[f32]) -> (f64, f64) {
+    let frame = InferFrame {
+        stream_id: 1,
+        deadline_us: 0,
+        model: name.to_string(),
+        input: Tensor {
+            shape: shape_of(n),
+            data: x.to_vec(),
+        },
+    };
+    time(|| async {
+        match q.infer(&frame).await.unwrap() {
+            Response::Ok { .. } => {}
+            Response::Error { message, .. } => panic!("{message}"),
+        }
+    })
+    .await
+}
+
+/// The OIP inference path of variant `name` on `w`.
+fn infer_path(w: &Worker, name: &str) -> String {
+    format!("http://{}/v2/models/{name}/infer", w.http_addr())
+}
+
+/// One query of `n` items `x` to variant `name` over HTTP, OIP JSON.
+async fn time_json(h: &mut Sender, w: &Worker, name: &str, n: usize, x: &[f32]) -> (f64, f64) {
+    let body_json = Bytes::from(serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape_of(n), "datatype": "FP32", "data": x}]})).unwrap());
+    let path = infer_path(w, name);
+    time_http(h, || {
+        Request::post(&path)
+            .header("host", "localhost")
+            .body(Full::new(body_json.clone()))
+            .unwrap()
+    })
+    .await
+}
+
+/// One query of `n` items `x` to variant `name` over HTTP, OIP binary tensors.
+async fn time_binary(h: &mut Sender, w: &Worker, name: &str, n: usize, x: &[f32]) -> (f64, f64) {
+    let header = serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape_of(n), "datatype": "FP32",
+        "parameters": {"binary_data_size": x.len() * 4}}], "parameters": {"binary_data_output": true}})).unwrap();
+    let hlen = header.len();
+    let mut bin = header;
+    bin.extend(x.iter().flat_map(|f| f.to_le_bytes()));
+    let bin = Bytes::from(bin);
+    let path = infer_path(w, name);
+    time_http(h, || {
+        Request::post(&path)
+            .header("host", "localhost")
+            .header("inference-header-content-length", hlen)
+            .body(Full::new(bin.clone()))
+            .unwrap()
+    })
+    .await
+}
+
+/// The table's header.
+fn print_header() {
     println!(
         "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
         "variant",
@@ -117,96 +240,41 @@ async fn run() {
         "HTTP JSON ms",
         "HTTP binary ms"
     );
-    for (m, b) in variants {
-        let name = format!("{m}-b{b}");
-        let mut model = Model::load(&models.join(format!("{m}.onnx")), 1, &ITEM).unwrap();
-        let variant = w.inner().variants[&name].clone();
-        for n in [1, b] {
-            let x = reference_input(n, &ITEM);
-            let shape = vec![n, 3, 64, 64];
-            let direct = time(|| {
-                model.run(n, &x).unwrap();
-                async {}
-            })
-            .await;
-            let queue = time(|| {
-                let (v, req) = (
-                    variant.clone(),
-                    InferRequest {
-                        shape: shape.clone(),
-                        data: x.clone(),
-                        deadline: None,
-                        stream: None,
-                    },
-                );
-                async move {
-                    v.infer(req).await.unwrap();
-                }
-            })
-            .await;
-            let frame = InferFrame {
-                stream_id: 1,
-                deadline_us: 0,
-                model: name.clone(),
-                input: Tensor {
-                    shape: shape.clone(),
-                    data: x.clone(),
-                },
-            };
-            let quic = time(|| async {
-                match q.infer(&frame).await.unwrap() {
-                    Response::Ok { .. } => {}
-                    Response::Error { message, .. } => panic!("{message}"),
-                }
-            })
-            .await;
-            let body_json = Bytes::from(serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape, "datatype": "FP32", "data": x}]})).unwrap());
-            let path = format!("http://{addr}/v2/models/{name}/infer");
-            let json_t = time_http(&mut h, || {
-                Request::post(&path)
-                    .header("host", "localhost")
-                    .body(Full::new(body_json.clone()))
-                    .unwrap()
-            })
-            .await;
-            let header = serde_json::to_vec(&json!({"inputs": [{"name": "input", "shape": shape, "datatype": "FP32",
-                "parameters": {"binary_data_size": x.len() * 4}}], "parameters": {"binary_data_output": true}})).unwrap();
-            let hlen = header.len();
-            let mut bin = header;
-            bin.extend(x.iter().flat_map(|f| f.to_le_bytes()));
-            let bin = Bytes::from(bin);
-            let bin_t = time_http(&mut h, || {
-                Request::post(&path)
-                    .header("host", "localhost")
-                    .header("inference-header-content-length", hlen)
-                    .body(Full::new(bin.clone()))
-                    .unwrap()
-            })
-            .await;
-            let cell = |(med, p90): (f64, f64)| format!("{med:.3} (p90 {p90:.3})");
-            let over = |(med, _): (f64, f64)| format!("+{:.3}", med - direct.0);
-            println!(
-                "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
-                name,
-                n,
-                cell(direct),
-                cell(queue),
-                cell(quic),
-                cell(json_t),
-                cell(bin_t)
-            );
-            println!(
-                "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
-                "  overhead",
-                "",
-                "",
-                over(queue),
-                over(quic),
-                over(json_t),
-                over(bin_t)
-            );
-        }
+}
+
+/// One variant and batch size's (median, p90) latencies, ms, by path.
+struct Row {
+    direct: (f64, f64),
+    queue: (f64, f64),
+    quic: (f64, f64),
+    json: (f64, f64),
+    binary: (f64, f64),
+}
+
+impl Row {
+    /// Prints the latencies, then each path's overhead over the direct run.
+    fn print(&self, name: &str, n: usize) {
+        let cell = |(med, p90): (f64, f64)| format!("{med:.3} (p90 {p90:.3})");
+        let over = |(med, _): (f64, f64)| format!("+{:.3}", med - self.direct.0);
+        println!(
+            "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
+            name,
+            n,
+            cell(self.direct),
+            cell(self.queue),
+            cell(self.quic),
+            cell(self.json),
+            cell(self.binary)
+        );
+        println!(
+            "{:<10} {:>3} {:>18} {:>18} {:>18} {:>18} {:>18}",
+            "  overhead",
+            "",
+            "",
+            over(self.queue),
+            over(self.quic),
+            over(self.json),
+            over(self.binary)
+        );
     }
-    q.close().await;
-    w.shutdown().await;
 }

@@ -1,7 +1,7 @@
 //! Reading a gateway's demand from its Prometheus text: queries per app (every outcome) and
 //! the declared query rates of the streams it refused per app.
 
-use continuum_wire::prom::parse_prometheus;
+use continuum_wire::parse_prometheus;
 use std::collections::BTreeMap;
 
 /// Cumulative per-app counters of one gateway.

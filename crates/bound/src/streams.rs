@@ -62,7 +62,7 @@ pub fn bound_streams(
                     let slow = slowdown.get(c.worker as usize).copied().unwrap_or(1.0);
                     (
                         c.worker,
-                        w.delay_ms(p.demand.size_kb) * slow / f64::from(w.batch),
+                        w.delay_ms(p.demand.frame_kb) * slow / f64::from(w.batch),
                     )
                 })
                 .collect();

@@ -19,11 +19,11 @@ use std::task::{Context, Poll};
 
 /// Payload the kernel sends in one segmented batch (`UDP_GSO`: the whole batch is one IP
 /// datagram of at most 65 535 bytes, less the IPv6 and UDP headers).
-pub const GSO_BATCH_BYTES: usize = 65_535 - 40 - 8;
+pub(crate) const GSO_BATCH_BYTES: usize = 65_535 - 40 - 8;
 
 /// A runtime socket whose batches stay within [`GSO_BATCH_BYTES`].
 #[derive(Debug)]
-pub struct CappedSegments {
+pub(crate) struct CappedSegments {
     inner: Arc<dyn AsyncUdpSocket>,
     /// The largest packet sent so far, bytes (quinn's initial 1 200 until one is sent).
     largest: AtomicUsize,
@@ -31,7 +31,7 @@ pub struct CappedSegments {
 
 impl CappedSegments {
     /// Wraps `inner`.
-    pub fn new(inner: Arc<dyn AsyncUdpSocket>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn AsyncUdpSocket>) -> Self {
         Self {
             inner,
             largest: AtomicUsize::new(1200),
@@ -40,7 +40,7 @@ impl CappedSegments {
 }
 
 /// Segments of `packet` bytes that fit in one batch (at least one).
-pub fn segments_for(packet: usize) -> usize {
+pub(crate) fn segments_for(packet: usize) -> usize {
     (GSO_BATCH_BYTES / packet.max(1)).max(1)
 }
 

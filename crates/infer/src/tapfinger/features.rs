@@ -7,7 +7,6 @@
 //! the gateway's are encoded alike.
 
 use continuum_core::feasibility::{Candidate, Fleet, latency_bound_ms};
-use continuum_core::policy::headroom::copies;
 use continuum_core::pull::{AgentView, Round, demand_load};
 
 /// Features of a cluster node.
@@ -301,7 +300,7 @@ impl Eligible {
             }
             let x = &mut clusters[*at as usize];
             x.1 = x.1.max(s);
-            x.2 += copies(c);
+            x.2 += c.copies();
         }
         for x in &clusters {
             slot[x.0 as usize] = u32::MAX;
@@ -422,7 +421,7 @@ fn encode_offer(
                 (c.e2e_ms / d.max_delay_ms).min(2.0) as f32,
                 (need / cap).min(2.0) as f32,
                 (f64::from(w.batch).log2() / 4.0) as f32,
-                squash_copies(copies(c)),
+                squash_copies(c.copies()),
                 f32::from(c.e2e_ms <= e2e_min),
             ]
         })
