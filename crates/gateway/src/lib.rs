@@ -54,6 +54,7 @@ pub mod bench {
     pub use crate::state::GatewayState;
     pub use crate::state::live::publish;
     pub use crate::state::streams::{OpenRequest, Stream};
+    pub use crate::state::token::{sign_token, verify_token};
     pub use crate::upstream::Upstream;
     pub use crate::upstream::UpstreamError;
     pub use crate::upstream::http::{HttpUpstream, ScrapedLoad};

@@ -133,6 +133,26 @@ impl StreamKey {
     }
 }
 
+/// The stream-token parser as a client reaches it, under a key made of `secret`: the token's
+/// nonce, or why it is refused. For the fuzz targets (`crates/fuzz-targets`).
+pub fn verify_token(secret: &[u8], token: &str) -> Result<u128, String> {
+    let key = StreamKey::from_secret(secret).map_err(|e| e.to_string())?;
+    let claims = key.verify(token).map_err(|e| e.to_string())?;
+    claims.nonce().ok_or_else(|| "no nonce".to_string())
+}
+
+/// A token of `payload` (any bytes) signed under `secret`, so that a fuzz target reaches the
+/// claims parser behind the signature check.
+pub fn sign_token(secret: &[u8], payload: &[u8]) -> Result<String, String> {
+    let key = StreamKey::from_secret(secret).map_err(|e| e.to_string())?;
+    let tag = hmac::sign(&key.key, payload);
+    Ok(format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(payload),
+        URL_SAFE_NO_PAD.encode(tag.as_ref())
+    ))
+}
+
 fn random_bytes<const N: usize>() -> Result<[u8; N]> {
     let mut b = [0u8; N];
     SystemRandom::new()
