@@ -191,6 +191,13 @@ pub struct HttpConfig {
     /// Listen address (port 0: any free port).
     #[serde(default = "default_listen")]
     pub listen: SocketAddr,
+    /// TLS (certificate, key, optional client CA; reloaded with the configuration); plaintext
+    /// when absent.
+    #[serde(default)]
+    pub tls: Option<continuum_wire::tcp_tls::ServerTls>,
+    /// Serve plaintext on a non-loopback `listen` (refused unless set).
+    #[serde(default)]
+    pub allow_plaintext: bool,
     /// Body size (8 MiB, as the worker), read timeouts, connection caps and header limits
     /// (unknown keys are refused here).
     #[serde(flatten)]
@@ -201,6 +208,8 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: default_listen(),
+            tls: None,
+            allow_plaintext: false,
             limits: Default::default(),
         }
     }
@@ -230,8 +239,12 @@ pub struct UpstreamConfig {
     pub cluster: String,
     /// `quic` or `http`.
     pub protocol: Protocol,
-    /// QUIC: `host:port`; HTTP: `http://host:port`.
+    /// QUIC: `host:port`; HTTP: `http://host:port`, or `https://host:port` with `tls`.
     pub address: String,
+    /// HTTP over TLS: the CA that signs the worker's certificate, and the client certificate
+    /// to present to workers that verify clients (their `http.tls.client_ca`).
+    #[serde(default)]
+    pub tls: Option<continuum_wire::tcp_tls::ClientTls>,
     /// QUIC: the worker's certificate (DER) to trust, e.g. its `quic.dev_cert_out`.
     #[serde(default)]
     pub cert: Option<PathBuf>,
@@ -433,13 +446,28 @@ impl GatewayConfig {
                         w.address
                     ));
                 }
-                Protocol::Http if !w.address.starts_with("http://") => {
+                Protocol::Http if !w.address.starts_with("http://") && w.tls.is_none() => {
                     return Err(format!(
-                        "workers[{i}].address: expected http://host:port, got `{}`",
+                        "workers[{i}].address: expected http://host:port (https:// needs \
+                         workers[{i}].tls), got `{}`",
                         w.address
                     ));
                 }
+                Protocol::Http if w.tls.is_some() && !w.address.starts_with("https://") => {
+                    return Err(format!(
+                        "workers[{i}].address: expected https://host:port with tls, got `{}`",
+                        w.address
+                    ));
+                }
+                Protocol::Quic if w.tls.is_some() => {
+                    return Err(format!(
+                        "workers[{i}].tls: only for protocol http (QUIC workers: cert)"
+                    ));
+                }
                 _ => {}
+            }
+            if let Some(t) = &w.tls {
+                t.validate(&format!("workers[{i}].tls"))?;
             }
         }
         for (name, t) in &self.tasks {
@@ -468,6 +496,15 @@ impl GatewayConfig {
             ("closed_stream_memory_ms", self.closed_stream_memory_ms),
         ];
         self.http.limits.validate()?;
+        continuum_wire::tcp_tls::check_plaintext(
+            "http",
+            self.http.listen,
+            self.http.tls.as_ref(),
+            self.http.allow_plaintext,
+        )?;
+        if let Some(g) = &self.grpc {
+            g.validate()?;
+        }
         self.retry.validate()?;
         self.own_bindings.validate()?;
         if self.worker_silence_ms == Some(0) {

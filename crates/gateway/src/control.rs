@@ -9,10 +9,11 @@ use crate::plan::Plan;
 use crate::state::GatewayState;
 use crate::state::live::{LiveLoads, publish};
 use crate::upstream::{Link, Upstream, quic};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use continuum_core::load::WorkerLoad;
 use continuum_core::observe::{DemandBuckets, WindowObserver};
 use continuum_infer::agent::Agent;
+use continuum_wire::tcp_tls::{ALPN_GRPC, ALPN_HTTP, StagedTls, TlsAcceptor};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +44,53 @@ pub struct ControlPlane {
     pub(crate) quic_addr: Option<SocketAddr>,
     /// Pull dispatch's desk, when `pull` is configured.
     pub(crate) pull: Option<Arc<crate::decide::pull::PullDesk>>,
+    /// TLS of the HTTP and gRPC listeners (certificates swapped on reload).
+    pub(crate) tls: ListenerTls,
+}
+
+/// The TLS of the gateway's HTTP and gRPC listeners, when configured.
+#[derive(Debug, Default)]
+pub(crate) struct ListenerTls {
+    /// The HTTP listener's.
+    pub(crate) http: Option<TlsAcceptor>,
+    /// The gRPC listener's.
+    pub(crate) grpc: Option<TlsAcceptor>,
+}
+
+impl ListenerTls {
+    /// Reads the certificate files `cfg` names for its listeners.
+    pub(crate) fn new(cfg: &GatewayConfig) -> Result<Self> {
+        let grpc = cfg.grpc.as_ref().and_then(|g| g.tls.as_ref());
+        Ok(Self {
+            http: TlsAcceptor::optional(cfg.http.tls.as_ref(), ALPN_HTTP).context("http.tls")?,
+            grpc: TlsAcceptor::optional(grpc, ALPN_GRPC).context("grpc.tls")?,
+        })
+    }
+
+    /// Reads and checks the files `cfg` names for the running listeners; nothing changes until
+    /// each is committed. TLS cannot be turned on or off without a restart. `grpc_listening`:
+    /// whether a gRPC listener runs (a `grpc` section added by a reload starts none).
+    fn stage(&self, cfg: &GatewayConfig, grpc_listening: bool) -> Result<Vec<StagedTls>> {
+        let grpc = cfg.grpc.as_ref().and_then(|g| g.tls.as_ref());
+        let mut staged = Vec::new();
+        let listeners = [
+            ("http", &self.http, cfg.http.tls.as_ref()),
+            ("grpc", &self.grpc, grpc.filter(|_| grpc_listening)),
+        ];
+        for (section, running, wanted) in listeners {
+            match (running, wanted) {
+                (Some(a), Some(t)) => staged.push(a.stage(t).context(format!("{section}.tls"))?),
+                (None, None) => {}
+                (Some(_), None) => {
+                    bail!("{section}.tls: a reload cannot turn TLS off; restart the gateway")
+                }
+                (None, Some(_)) => {
+                    bail!("{section}.tls: a reload cannot turn TLS on; restart the gateway")
+                }
+            }
+        }
+        Ok(staged)
+    }
 }
 
 impl ControlPlane {
@@ -101,8 +149,9 @@ impl ControlPlane {
     }
 
     /// Re-reads the configuration file and applies it: new topology, workers, tasks, stream
-    /// classes and policies (operators' pins are dropped); open streams stay open (re-bound on
-    /// their next query if their worker is gone).
+    /// classes and policies (operators' pins are dropped), and the HTTP and gRPC listeners'
+    /// certificates (for new handshakes); open streams and connections stay open (streams are
+    /// re-bound on their next query if their worker is gone).
     pub(crate) async fn reload(self: &Arc<Self>) -> Result<u64> {
         let _g = self.reload_lock.lock().await;
         let path = self
@@ -110,6 +159,9 @@ impl ControlPlane {
             .as_ref()
             .context("this gateway was not started from a configuration file")?;
         let cfg = GatewayConfig::load(path)?;
+        // New certificates are read first and installed only once everything else has loaded:
+        // a bad file keeps the running certificate (and configuration).
+        let staged_tls = self.tls.stage(&cfg, self.grpc_addr.is_some())?;
         let mut plan = tokio::task::spawn_blocking(move || Plan::build(cfg))
             .await
             .context("reload panicked")??;
@@ -123,6 +175,7 @@ impl ControlPlane {
                     && o.cfg.address == u.address
                     && o.cfg.protocol == u.protocol
                     && o.cfg.cert == u.cert
+                    && o.cfg.tls == u.tls
                     && o.cfg.metrics == u.metrics
             });
             match keep {
@@ -140,6 +193,8 @@ impl ControlPlane {
                 self.loads.forget(&o.cfg.name);
             }
         }
+        let certificates = staged_tls.len();
+        staged_tls.into_iter().for_each(StagedTls::commit);
         let cfg = plan.cfg.clone();
         self.state
             .set_open_limit(cfg.stream_open_rate, cfg.stream_open_burst);
@@ -169,6 +224,7 @@ impl ControlPlane {
         tracing::info!(
             generation,
             streams = self.state.streams().len(),
+            certificates,
             "configuration reloaded"
         );
         Ok(generation)
@@ -182,17 +238,28 @@ impl ControlPlane {
     /// of each of this scheduler's stream classes for the next window (pinned classes keep
     /// theirs).
     pub(super) fn meta_step(&self) {
+        let t = std::time::Instant::now();
+        if self.meta_step_inner() {
+            let m = self.state.metrics();
+            m.agent_decisions.inc();
+            m.meta_step_seconds.observe(t.elapsed().as_secs_f64());
+        }
+    }
+
+    /// [`Self::meta_step`]'s work; whether the agent decided.
+    fn meta_step_inner(&self) -> bool {
         let now_ms = self.elapsed_ms();
         let snap = self.state.snapshot();
         let Some(obs) = self.state.meta().close(now_ms, &snap.view) else {
-            return;
+            return false;
         };
         let sched = self.plan().sched;
         let mut guard = self.agent.lock().expect("agent lock");
-        let Some(agent) = guard.as_mut() else { return };
+        let Some(agent) = guard.as_mut() else {
+            return false;
+        };
         agent.observe(&obs);
         let d = agent.decide();
-        self.state.metrics().agent_decisions.inc();
         let applied = d
             .get(sched)
             .ok_or_else(|| format!("the decision has no row for scheduler {sched}"))
@@ -207,6 +274,7 @@ impl ControlPlane {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "meta-policy decision not applied"),
         }
+        true
     }
 }
 

@@ -107,6 +107,9 @@ pub(crate) struct GatewayMetrics {
     pub(crate) worker_up: Family<WorkerLabel, Gauge>,
     /// Meta-policy decisions taken.
     pub(crate) agent_decisions: Counter,
+    /// Time of one meta-policy step (the window's observation closed, the network evaluated,
+    /// the choices applied), s.
+    pub(crate) meta_step_seconds: Histogram,
     /// Tail-latency mitigation events by `result`: `reissued`, `reissue_won`, `cancelled`,
     /// `reissue_no_target`, `discarded`.
     pub(crate) mitigation: Family<ResultLabel, Counter>,
@@ -178,6 +181,7 @@ impl GatewayMetrics {
             load_view_age_seconds: Gauge::default(),
             worker_up: Family::default(),
             agent_decisions: Counter::default(),
+            meta_step_seconds: hist(),
             mitigation: Family::default(),
             retries: Family::default(),
             // 1 ms … ~4.4 s in ×1.5 steps: inference deadlines are tens of ms to seconds.
@@ -274,6 +278,11 @@ impl GatewayMetrics {
             "continuum_gateway_agent_decisions",
             "Meta-policy decisions taken",
             m.agent_decisions.clone(),
+        );
+        r.register(
+            "continuum_gateway_meta_step_seconds",
+            "Time of one meta-policy step (window observation closed, network evaluated, choices applied)",
+            m.meta_step_seconds.clone(),
         );
         Self { registry, ..m }
     }

@@ -3,7 +3,9 @@
 //! without dropping streams, and shutdown.
 
 use crate::config::GatewayConfig;
-use crate::control::{ControlPlane, new_upstream, spawn_upstream, stream_key, window_observer};
+use crate::control::{
+    ControlPlane, ListenerTls, new_upstream, spawn_upstream, stream_key, window_observer,
+};
 use crate::plan::Plan;
 use crate::state::GatewayState;
 use crate::state::live::{LiveLoads, publish};
@@ -50,6 +52,7 @@ impl Gateway {
             .iter()
             .map(|u| new_upstream(u.clone(), &plan.cfg).map(Arc::new))
             .collect::<Result<_>>()?;
+        let tls = ListenerTls::new(&plan.cfg)?;
         let listener = tokio::net::TcpListener::bind(plan.cfg.http.listen)
             .await
             .with_context(|| format!("cannot bind HTTP on {}", plan.cfg.http.listen))?;
@@ -100,6 +103,7 @@ impl Gateway {
             http_addr,
             grpc_addr,
             quic_addr,
+            tls,
         });
         let mut tasks: Vec<JoinHandle<()>> = upstreams
             .iter()
@@ -114,6 +118,7 @@ impl Gateway {
         if let Some(l) = grpc_listener {
             tasks.push(tokio::spawn(continuum_wire::grpc::serve(
                 l,
+                ctx.tls.grpc.clone(),
                 ctx.clone(),
                 plan.cfg.http.limits.clone(),
                 stop_rx.clone(),

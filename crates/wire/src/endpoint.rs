@@ -2,6 +2,7 @@
 //! listeners and their limits, as they appear in the configuration files.
 
 use crate::serve::ServeLimits;
+use crate::tcp_tls::ServerTls;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,10 +13,29 @@ pub struct HttpConfig {
     /// Listen address (port 0: any free port).
     #[serde(default = "default_http_addr")]
     pub listen: SocketAddr,
+    /// TLS (certificate, key, optional client CA); plaintext when absent.
+    #[serde(default)]
+    pub tls: Option<ServerTls>,
+    /// Serve plaintext on a non-loopback `listen` (refused unless set).
+    #[serde(default)]
+    pub allow_plaintext: bool,
     /// Body size, read timeouts, connection caps and header limits (unknown keys are refused
     /// here).
     #[serde(flatten)]
     pub limits: ServeLimits,
+}
+
+impl HttpConfig {
+    /// Checks the limits and the plaintext rule ([`crate::tcp_tls::check_plaintext`]).
+    pub fn validate(&self) -> Result<(), String> {
+        self.limits.validate()?;
+        crate::tcp_tls::check_plaintext(
+            "http",
+            self.listen,
+            self.tls.as_ref(),
+            self.allow_plaintext,
+        )
+    }
 }
 
 /// gRPC endpoint settings (KServe v2 / Triton `GRPCInferenceService`).
@@ -24,6 +44,24 @@ pub struct HttpConfig {
 pub struct GrpcConfig {
     /// Listen address (port 0: any free port); Triton's default port is 8001.
     pub listen: SocketAddr,
+    /// TLS (certificate, key, optional client CA); plaintext when absent.
+    #[serde(default)]
+    pub tls: Option<ServerTls>,
+    /// Serve plaintext on a non-loopback `listen` (refused unless set).
+    #[serde(default)]
+    pub allow_plaintext: bool,
+}
+
+impl GrpcConfig {
+    /// Checks the plaintext rule ([`crate::tcp_tls::check_plaintext`]).
+    pub fn validate(&self) -> Result<(), String> {
+        crate::tcp_tls::check_plaintext(
+            "grpc",
+            self.listen,
+            self.tls.as_ref(),
+            self.allow_plaintext,
+        )
+    }
 }
 
 /// QUIC endpoint settings.
@@ -57,6 +95,8 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: default_http_addr(),
+            tls: None,
+            allow_plaintext: false,
             limits: ServeLimits::default(),
         }
     }

@@ -4,11 +4,13 @@
 //! gRPC code of the HTTP status the HTTP route would answer (400 → `INVALID_ARGUMENT`, 404 →
 //! `NOT_FOUND`, 429 → `RESOURCE_EXHAUSTED`, 503 → `UNAVAILABLE`, …). gzip-compressed requests
 //! are accepted; answers go uncompressed. The HTTP section's connection caps and accept
-//! back-off apply here too.
+//! back-off apply here too, and TLS when `grpc.tls` is set ([`crate::tcp_tls`]).
 
+use crate::grpc_incoming::accepted;
 use crate::oip::{self, OipModel, ParsedInfer};
 use crate::oip_core::{self, ModelInfo, ModelStats, OipCore, OipError};
-use crate::serve::{ConnCaps, ConnSlot, ServeLimits};
+use crate::serve::{ConnCaps, ServeLimits};
+use crate::tcp_tls::TlsAcceptor;
 use hyper::StatusCode;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -47,9 +49,11 @@ pub async fn bind(
 }
 
 /// Serves `core` on `listener` until `stop` turns true, within the connection caps and the
-/// message size (`max_body_bytes`) of `limits`.
+/// message size (`max_body_bytes`) of `limits`; over TLS when `tls` is given (the handshake
+/// is the HTTP listener's, [`crate::tcp_tls::secure`]).
 pub async fn serve<C: OipCore>(
     listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     core: Arc<C>,
     limits: ServeLimits,
     mut stop: watch::Receiver<bool>,
@@ -62,7 +66,7 @@ pub async fn serve<C: OipCore>(
         // asked): gRPC clients advertise gzip by default, and compressing every float tensor
         // costs CPU for little gain.
         .accept_compressed(CompressionEncoding::Gzip);
-    let incoming = accepted(listener, ConnCaps::new(&limits));
+    let incoming = accepted(listener, ConnCaps::new(&limits), tls);
     let r = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(svc)
@@ -72,86 +76,6 @@ pub async fn serve<C: OipCore>(
         .await;
     if let Err(e) = r {
         tracing::error!(error = %e, "gRPC endpoint failed");
-    }
-}
-
-/// Accepted connections as a stream, backing off when `accept` fails (as the HTTP loop does).
-/// Connections over the caps are closed at once.
-fn accepted(
-    listener: TcpListener,
-    caps: Arc<ConnCaps>,
-) -> impl futures_util::Stream<Item = std::io::Result<Capped>> {
-    let log = crate::serve::RateLimitedLog::new(std::time::Duration::from_secs(1));
-    let state = (listener, log, crate::serve::AcceptBackoff::default());
-    futures_util::stream::unfold(state, move |(l, log, mut backoff)| {
-        let caps = caps.clone();
-        async move {
-            loop {
-                match l.accept().await {
-                    Ok((s, peer)) => {
-                        backoff.reset();
-                        let Some(slot) = caps.admit(peer.ip()) else {
-                            continue;
-                        };
-                        let _ = s.set_nodelay(true);
-                        return Some((Ok(Capped { io: s, _slot: slot }), (l, log, backoff)));
-                    }
-                    Err(e) => {
-                        let wait = backoff.fail();
-                        if let Some(suppressed) = log.allow() {
-                            tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
-                            suppressed, "gRPC accept failed");
-                        }
-                        tokio::time::sleep(wait).await;
-                    }
-                }
-            }
-        }
-    })
-}
-
-/// A gRPC connection holding its place under the connection caps until it closes.
-pub struct Capped {
-    io: tokio::net::TcpStream,
-    _slot: ConnSlot,
-}
-
-impl tonic::transport::server::Connected for Capped {
-    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.io.connect_info()
-    }
-}
-
-impl tokio::io::AsyncRead for Capped {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncWrite for Capped {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
     }
 }
 

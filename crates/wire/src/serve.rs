@@ -1,26 +1,29 @@
 //! The HTTP serve loop the worker and the gateway share, hardened against hostile clients:
 //! header and body read timeouts, a global and a per-IP connection cap, back-off (with a
-//! rate-limited log line) when `accept` fails (e.g. out of file descriptors), header size and
-//! count limits answered with a JSON 431, and request bodies read within a byte limit that
-//! applies after `gzip`/`deflate` decompression (other encodings get 415).
+//! rate-limited log line) when `accept` fails, descriptors held in reserve and idle connections
+//! shed when the process runs out of file descriptors (module `conns`), header size and count
+//! limits answered with a JSON 431, and request bodies read within a byte limit that applies
+//! after `gzip`/`deflate` decompression (other encodings get 415); a body not received within
+//! its timeout is answered 408 with `Connection: close` and its connection is closed.
+
+mod conns;
+pub(crate) use conns::{ConnCaps, ConnSlot};
 
 use bytes::Bytes;
-use dashmap::DashMap;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
 use std::io::Read;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
 /// A complete response.
 pub type Resp = Response<Full<Bytes>>;
@@ -114,7 +117,7 @@ impl ServeLimits {
     pub fn validate(&self) -> Result<(), String> {
         if let Some(k) = self.unknown.keys().next() {
             return Err(format!(
-                "http.{k}: unknown setting; expected listen, max_body_bytes, \
+                "http.{k}: unknown setting; expected listen, tls, allow_plaintext, max_body_bytes, \
                  header_read_timeout_ms, body_read_timeout_ms, max_connections, \
                  max_connections_per_ip, max_header_bytes or max_headers"
             ));
@@ -190,64 +193,29 @@ impl AcceptBackoff {
     }
 }
 
-/// Open connections in all and per IP.
-pub(crate) struct ConnCaps {
-    all: Arc<Semaphore>,
-    per_ip: DashMap<IpAddr, usize>,
-    max_per_ip: usize,
-}
-
-/// Holds one connection's place under the caps.
-pub(crate) struct ConnSlot {
-    caps: Arc<ConnCaps>,
-    ip: IpAddr,
-    _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl Drop for ConnSlot {
-    fn drop(&mut self) {
-        if let dashmap::mapref::entry::Entry::Occupied(mut e) = self.caps.per_ip.entry(self.ip) {
-            *e.get_mut() -= 1;
-            if *e.get() == 0 {
-                e.remove();
-            }
-        }
-    }
-}
-
-impl ConnCaps {
-    /// Caps of `limits`.
-    pub(crate) fn new(limits: &ServeLimits) -> Arc<Self> {
-        Arc::new(Self {
-            all: Arc::new(Semaphore::new(limits.max_connections)),
-            per_ip: DashMap::new(),
-            max_per_ip: limits.max_connections_per_ip,
-        })
-    }
-
-    /// A place for one more connection from `ip`, if the caps allow.
-    pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<ConnSlot> {
-        let permit = self.all.clone().try_acquire_owned().ok()?;
-        let mut n = self.per_ip.entry(ip).or_insert(0);
-        if *n >= self.max_per_ip {
-            return None;
-        }
-        *n += 1;
-        drop(n);
-        Some(ConnSlot {
-            caps: self.clone(),
-            ip,
-            _permit: permit,
-        })
-    }
-}
-
 /// Serves `handler` on every connection accepted from `listener` (HTTP/1.1, and HTTP/2 over
 /// cleartext) within `limits` until `stop` turns true; open connections then finish their
-/// current request and close. The worker's and the gateway's front ends both run on it.
+/// current request and close. Plaintext: [`serve_tls_with`] without TLS.
 pub async fn serve_with<H, F>(
     listener: TcpListener,
     limits: ServeLimits,
+    stop: watch::Receiver<bool>,
+    handler: H,
+) where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
+{
+    serve_tls_with(listener, limits, None, stop, handler).await
+}
+
+/// [`serve_with`], over TLS when `tls` is given (HTTP/1.1 or HTTP/2, chosen by ALPN): each
+/// connection's handshake runs in its own task, under its connection slot and within the
+/// handshake timeout ([`crate::tcp_tls::secure`], shared with the gRPC listener). The worker's
+/// and the gateway's front ends both run on it.
+pub async fn serve_tls_with<H, F>(
+    listener: TcpListener,
+    limits: ServeLimits,
+    tls: Option<crate::tcp_tls::TlsAcceptor>,
     mut stop: watch::Receiver<bool>,
     handler: H,
 ) where
@@ -258,11 +226,28 @@ pub async fn serve_with<H, F>(
     let accept_log = RateLimitedLog::new(Duration::from_secs(1));
     let cap_log = RateLimitedLog::new(Duration::from_secs(1));
     let mut backoff = AcceptBackoff::default();
+    let mut reserve = conns::Reserve::new(RESERVED_FDS);
     let limits = Arc::new(limits);
     loop {
         let (tcp, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok(x) => { backoff.reset(); x }
+                Ok(x) => { backoff.reset(); reserve.refill(); x }
+                Err(e) if conns::out_of_descriptors(&e) => {
+                    // Free one descriptor at once for the connection waiting, and shed idle
+                    // connections for the ones behind it.
+                    let shed = caps.shed_idle(SHED_PER_FAILURE);
+                    let freed = reserve.release_one();
+                    if let Some(suppressed) = accept_log.allow() {
+                        tracing::warn!(error = %e, shed, suppressed,
+                            "accept failed: out of descriptors, shedding idle connections");
+                    }
+                    let wait = if freed || shed > 0 { Duration::from_millis(1) } else { backoff.fail() };
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = stop.changed() => break,
+                    }
+                    continue;
+                }
                 Err(e) => {
                     let wait = backoff.fail();
                     if let Some(suppressed) = accept_log.allow() {
@@ -286,20 +271,29 @@ pub async fn serve_with<H, F>(
             continue;
         };
         let _ = tcp.set_nodelay(true);
+        let tcp = slot.guard(tcp);
+        let conn_state = slot.state();
         let handler = handler.clone();
         let limits = limits.clone();
         let mut stop = stop.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            let Some(tcp) = crate::tcp_tls::secure(tls.as_ref(), tcp, peer).await else {
+                return;
+            };
             let l = limits.clone();
             let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let handler = handler.clone();
                 let l = l.clone();
+                let busy = conn_state.busy();
                 async move {
-                    match check_headers(&req, &l) {
+                    let r = match check_headers(&req, &l) {
                         Some(r) => Ok(r),
-                        None => handler(req).await,
-                    }
+                        None => handler(req).await.map(close_on_timeout),
+                    };
+                    drop(busy);
+                    r
                 }
             });
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
@@ -325,6 +319,21 @@ pub async fn serve_with<H, F>(
             }
         });
     }
+}
+
+/// Descriptors held in reserve for an `accept` that runs out of them.
+const RESERVED_FDS: usize = 2;
+/// Idle connections shed for each `accept` that runs out of descriptors.
+const SHED_PER_FAILURE: usize = 4;
+
+/// A 408 (the body was not received in time) closes its connection: hyper then neither keeps it
+/// alive nor waits for the rest of the body.
+fn close_on_timeout(mut r: Resp) -> Resp {
+    if r.status() == StatusCode::REQUEST_TIMEOUT {
+        r.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    r
 }
 
 /// 431 with a JSON body when the request's header fields exceed the limits.
@@ -540,24 +549,5 @@ mod tests {
         assert_eq!((l.allow(), l.allow()), (None, None));
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(l.allow(), Some(2));
-    }
-
-    #[test]
-    fn connection_caps_hold_per_ip_and_release_on_drop() {
-        let caps = Arc::new(ConnCaps {
-            all: Arc::new(Semaphore::new(3)),
-            per_ip: DashMap::new(),
-            max_per_ip: 2,
-        });
-        let a: IpAddr = "10.0.0.1".parse().unwrap();
-        let b: IpAddr = "10.0.0.2".parse().unwrap();
-        let s1 = caps.admit(a).unwrap();
-        let _s2 = caps.admit(a).unwrap();
-        assert!(caps.admit(a).is_none(), "per-IP cap");
-        let _s3 = caps.admit(b).unwrap();
-        assert!(caps.admit(b).is_none(), "global cap");
-        drop(s1);
-        assert!(caps.admit(a).is_some());
-        assert!(caps.per_ip.get(&a).is_some_and(|n| *n == 1));
     }
 }

@@ -65,6 +65,12 @@ pub struct VariantConfig {
     /// Intra-op threads of its session. assumption: 1, one core per replica as in the profile.
     #[serde(default = "default_threads")]
     pub threads: usize,
+    /// Emulates a slower device: every batch holds the session at least this long, ms (the
+    /// batching thread sleeps what the computation left), so that the variant's capacity here is
+    /// that of the device its profile describes — the worker's counterpart of the gateway's
+    /// `inject_delays`. 0 (default): as fast as this machine computes.
+    #[serde(default)]
+    pub min_batch_ms: f64,
 }
 
 fn default_name() -> String {
@@ -137,6 +143,12 @@ impl WorkerConfig {
                     "variants[{i}]: max_batch, max_queue and threads must be >= 1"
                 ));
             }
+            if !(v.min_batch_ms >= 0.0 && v.min_batch_ms.is_finite()) {
+                return Err(format!(
+                    "variants[{i}].min_batch_ms: expected a number of ms >= 0, got {}",
+                    v.min_batch_ms
+                ));
+            }
             if !(v.max_queue_delay_ms >= 0.0 && v.max_queue_delay_ms.is_finite()) {
                 return Err(format!(
                     "variants[{i}].max_queue_delay_ms: expected >= 0, got {}",
@@ -147,7 +159,10 @@ impl WorkerConfig {
         if self.load_report_ms == 0 || self.load_window_ms == 0 {
             return Err("load_report_ms and load_window_ms must be >= 1".into());
         }
-        self.http.limits.validate()?;
+        self.http.validate()?;
+        if let Some(g) = &self.grpc {
+            g.validate()?;
+        }
         if self.quic.max_frame_bytes == 0 {
             return Err("quic.max_frame_bytes: expected >= 1".into());
         }

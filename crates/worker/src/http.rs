@@ -7,10 +7,12 @@ use bytes::Bytes;
 use continuum_wire::InferRequest;
 use continuum_wire::http::{
     ModelPart, OipPath, Resp, body_error, check_method, check_version, error, infer_resp,
-    oip_answer, oip_error, oip_path, query_error, segments, serve_with,
+    oip_answer, oip_error, oip_path, query_error, segments,
 };
 use continuum_wire::oip;
 use continuum_wire::serve::read_body;
+use continuum_wire::serve::serve_tls_with;
+use continuum_wire::tcp_tls::TlsAcceptor;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
@@ -20,11 +22,16 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-/// Accepts connections until `stop` turns true; open connections then finish their current
-/// request and close.
-pub async fn serve(listener: TcpListener, inner: Arc<Inner>, stop: watch::Receiver<bool>) {
+/// Accepts connections (over TLS with `tls`) until `stop` turns true; open connections then
+/// finish their current request and close.
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    inner: Arc<Inner>,
+    stop: watch::Receiver<bool>,
+) {
     let limits = inner.cfg.http.limits.clone();
-    serve_with(listener, limits, stop, move |req| {
+    serve_tls_with(listener, limits, tls, stop, move |req| {
         handle(inner.clone(), req)
     })
     .await

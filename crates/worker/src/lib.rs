@@ -27,6 +27,7 @@ pub use variant::{Answer, InferRequest, QueryError, Variant};
 
 use crate::inference::{Manifest, Model, backend};
 use anyhow::{Context, Result};
+use continuum_wire::tcp_tls::{ALPN_GRPC, ALPN_HTTP, TlsAcceptor};
 use metrics::Metrics;
 use rustls::pki_types::CertificateDer;
 use std::collections::BTreeMap;
@@ -302,6 +303,8 @@ pub struct Worker {
     quic_addr: SocketAddr,
     certificate: CertificateDer<'static>,
     endpoint: quinn::Endpoint,
+    /// TLS of the HTTP and the gRPC listener, when configured (reloaded by [`Worker::reload_tls`]).
+    tls: Vec<(&'static str, TlsAcceptor)>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -346,6 +349,15 @@ impl Worker {
         let http_addr = listener.local_addr()?;
         let quic_addr = endpoint.local_addr()?;
         let (grpc_listener, grpc_addr) = continuum_wire::grpc::bind(cfg.grpc.as_ref()).await?;
+        let http_tls =
+            TlsAcceptor::optional(cfg.http.tls.as_ref(), ALPN_HTTP).context("http.tls")?;
+        let grpc_tls =
+            TlsAcceptor::optional(cfg.grpc.as_ref().and_then(|g| g.tls.as_ref()), ALPN_GRPC)
+                .context("grpc.tls")?;
+        let tls = [("http", &http_tls), ("grpc", &grpc_tls)]
+            .into_iter()
+            .filter_map(|(k, a)| a.clone().map(|a| (k, a)))
+            .collect();
         let last_inference_ms = variants
             .iter()
             .map(|v| (v.name.clone(), AtomicU64::new(0)))
@@ -366,7 +378,12 @@ impl Worker {
         });
         let (stop, stop_rx) = watch::channel(false);
         let mut tasks = vec![
-            tokio::spawn(http::serve(listener, inner.clone(), stop_rx.clone())),
+            tokio::spawn(http::serve(
+                listener,
+                http_tls,
+                inner.clone(),
+                stop_rx.clone(),
+            )),
             tokio::spawn(quic::serve(
                 endpoint.clone(),
                 inner.clone(),
@@ -377,6 +394,7 @@ impl Worker {
             let limits = inner.cfg.http.limits.clone();
             tasks.push(tokio::spawn(continuum_wire::grpc::serve(
                 l,
+                grpc_tls,
                 inner.clone(),
                 limits,
                 stop_rx,
@@ -391,9 +409,27 @@ impl Worker {
             quic_addr,
             certificate,
             endpoint,
+            tls,
             stop,
             tasks,
         })
+    }
+
+    /// Re-reads the certificate, key and client CA files of the HTTP and gRPC listeners (e.g.
+    /// renewed in place; SIGHUP): new handshakes use them, open connections keep going. A
+    /// listener whose files do not load keeps its certificate; the error names it.
+    pub fn reload_tls(&self) -> Result<()> {
+        let mut failed = Vec::new();
+        for (section, a) in &self.tls {
+            match a.reload() {
+                Ok(()) => tracing::info!(listener = section, "TLS certificate reloaded"),
+                Err(e) => failed.push(format!("{section}.tls: {e:#}")),
+            }
+        }
+        match failed.is_empty() {
+            true => Ok(()),
+            false => anyhow::bail!("{}; the running certificate is kept", failed.join("; ")),
+        }
     }
 
     /// Address of the HTTP endpoint.
@@ -473,32 +509,40 @@ pub fn run_from_file(path: &Path) -> Result<()> {
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
         let worker = Worker::start(cfg).await?;
-        wait_for_signal().await;
+        wait_for_signal(&worker).await;
         tracing::info!("shutting down: finishing queries in flight");
         worker.shutdown().await;
         Ok(())
     })
 }
 
-async fn wait_for_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// Waits for Ctrl-C or SIGTERM; on every SIGHUP meanwhile, reloads the TLS certificates.
+async fn wait_for_signal(worker: &Worker) {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => return,
+                _ = term.recv() => return,
+                _ = hup.recv() => {
+                    if let Err(e) = worker.reload_tls() {
+                        tracing::error!(error = %format!("{e:#}"), "TLS reload failed");
+                    }
                 }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        let _ = worker;
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

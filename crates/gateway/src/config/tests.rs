@@ -18,16 +18,60 @@ fn cfg(listen: &str, token: Option<&str>) -> GatewayConfig {
 fn the_example_admin_token_is_refused_off_loopback() {
     assert!(cfg("127.0.0.1:0", Some("change-me")).validate().is_ok());
     assert!(cfg("[::1]:0", Some("change-me")).validate().is_ok());
-    let e = cfg("0.0.0.0:8080", Some("change-me"))
-        .validate()
-        .unwrap_err();
+    let open = |token| {
+        let mut c = cfg("0.0.0.0:8080", token);
+        c.http.allow_plaintext = true;
+        c
+    };
+    let e = open(Some("change-me")).validate().unwrap_err();
     assert!(e.starts_with("admin_token"), "{e}");
+    assert!(open(Some("a-real-secret-token")).validate().is_ok());
+    assert!(open(None).validate().is_ok());
+}
+
+#[test]
+fn plaintext_off_loopback_needs_tls_or_the_flag() {
+    let e = cfg("0.0.0.0:8080", None).validate().unwrap_err();
     assert!(
-        cfg("0.0.0.0:8080", Some("a-real-secret-token"))
-            .validate()
-            .is_ok()
+        e.starts_with("http.listen:") && e.contains("http.allow_plaintext"),
+        "{e}"
     );
-    assert!(cfg("0.0.0.0:8080", None).validate().is_ok());
+    let mut c = cfg("0.0.0.0:8080", None);
+    c.http.tls =
+        serde_json::from_value(serde_json::json!({"cert": "c.pem", "key": "k.pem"})).unwrap();
+    assert!(c.validate().is_ok());
+    let mut c = cfg("127.0.0.1:0", None);
+    c.grpc = Some(serde_json::from_value(serde_json::json!({"listen": "10.0.0.1:8001"})).unwrap());
+    let e = c.validate().unwrap_err();
+    assert!(e.starts_with("grpc.listen:"), "{e}");
+    let e = serde_json::from_value::<continuum_wire::GrpcConfig>(
+        serde_json::json!({"listen": "127.0.0.1:1", "tls": {"cert": "c", "key": "k", "ca": "x"}}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown field `ca`"), "{e}");
+}
+
+#[test]
+fn https_workers_need_tls_and_tls_needs_https() {
+    let worker = |address: &str, tls: serde_json::Value| {
+        let mut c = cfg("127.0.0.1:0", None);
+        c.workers = serde_json::from_value(serde_json::json!([{"name": "w", "cluster": "c",
+            "protocol": "http", "address": address, "tls": tls}]))
+        .unwrap();
+        c.validate()
+    };
+    assert!(worker("https://127.0.0.1:1", serde_json::json!({"ca": "ca.pem"})).is_ok());
+    let e = worker("https://127.0.0.1:1", serde_json::Value::Null).unwrap_err();
+    assert!(e.contains("needs workers[0].tls"), "{e}");
+    let e = worker("http://127.0.0.1:1", serde_json::json!({"ca": "ca.pem"})).unwrap_err();
+    assert!(e.contains("https://"), "{e}");
+    let e = worker(
+        "https://127.0.0.1:1",
+        serde_json::json!({"ca": "c", "cert": "x"}),
+    )
+    .unwrap_err();
+    assert!(e.starts_with("workers[0].tls: give both"), "{e}");
 }
 
 #[test]

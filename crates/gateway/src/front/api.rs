@@ -34,7 +34,7 @@ use crate::state::streams::{OLD_RATE_KEY, OpenRequest, Stream};
 use crate::state::task_list;
 use continuum_wire::http::{
     ModelPart, OipPath, Resp, check_method, check_version, json_resp, oip_answer, oip_path,
-    segments, serve_with,
+    segments,
 };
 use continuum_wire::oip::HEADER_LEN;
 use http_body_util::Full;
@@ -49,14 +49,19 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-/// Accepts connections until `stop`; open connections then finish their requests and close.
+/// Accepts connections (over TLS when `http.tls` is set) until `stop`; open connections then
+/// finish their requests and close.
 pub(crate) async fn serve(
     listener: TcpListener,
     ctx: Arc<ControlPlane>,
     stop: watch::Receiver<bool>,
 ) {
     let limits = ctx.plan().cfg.http.limits.clone();
-    serve_with(listener, limits, stop, move |req| handle(ctx.clone(), req)).await
+    let tls = ctx.tls.http.clone();
+    continuum_wire::serve::serve_tls_with(listener, limits, tls, stop, move |req| {
+        handle(ctx.clone(), req)
+    })
+    .await
 }
 
 async fn handle(ctx: Arc<ControlPlane>, req: Request<Incoming>) -> Result<Resp, Infallible> {
@@ -114,13 +119,18 @@ async fn oip_route(
             what: ModelPart::Infer,
         } => {
             let plan = ctx.plan();
+            // Errors are sent once the body has been read: an answer that leaves it unread
+            // closes the connection while the client may be reusing it (over TLS, its next
+            // request then fails).
             let Some(spec) = plan.task(name) else {
+                let _ = read_body(ctx, req).await;
                 return err(ApiError::new(
                     StatusCode::NOT_FOUND,
                     format!("unknown model `{name}`; served tasks: {}", task_list(&plan)),
                 ));
             };
             if let Err(e) = check_version(name, version) {
+                let _ = read_body(ctx, req).await;
                 return err(ApiError::new(e.status, e.message));
             }
             one_shot(ctx, &plan, spec, req, t0).await

@@ -10,6 +10,7 @@ pub(crate) mod loads;
 pub(crate) mod quic;
 
 use crate::config::{Protocol, UpstreamConfig};
+use anyhow::Context as _;
 pub(crate) use infer::{Answered, Outgoing, Wire};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,10 +106,17 @@ impl Upstream {
     ) -> anyhow::Result<Self> {
         let link = match cfg.protocol {
             Protocol::Quic => Link::Quic(quic::QuicLink::new(&cfg, timeout)?),
-            Protocol::Http => Link::Http(Box::new(http::HttpUpstream::new(
+            Protocol::Http => Link::Http(Box::new(http::HttpUpstream::with_tls(
                 &cfg.address,
                 cfg.metrics.as_deref(),
                 timeout,
+                match &cfg.tls {
+                    Some(t) => Some(
+                        t.client_config(&[])
+                            .with_context(|| format!("worker `{}`: tls", cfg.name))?,
+                    ),
+                    None => None,
+                },
             )?)),
         };
         Ok(Self {

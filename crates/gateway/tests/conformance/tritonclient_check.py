@@ -3,7 +3,10 @@
 Run by crates/gateway/tests/it/tritonclient_conformance.rs against a live worker and a live gateway:
 
     python3 tritonclient_check.py --http HOST:PORT --grpc HOST:PORT --model NAME
-        --max-batch N --expect FILE.json
+        --max-batch N --expect FILE.json [--ca CA.pem [--client-cert C.pem --client-key K.pem]]
+
+With --ca, both clients speak TLS (HTTPS, and gRPC with ssl=True) and trust that CA; with
+--client-cert/--client-key they also present a client certificate.
 
 Checks, over HTTP and gRPC: server and model metadata, the model configuration
 (`max_batch_size`, dims), statistics, the repository index, inference with JSON and binary
@@ -143,11 +146,22 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--max-batch", type=int, required=True)
     ap.add_argument("--expect", required=True)
+    ap.add_argument("--ca", help="TLS: the CA to trust (both clients then use TLS)")
+    ap.add_argument("--client-cert", help="TLS: client certificate chain (PEM)")
+    ap.add_argument("--client-key", help="TLS: client private key (PEM)")
     args = ap.parse_args()
     with open(args.expect) as f:
         expected = json.load(f)
-    run("http", httpclient.InferenceServerClient(args.http), httpclient, args, expected)
-    run("grpc", grpcclient.InferenceServerClient(args.grpc), grpcclient, args, expected)
+    http_tls, grpc_tls = {}, {}
+    if args.ca:
+        opts = {"ca_certs": args.ca}
+        if args.client_cert:
+            opts.update(certfile=args.client_cert, keyfile=args.client_key)
+        http_tls = {"ssl": True, "ssl_options": opts}
+        grpc_tls = {"ssl": True, "root_certificates": args.ca,
+                    "certificate_chain": args.client_cert, "private_key": args.client_key}
+    run("http", httpclient.InferenceServerClient(args.http, **http_tls), httpclient, args, expected)
+    run("grpc", grpcclient.InferenceServerClient(args.grpc, **grpc_tls), grpcclient, args, expected)
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 0 if RESULTS["failed"] == 0 else 1
 

@@ -24,6 +24,18 @@ fn tritonclient_available() -> bool {
 
 /// Runs the checker against `http` / `grpc`; panics with its report when a check fails.
 async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &[&str]) {
+    check_tls(http, grpc, model, max_batch, outputs, &[]).await
+}
+
+/// [`check`], with the checker's TLS arguments (`--ca`, `--client-cert`, `--client-key`).
+async fn check_tls(
+    http: &str,
+    grpc: &str,
+    model: &str,
+    max_batch: usize,
+    outputs: &[&str],
+    tls: &[String],
+) {
     let dir = tempfile::tempdir().unwrap();
     let expect = dir.path().join("expect.json");
     let input = continuum_wire::reference_input(max_batch, &ITEM);
@@ -34,7 +46,7 @@ async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &
     )
     .unwrap();
     let script = repo("crates/gateway/tests/conformance/tritonclient_check.py");
-    let args: Vec<String> = vec![
+    let mut args: Vec<String> = vec![
         script.display().to_string(),
         "--http".into(),
         http.into(),
@@ -47,6 +59,7 @@ async fn check(http: &str, grpc: &str, model: &str, max_batch: usize, outputs: &
         "--expect".into(),
         expect.display().to_string(),
     ];
+    args.extend_from_slice(tls);
     let out = tokio::task::spawn_blocking(move || Command::new("python3").args(&args).output())
         .await
         .unwrap()
@@ -84,6 +97,58 @@ async fn tritonclient_http_and_grpc_against_a_worker_and_a_gateway() {
         "object-detection",
         4,
         &["cnn-l", "cnn-m", "cnn-s"],
+    )
+    .await;
+    l.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tritonclient_over_tls_against_a_worker_and_a_gateway() {
+    if !tritonclient_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = continuum_wire::dev_pki::generate(dir.path(), "").unwrap();
+    let tls = json!({"cert": p.server_cert, "key": p.server_key});
+    let mut verified = tls.clone();
+    verified["client_ca"] = json!(p.ca);
+    // The worker verifies client certificates; the clients present one.
+    let w = start(config(
+        &[("cnn-s-b4", "cnn-s", 4, 2.0)],
+        json!({"http": {"tls": verified}, "grpc": {"listen": "127.0.0.1:0", "tls": verified}}),
+    ))
+    .await;
+    let path = |p: &std::path::Path| p.display().to_string();
+    let with_cert = [
+        "--ca".to_string(),
+        path(&p.ca),
+        "--client-cert".into(),
+        path(&p.client_cert),
+        "--client-key".into(),
+        path(&p.client_key),
+    ];
+    let grpc = w.grpc_addr().expect("gRPC configured").to_string();
+    let http = w.http_addr().to_string();
+    check_tls(&http, &grpc, "cnn-s-b4", 4, &["cnn-s"], &with_cert).await;
+    w.shutdown().await;
+
+    // The gateway over TLS, without client certificates.
+    let l = live(
+        false,
+        json!({"http": {"listen": "127.0.0.1:0", "tls": tls},
+               "grpc": {"listen": "127.0.0.1:0", "tls": tls}}),
+    )
+    .await;
+    let grpc = l.gw.grpc_addr().expect("gRPC configured").to_string();
+    let outputs = ["cnn-l", "cnn-m", "cnn-s"];
+    let ca_only = ["--ca".to_string(), path(&p.ca)];
+    check_tls(
+        &l.addr().to_string(),
+        &grpc,
+        "object-detection",
+        4,
+        &outputs,
+        &ca_only,
     )
     .await;
     l.stop().await;

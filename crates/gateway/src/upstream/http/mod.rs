@@ -1,4 +1,4 @@
-//! Plain HTTP upstream to an Open Inference Protocol v2 server: NVIDIA Triton, KServe runtimes,
+//! HTTP (or HTTPS) upstream to an Open Inference Protocol v2 server: NVIDIA Triton, KServe runtimes,
 //! or continuum's own worker ([`continuum_wire::http`]).
 //!
 //! [`HttpUpstream`] forwards infer bodies unchanged (JSON, or JSON followed by binary tensors
@@ -37,6 +37,7 @@ use continuum_wire::oip::HEADER_LEN;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -59,8 +60,8 @@ pub(crate) const MAX_ANSWER_BYTES: usize = 256 << 20;
 /// Connections are pooled (HTTP/1.1 keep-alive, `TCP_NODELAY`), so one value serves any number
 /// of concurrent calls; share it behind an `Arc`.
 pub struct HttpUpstream {
-    client: Client<HttpConnector, Full<Bytes>>,
-    /// `http://host:port[/prefix]`, without a trailing slash.
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// `http(s)://host:port[/prefix]`, without a trailing slash.
     base: String,
     metrics: Uri,
     timeout: Duration,
@@ -156,15 +157,16 @@ impl Kind {
     }
 }
 
-/// Checks that `s` is `http://host:port[...]`.
-fn parse_http_uri(s: &str, what: &str) -> anyhow::Result<Uri> {
+/// Checks that `s` is `http://host:port[...]` (or `https://…` when `tls`).
+fn parse_http_uri(s: &str, what: &str, tls: bool) -> anyhow::Result<Uri> {
     let s = s.trim();
     let uri: Uri = s
         .parse()
         .with_context(|| format!("{what} `{s}` is not a valid URI"))?;
     match uri.scheme_str() {
         Some("http") => {}
-        Some("https") => bail!("{what} `{s}`: https is not supported, only plain http"),
+        Some("https") if tls => {}
+        Some("https") => bail!("{what} `{s}`: https needs the worker's tls settings (its CA)"),
         Some(other) => bail!("{what} `{s}`: scheme `{other}` is not supported, only http"),
         None => bail!("{what} `{s}` has no scheme: write it as http://host:port"),
     }
@@ -273,16 +275,29 @@ impl HttpUpstream {
     /// Prometheus endpoint, `{base}/metrics` by default (Triton serves it on its own port,
     /// e.g. `http://host:8002/metrics`). `timeout` bounds every call, connection included.
     pub fn new(base: &str, metrics: Option<&str>, timeout: Duration) -> anyhow::Result<Self> {
+        Self::with_tls(base, metrics, timeout, None)
+    }
+
+    /// [`Self::new`], also over HTTPS (`https://` addresses) with `tls`: the rustls client
+    /// configuration that trusts the worker's CA and, for workers that verify clients, presents
+    /// a certificate ([`continuum_wire::tcp_tls::ClientTls::client_config`]).
+    pub fn with_tls(
+        base: &str,
+        metrics: Option<&str>,
+        timeout: Duration,
+        tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    ) -> anyhow::Result<Self> {
         if timeout.is_zero() {
             bail!("the upstream timeout must be above zero");
         }
-        let uri = parse_http_uri(base, "upstream address")?;
+        let uri = parse_http_uri(base, "upstream address", tls.is_some())?;
         let authority = uri
             .authority()
             .ok_or_else(|| anyhow!("upstream address `{base}` has no host"))?;
-        let base = format!("http://{authority}{}", uri.path().trim_end_matches('/'));
+        let scheme = uri.scheme_str().unwrap_or("http");
+        let base = format!("{scheme}://{authority}{}", uri.path().trim_end_matches('/'));
         let metrics = match metrics {
-            Some(m) => parse_http_uri(m, "metrics address")?,
+            Some(m) => parse_http_uri(m, "metrics address", tls.is_some())?,
             None => format!("{base}/metrics")
                 .parse()
                 .context("cannot form the metrics address")?,
@@ -290,6 +305,21 @@ impl HttpUpstream {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(timeout));
+        // Plain http:// passes through; https:// needs `tls` (without it, an empty trust store
+        // refuses every server, but parse_http_uri has refused https already).
+        connector.enforce_http(false);
+        let tls = match tls {
+            Some(t) => t,
+            None => continuum_wire::tcp_tls::trust_nothing()?,
+        };
+        // The connector sets ALPN itself (HTTP/1.1) and refuses a configuration that has some.
+        let mut tls = (*tls).clone();
+        tls.alpn_protocols.clear();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
         let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Self {
             client,

@@ -229,7 +229,7 @@ fn addresses_are_checked() {
     assert_eq!(up.base(), "http://triton:8000/prefix");
     assert_eq!(up.metrics.to_string(), "http://triton:8002/metrics");
     for (bad, needle) in [
-        ("https://h:8000", "https is not supported"),
+        ("https://h:8000", "https needs the worker's tls settings"),
         ("ftp://h:8000", "scheme `ftp`"),
         ("h:8000", "no scheme"),
         ("127.0.0.1:8000", "no scheme"),
@@ -247,6 +247,18 @@ fn addresses_are_checked() {
         .to_string();
     assert!(e.contains("metrics address"), "{e}");
     assert!(HttpUpstream::new("http://h:1", None, Duration::ZERO).is_err());
+    // With TLS settings (a CA to trust), https:// is kept, for the metrics too.
+    let dir = tempfile::tempdir().unwrap();
+    let p = continuum_wire::dev_pki::generate(dir.path(), "").unwrap();
+    let tls = continuum_wire::tcp_tls::ClientTls {
+        ca: p.ca,
+        cert: None,
+        key: None,
+    };
+    let cfg = Some(tls.client_config(&[]).unwrap());
+    let up = HttpUpstream::with_tls("https://127.0.0.1:8443/", None, t, cfg).unwrap();
+    assert_eq!(up.base(), "https://127.0.0.1:8443");
+    assert_eq!(up.metrics.to_string(), "https://127.0.0.1:8443/metrics");
 }
 
 #[test]
