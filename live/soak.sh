@@ -2,11 +2,16 @@
 # Soak run: the gateway and both workers of config/ plus the load generator at a steady rate
 # for DURATION seconds; the RSS and open file descriptors of each process are sampled every
 # SAMPLE seconds into OUT/samples.csv, then live/soak_report.py plots them (OUT/soak.svg)
-# and writes OUT/summary.txt (growth per hour, plateau or not). Loopback only.
+# and writes OUT/summary.txt (growth per hour over the whole run, its halves and after WARMUP
+# seconds; where the RSS lies). Loopback only. The binary uses mimalloc (src/main.rs); ALLOC_ENV
+# is passed to all four processes for allocator experiments.
 #
 #   live/soak.sh                           # 30 min at λ = 5 clients/min (~80 qps), release build
 #   DURATION=600 LAMBDA=5 OUT=target/soak live/soak.sh
-#   WORKER_ENV=MALLOC_ARENA_MAX=2 live/soak.sh      # the workers with two glibc malloc arenas
+#   WORKER_ENV=CONTINUUM_BACKEND=tract live/soak.sh        # docs/soak.md: the workers on tract
+#   ALLOC_ENV=MIMALLOC_PURGE_DELAY=0 live/soak.sh           # a mimalloc option, every process
+#   BIN=glibc-build ALLOC_ENV=MALLOC_ARENA_MAX=2 live/soak.sh   # a build without mimalloc
+#   ALLOC_ENV=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 BIN=glibc-build live/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-1800}
@@ -15,7 +20,9 @@ LAMBDA=${LAMBDA:-5}
 BIN=${BIN:-target/release/continuum}
 OUT=${OUT:-target/soak}
 BASE=${BASE_PORT:-18000}
-WORKER_ENV=${WORKER_ENV:-}   # e.g. WORKER_ENV=MALLOC_ARENA_MAX=2 (an allocator experiment)
+WORKER_ENV=${WORKER_ENV:-}   # the workers only, e.g. WORKER_ENV=CONTINUUM_BACKEND=tract
+ALLOC_ENV=${ALLOC_ENV:-}     # every continuum process, e.g. ALLOC_ENV=MALLOC_ARENA_MAX=2
+WARMUP=${WARMUP:-600}        # growth "after warm-up" is fitted from this many seconds on
 mkdir -p "$OUT"
 [ -x "$BIN" ] || { echo "no $BIN: cargo build --release first" >&2; exit 1; }
 
@@ -26,10 +33,10 @@ trap cleanup EXIT
 co_cert="$OUT/worker-co.der"; cloud_cert="$OUT/worker-cloud.der"
 rm -f "$co_cert" "$cloud_cert"
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 10)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 11)) \
-  CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $WORKER_ENV "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
+  CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
 pids+=($!); co=$!
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 20)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 21)) \
-  CONTINUUM_QUIC__DEV_CERT_OUT=$cloud_cert env $WORKER_ENV "$BIN" worker --config config/worker-cloud.yaml 2>"$OUT/worker-cloud.log" &
+  CONTINUUM_QUIC__DEV_CERT_OUT=$cloud_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-cloud.yaml 2>"$OUT/worker-cloud.log" &
 pids+=($!); cloud=$!
 for _ in $(seq 100); do [ -s "$co_cert" ] && [ -s "$cloud_cert" ] && break; sleep 0.2; done
 
@@ -47,11 +54,11 @@ workers:
 tasks:
   object-detection: {input: input, output: output, shape: [3, 64, 64], output_shape: [16]}
 YAML
-"$BIN" gateway --config "$OUT/gateway.yaml" 2>"$OUT/gateway.log" &
+env $ALLOC_ENV "$BIN" gateway --config "$OUT/gateway.yaml" 2>"$OUT/gateway.log" &
 pids+=($!); gw=$!
 for _ in $(seq 100); do curl -sf "127.0.0.1:$((BASE + 80))/v2/health/ready" >/dev/null && break; sleep 0.2; done
 
-"$BIN" loadgen --gateway "http://127.0.0.1:$((BASE + 80))" --workload workloads/default.yaml \
+env $ALLOC_ENV "$BIN" loadgen --gateway "http://127.0.0.1:$((BASE + 80))" --workload workloads/default.yaml \
   --profiles profiles/local.yaml --lambda "$LAMBDA" --duration "$DURATION" --progress \
   --format json >"$OUT/loadgen.json" 2>"$OUT/loadgen.log" &
 pids+=($!); lg=$!
@@ -75,4 +82,4 @@ done
 t=$(( $(date +%s) - start ))
 sample gateway "$gw"; sample worker-co "$co"; sample worker-cloud "$cloud"
 curl -s "127.0.0.1:$((BASE + 80))/metrics" >"$OUT/gateway-metrics.txt" || true
-python3 live/soak_report.py "$OUT/samples.csv" "$OUT/soak.svg" | tee "$OUT/summary.txt"
+python3 live/soak_report.py "$OUT/samples.csv" "$OUT/soak.svg" "$WARMUP" | tee "$OUT/summary.txt"

@@ -1,9 +1,12 @@
 """Summarises a soak run (live/soak.sh): per process, RSS and open descriptors at start and
-end, the growth per hour (least-squares slope over the whole run and over its second half),
-and whether RSS plateaued (second-half slope under a fifth of the first half's, or under
-1 MiB/h); draws RSS and descriptors over time as an SVG.
+end, the growth per hour (least-squares slope over the whole run, its two halves, and after
+warm-up: from WARMUP seconds, default 600, to the end; the second half for a run shorter than
+twice that), whether RSS plateaued (second-half slope under a fifth of the first half's, or
+under 1 MiB/h, falling included), and where the RSS lies (brk heap, anonymous mappings, file-backed pages, from
+/proc/<pid>/smaps) at start and end with the anonymous mappings' growth after warm-up; draws
+RSS and descriptors over time as an SVG, the end of the warm-up marked.
 
-    python3 live/soak_report.py samples.csv soak.svg
+    python3 live/soak_report.py samples.csv soak.svg [WARMUP]
 """
 
 import csv
@@ -24,7 +27,7 @@ def slope(points):
     return sum((t - mt) * (y - my) for t, y in points) / var * 3600.0
 
 
-def svg(series, path, width=900, height=520):
+def svg(series, path, warmup=None, width=900, height=520):
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
     tmax = max((t for s in series.values() for t, _, _ in s), default=1) or 1
     panels = [("RSS (MiB)", 1, 1 / 1024.0), ("open file descriptors", 2, 1.0)]
@@ -45,6 +48,11 @@ def svg(series, path, width=900, height=520):
             tv = tmax * i / 4
             x = x0 + (x1 - x0) * i / 4
             out.append(f'<text x="{x}" y="{top + ph + 14}" text-anchor="middle">{tv / 60:.0f} min</text>')
+        if warmup is not None and 0 < warmup < tmax:
+            x = x0 + (x1 - x0) * warmup / tmax
+            out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#999" stroke-dasharray="4,3"/>')
+            if k == 0:
+                out.append(f'<text x="{x + 4:.1f}" y="{top + 12}" fill="#777">warm-up ends</text>')
         for j, (name, s) in enumerate(sorted(series.items())):
             c = colors[j % len(colors)]
             pts = " ".join(f"{x0 + (x1 - x0) * t / tmax:.1f},{top + ph - ph * row_val * scale / ymax:.1f}"
@@ -56,27 +64,51 @@ def svg(series, path, width=900, height=520):
         f.write("\n".join(out))
 
 
+def window(s, warmup):
+    """The samples after warm-up and the start of that window: from `warmup` seconds on, or
+    the second half of a run shorter than twice the warm-up."""
+    if s[-1][0] >= 2 * warmup:
+        return [r for r in s if r[0] >= warmup], warmup
+    half = s[len(s) // 2:]
+    return half, half[0][0]
+
+
 def main():
+    warmup = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
     rows = defaultdict(list)
     with open(sys.argv[1]) as f:
         for r in csv.DictReader(f):
-            rows[r["process"]].append((int(r["t_s"]), int(r["rss_kib"]), int(r["fds"])))
+            split = tuple(int(r[k]) if r.get(k) not in (None, "") else -1
+                          for k in ("heap_kib", "anon_kib", "file_kib"))
+            rows[r["process"]].append((int(r["t_s"]), int(r["rss_kib"]), int(r["fds"])) + split)
+    marks = []
     for name, s in sorted(rows.items()):
         s.sort()
         half = s[len(s) // 2:]
         first = s[: len(s) // 2 + 1]
-        mib = [(t, rss / 1024.0) for t, rss, _ in s]
+        after, w0 = window(s, warmup)
+        marks.append(w0)
+        mib = [(t, rss / 1024.0) for t, rss, *_ in s]
         all_h = slope(mib)
-        first_h = slope([(t, rss / 1024.0) for t, rss, _ in first])
-        second_h = slope([(t, rss / 1024.0) for t, rss, _ in half])
-        fd_h = slope([(t, fd) for t, _, fd in s])
-        plateau = abs(second_h) < 1.0 or abs(second_h) < abs(first_h) / 5
+        second_h = slope([(r[0], r[1] / 1024.0) for r in half])
+        first_h = slope([(r[0], r[1] / 1024.0) for r in first])
+        warm_h = slope([(r[0], r[1] / 1024.0) for r in after])
+        fd_h = slope([(t, fd) for t, _, fd, *_ in s])
+        plateau = second_h < 1.0 or abs(second_h) < abs(first_h) / 5
         print(f"{name}: {len(s)} samples over {s[-1][0] / 60:.1f} min; RSS {s[0][1] / 1024:.1f} -> "
-              f"{s[-1][1] / 1024:.1f} MiB (peak {max(r[1] for r in s) / 1024:.1f}); growth "
+              f"{s[-1][1] / 1024:.1f} MiB (peak {max(r[1] for r in s) / 1024:.1f}; "
+              f"{after[0][1] / 1024:.1f} at {w0 / 60:.1f} min); growth "
               f"{all_h:+.1f} MiB/h overall, {first_h:+.1f} MiB/h first half, {second_h:+.1f} MiB/h "
-              f"second half ({'plateau' if plateau else 'still growing'}); fds {s[0][2]} -> {s[-1][2]} "
-              f"({fd_h:+.1f}/h)")
-    svg(rows, sys.argv[2])
+              f"second half ({'plateau' if plateau else 'still growing'}), {warm_h:+.1f} MiB/h after "
+              f"warm-up ({w0 / 60:.1f}-{s[-1][0] / 60:.1f} min; goal <= 2 MiB/h); fds {s[0][2]} -> "
+              f"{s[-1][2]} ({fd_h:+.1f}/h)")
+        if s[0][3] >= 0 and s[-1][3] >= 0:
+            a, b = s[0], s[-1]
+            anon_h = slope([(r[0], r[4] / 1024.0) for r in after])
+            print(f"  split (MiB, start -> end): heap {a[3] / 1024:.1f} -> {b[3] / 1024:.1f}, anon "
+                  f"{a[4] / 1024:.1f} -> {b[4] / 1024:.1f} ({anon_h:+.1f} MiB/h after warm-up), file "
+                  f"{a[5] / 1024:.1f} -> {b[5] / 1024:.1f}")
+    svg({k: [r[:3] for r in v] for k, v in rows.items()}, sys.argv[2], warmup=min(marks, default=None))
 
 
 if __name__ == "__main__":

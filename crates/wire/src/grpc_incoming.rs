@@ -30,7 +30,7 @@ async fn accept_loop(
     tls: Option<TlsAcceptor>,
     tx: tokio::sync::mpsc::Sender<Capped>,
 ) {
-    let log = crate::serve::RateLimitedLog::new(std::time::Duration::from_secs(1));
+    let log = crate::rate_log::RateLimitedLog::new(std::time::Duration::from_secs(1));
     let mut backoff = crate::serve::AcceptBackoff::default();
     loop {
         let r = tokio::select! {

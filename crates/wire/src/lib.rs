@@ -37,6 +37,7 @@ mod layered;
 mod load_report;
 mod prom;
 mod query;
+mod rate_log;
 mod tensor;
 mod udp;
 

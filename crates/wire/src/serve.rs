@@ -7,6 +7,8 @@
 //! its timeout is answered 408 with `Connection: close` and its connection is closed.
 
 mod conns;
+
+pub use crate::rate_log::RateLimitedLog;
 pub(crate) use conns::{ConnCaps, ConnSlot};
 
 use bytes::Bytes;
@@ -20,8 +22,7 @@ use serde_json::Value;
 use std::convert::Infallible;
 use std::io::Read;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -135,37 +136,6 @@ impl ServeLimits {
             Some((k, _)) => Err(format!("http.{k}: expected >= 1")),
             None => Ok(()),
         }
-    }
-}
-
-/// A log line that is written at most once per period; the others are counted and the count
-/// is reported with the next line written.
-pub struct RateLimitedLog {
-    period: Duration,
-    last: std::sync::Mutex<Option<Instant>>,
-    suppressed: AtomicU64,
-}
-
-impl RateLimitedLog {
-    /// At most one line per `period`.
-    pub fn new(period: Duration) -> Self {
-        Self {
-            period,
-            last: std::sync::Mutex::new(None),
-            suppressed: AtomicU64::new(0),
-        }
-    }
-
-    /// Whether to write a line now; if so, how many were suppressed since the last one.
-    pub fn allow(&self) -> Option<u64> {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if last.is_some_and(|t| now.duration_since(t) < self.period) {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        *last = Some(now);
-        Some(self.suppressed.swap(0, Ordering::Relaxed))
     }
 }
 
@@ -540,14 +510,5 @@ mod tests {
         assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
         b.reset();
         assert_eq!(b.fail().as_millis(), 5);
-    }
-
-    #[test]
-    fn rate_limited_log_counts_what_it_suppresses() {
-        let l = RateLimitedLog::new(Duration::from_millis(50));
-        assert_eq!(l.allow(), Some(0));
-        assert_eq!((l.allow(), l.allow()), (None, None));
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(l.allow(), Some(2));
     }
 }

@@ -4,7 +4,7 @@
 //! the one handshake path both listeners take ([`secure`]), bounded by a timeout so that a
 //! silent client cannot hold a connection slot.
 
-use crate::serve::RateLimitedLog;
+use crate::rate_log::RateLimitedLog;
 use anyhow::{Context, Result, bail};
 use arc_swap::ArcSwap;
 use rustls::pki_types::pem::PemObject;
