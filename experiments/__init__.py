@@ -24,6 +24,7 @@ README and the docs name them as `experiments.<module>`, and those names are the
     docs/deeprm.md          deeprm, deeprm_adapt, deeprm_pg, deeprm_figures (deeprm's figures)
     docs/fleet.md           fleet
     docs/generalisation.md  generalisation
+    docs/live.md            live_fleet (the learned default on a live fleet)
     docs/meta-results.md    meta_results, meta_results_labels, universal, generalisation
     docs/oga.md             oga
     docs/performance.md     performance, instructions, performance_benches (by hand),
@@ -42,7 +43,7 @@ README and the docs name them as `experiments.<module>`, and those names are the
     deeprm_adapt deeprm.md · deeprm_figures deeprm.md (a library of deeprm) · deeprm_pg deeprm.md
     · edgetuner_apex tuner.md · edgetuner_global tuner.md · edgetuner_jobs tuner.md ·
     fleet fleet.md · generalisation generalisation.md, meta-results.md · headline README.md ·
-    instructions performance.md · meta_results meta-results.md, aset-findings.md ·
+    instructions performance.md · live_fleet live.md · meta_results meta-results.md, aset-findings.md ·
     meta_results_labels meta-results.md · oga oga.md · performance performance.md ·
     performance_benches performance.md · scale_out_herding scale-out.md ·
     scale_out_ray scale-out.md · scaling scaling.md · scaling_train scaling.md · tail tail.md ·

@@ -274,17 +274,22 @@ impl GatewayMetrics {
             "1 while a worker is up",
             m.worker_up.clone(),
         );
+        m.register_meta(r);
+        Self { registry, ..m }
+    }
+
+    /// Registers the meta-policy's metrics.
+    fn register_meta(&self, r: &mut Registry) {
         r.register(
             "continuum_gateway_agent_decisions",
             "Meta-policy decisions taken",
-            m.agent_decisions.clone(),
+            self.agent_decisions.clone(),
         );
         r.register(
             "continuum_gateway_meta_step_seconds",
             "Time of one meta-policy step (window observation closed, network evaluated, choices applied)",
-            m.meta_step_seconds.clone(),
+            self.meta_step_seconds.clone(),
         );
-        Self { registry, ..m }
     }
 
     /// Counts one query.

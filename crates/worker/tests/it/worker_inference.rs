@@ -176,3 +176,59 @@ fn load_errors_are_clear() {
     let e = m.run(2, &[0.0; 10]).unwrap_err().to_string();
     assert!(e.contains("expected 2 items"), "{e}");
 }
+
+/// `min_batch_ms` emulates a slower device: a query's batch holds the session at least that
+/// long, queries behind it wait for it, and the variant's time estimates include it.
+#[tokio::test]
+async fn min_batch_ms_holds_the_session() {
+    use continuum_worker::config::VariantConfig;
+    use continuum_worker::metrics::Metrics;
+    use continuum_worker::variant::{InferRequest, Variant};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let manifest = Manifest::load(&models_dir()).unwrap();
+    let m = manifest.model("cnn-s").unwrap();
+    let model = Model::load(&manifest.path_of(m), 1, &m.input).unwrap();
+    let cfg: VariantConfig = serde_json::from_value(serde_json::json!({
+        "name": "cnn-s-slow", "model": "cnn-s", "max_batch": 1, "min_batch_ms": 40.0
+    }))
+    .unwrap();
+    let v = Arc::new(
+        Variant::start(
+            &cfg,
+            model,
+            Duration::from_secs(1),
+            Arc::new(Metrics::new()),
+        )
+        .unwrap(),
+    );
+    let req = || InferRequest {
+        shape: [1].iter().chain(&m.input).copied().collect(),
+        data: reference_input(1, &m.input),
+        deadline: None,
+        stream: None,
+    };
+    let t = Instant::now();
+    let (a, b) = tokio::join!(v.infer(req()), v.infer(req()));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let took = t.elapsed();
+    // Two queries, one session, batch 1: the second waits for the first's 40 ms.
+    assert!(
+        took >= Duration::from_millis(80),
+        "two held batches took {took:?}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert_eq!(a.output.shape, b.output.shape);
+    let bad: Result<VariantConfig, _> = serde_json::from_value(serde_json::json!({
+        "name": "x", "model": "cnn-s", "max_batch": 1, "min_batch_ms": "slow"
+    }));
+    assert!(bad.is_err());
+    let mut w = continuum_worker::WorkerConfig::load(
+        &models_dir().join("../config/live-fleet/worker-co.yaml"),
+    )
+    .unwrap();
+    assert_eq!(w.variants[1].min_batch_ms, 8.0);
+    w.variants[1].min_batch_ms = -1.0;
+    let e = w.validate().unwrap_err();
+    assert!(e.contains("variants[1].min_batch_ms"), "{e}");
+}
