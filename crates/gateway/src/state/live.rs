@@ -5,8 +5,8 @@
 
 use crate::config::stall_after;
 use crate::plan::Plan;
-use crate::upstream::Upstream;
 pub(crate) use crate::upstream::loads::LiveLoads;
+use crate::upstream::{RttStats, Upstream};
 use continuum_core::load::LoadView;
 use continuum_core::topology::Reach;
 use std::sync::Arc;
@@ -60,22 +60,12 @@ pub fn publish(
             // Up, but this variant is not in its reports: the worker does not serve it.
             continue;
         }
-        let mut r = *r;
-        let rtt = u.rtt();
-        if rtt.samples > 0 {
-            let a = plan.cfg.rtt_weight;
-            let injected = if plan.cfg.inject_delays { r.d_ms } else { 0.0 };
-            r.d_ms = (1.0 - a) * r.d_ms + a * (injected + rtt.srtt_ms / 2.0);
-            // RFC 6298's RTTVAR is a mean deviation; ×1.25 turns it into a standard deviation
-            // of a normal (σ = √(π/2) · mean deviation ≈ 1.25), halved for one way.
-            let measured_sigma = if plan.cfg.inject_delays {
-                r.sigma_ms.hypot(1.25 * rtt.rttvar_ms / 2.0)
-            } else {
-                1.25 * rtt.rttvar_ms / 2.0
-            };
-            r.sigma_ms = (1.0 - a) * r.sigma_ms + a * measured_sigma;
-        }
-        reach.push(r);
+        reach.push(blend(
+            *r,
+            &u.rtt(),
+            plan.cfg.rtt_weight,
+            plan.cfg.inject_delays,
+        ));
     }
     reach.sort_by(Reach::by_distance);
     Snapshot {
@@ -85,5 +75,64 @@ pub fn publish(
         reach,
         max_age,
         generation,
+    }
+}
+
+/// `r` with its one-way delay and jitter blended, by weight `a`, with the measured round trips
+/// `rtt` (halved for one way); when the gateway injects the topology's delays (`injected`),
+/// the measured figures add to them. Unchanged before the first sample.
+fn blend(mut r: Reach, rtt: &RttStats, a: f64, injected: bool) -> Reach {
+    if rtt.samples == 0 {
+        return r;
+    }
+    let base = if injected { r.d_ms } else { 0.0 };
+    // RFC 6298's RTTVAR is a mean deviation; ×1.25 turns it into a standard deviation of a
+    // normal (σ = √(π/2) · mean deviation ≈ 1.25), halved for one way.
+    let one_way_sigma = 1.25 * rtt.rttvar_ms / 2.0;
+    let measured_sigma = if injected {
+        r.sigma_ms.hypot(one_way_sigma)
+    } else {
+        one_way_sigma
+    };
+    r.d_ms = (1.0 - a) * r.d_ms + a * (base + rtt.srtt_ms / 2.0);
+    r.sigma_ms = (1.0 - a) * r.sigma_ms + a * measured_sigma;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach(d_ms: f64, sigma_ms: f64) -> Reach {
+        Reach {
+            worker: 0,
+            cluster: 0,
+            variant: 0,
+            d_ms,
+            sigma_ms,
+        }
+    }
+
+    #[test]
+    fn measured_round_trips_blend_into_the_topology_figures() {
+        let rtt = RttStats {
+            srtt_ms: 10.0,
+            rttvar_ms: 4.0,
+            samples: 3,
+        };
+        // Weight ½, nothing injected: d = ½·20 + ½·(10 / 2) = 12.5; σ = ½·2 + ½·(1.25·4 / 2) = 2.25.
+        let b = blend(reach(20.0, 2.0), &rtt, 0.5, false);
+        assert!((b.d_ms - 12.5).abs() < 1e-12 && (b.sigma_ms - 2.25).abs() < 1e-12);
+        // Injected delays add to the loopback's: d = ½·20 + ½·(20 + 5) = 22.5;
+        // σ = ½·2 + ½·hypot(2, 2.5).
+        let b = blend(reach(20.0, 2.0), &rtt, 0.5, true);
+        assert!((b.d_ms - 22.5).abs() < 1e-12);
+        assert!((b.sigma_ms - (1.0 + 0.5 * 2.0f64.hypot(2.5))).abs() < 1e-12);
+        // Weight 0 keeps the topology; no sample keeps it whatever the weight.
+        assert_eq!(blend(reach(20.0, 2.0), &rtt, 0.0, false), reach(20.0, 2.0));
+        assert_eq!(
+            blend(reach(20.0, 2.0), &RttStats::default(), 1.0, true),
+            reach(20.0, 2.0)
+        );
     }
 }

@@ -176,11 +176,12 @@ pub(crate) async fn maintain(
                     return Ok(());
                 }
                 up.add_rtt(client.rtt().as_secs_f64() * 1e3);
+                // The loads first: a worker seen up has its variants in the next view.
+                loads.apply_report(&up.cfg.name, &report);
                 up.reported();
                 if !up.set_up(true) {
                     tracing::info!(worker = %up.cfg.name, "worker up");
                 }
-                loads.apply_report(&up.cfg.name, &report);
                 backoff = BACKOFF.0;
             }
         };
