@@ -13,22 +13,8 @@ use std::time::{Duration, Instant};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accept_failures_back_off_and_log_a_few_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let a: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let cfg = json!({
-        "name": "fd-worker",
-        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
-        "models_dir": models_dir(),
-        "http": {"listen": a},
-        "quic": {"listen": "127.0.0.1:0"},
-        "variants": [{"name": "s1", "model": "cnn-s", "max_batch": 1}],
-    });
-    let path = dir.path().join("worker.yaml");
-    std::fs::write(&path, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    let a = free_port();
+    let path = worker_file(dir.path(), a);
     let log = dir.path().join("worker.log");
     let mut child = Command::new("bash")
         .arg("-c")
@@ -87,6 +73,21 @@ async fn accept_failures_back_off_and_log_a_few_lines() {
     // At most one line a second (plus the edges), however many accepts failed.
     assert!(lines <= 6, "{lines} accept-failure lines in ~3 s");
     assert!(text.len() < 64 << 10, "log of {} bytes", text.len());
+}
+
+/// Writes the settings of a one-variant worker (`s1`, cnn-s) listening on `a` into `dir`.
+fn worker_file(dir: &std::path::Path, a: SocketAddr) -> std::path::PathBuf {
+    let cfg = json!({
+        "name": "fd-worker",
+        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
+        "models_dir": models_dir(),
+        "http": {"listen": a},
+        "quic": {"listen": "127.0.0.1:0"},
+        "variants": [{"name": "s1", "model": "cnn-s", "max_batch": 1}],
+    });
+    let path = dir.join("worker.yaml");
+    std::fs::write(&path, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    path
 }
 
 /// A free loopback port's address.
@@ -181,16 +182,7 @@ async fn valid_queries_are_answered_while_descriptors_run_out() {
     let dir = tempfile::tempdir().unwrap();
     // A worker of its own.
     let a = free_port();
-    let cfg = json!({
-        "name": "fd-worker",
-        "backend": std::env::var("CONTINUUM_BACKEND").unwrap_or_else(|_| "auto".into()),
-        "models_dir": models_dir(),
-        "http": {"listen": a},
-        "quic": {"listen": "127.0.0.1:0"},
-        "variants": [{"name": "s1", "model": "cnn-s", "max_batch": 1}],
-    });
-    let path = dir.path().join("worker.yaml");
-    std::fs::write(&path, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    let path = worker_file(dir.path(), a);
     let log = dir.path().join("worker.log");
     let mut child = spawn_limited("worker", &path, 64, &log, a).await;
     let (ok, text) = valid_under_flood(a, "s1", &mut child, &log).await;

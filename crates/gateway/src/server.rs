@@ -312,31 +312,10 @@ pub fn run_from_file(path: &Path) -> Result<()> {
 
 /// Waits for Ctrl-C or SIGTERM; reloads on every SIGHUP meanwhile.
 async fn signals(ctx: Arc<ControlPlane>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => return,
-                _ = term.recv() => return,
-                _ = hup.recv() => {
-                    if let Err(e) = ctx.reload().await {
-                        tracing::error!(error = %format!("{e:#}"), "reload failed; keeping the running configuration");
-                    }
-                }
-            }
+    continuum_wire::signals::until_stopped(|| async {
+        if let Err(e) = ctx.reload().await {
+            tracing::error!(error = %format!("{e:#}"), "reload failed; keeping the running configuration");
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctx;
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    })
+    .await;
 }

@@ -2,7 +2,7 @@
 //! the Open Inference Protocol v2 over HTTP ([`http`], [`oip`], [`oip_core`]) with the
 //! binary-tensor extension, KServe/Triton gRPC ([`grpc`]), the QUIC framing ([`frame`]) with its
 //! endpoints and client ([`quic`], [`QuicClient`], [`tls`]), the HTTP serve loop and its
-//! limits ([`serve`]), TLS on the TCP listeners ([`tcp_tls`], [`dev_pki`]), endpoint settings ([`HttpConfig`], [`GrpcConfig`], [`QuicConfig`],
+//! limits ([`serve`]) and the signals a server obeys ([`signals`]), TLS on the TCP listeners ([`tcp_tls`], [`dev_pki`]), endpoint settings ([`HttpConfig`], [`GrpcConfig`], [`QuicConfig`],
 //! [`load_settings`]), the Prometheus text parser every metrics reader uses
 //! ([`parse_prometheus`]), and the data every face exchanges ([`InferRequest`], [`Answer`],
 //! [`Tensor`], [`LoadReport`], the codec [`fp32`]).
@@ -23,6 +23,7 @@ pub mod oip;
 pub mod oip_core;
 pub mod quic;
 pub mod serve;
+pub mod signals;
 pub mod tcp_tls;
 pub mod tls;
 

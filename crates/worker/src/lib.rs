@@ -518,31 +518,10 @@ pub fn run_from_file(path: &Path) -> Result<()> {
 
 /// Waits for Ctrl-C or SIGTERM; on every SIGHUP meanwhile, reloads the TLS certificates.
 async fn wait_for_signal(worker: &Worker) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => return,
-                _ = term.recv() => return,
-                _ = hup.recv() => {
-                    if let Err(e) = worker.reload_tls() {
-                        tracing::error!(error = %format!("{e:#}"), "TLS reload failed");
-                    }
-                }
-            }
+    continuum_wire::signals::until_stopped(|| async {
+        if let Err(e) = worker.reload_tls() {
+            tracing::error!(error = %format!("{e:#}"), "TLS reload failed");
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = worker;
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    })
+    .await;
 }
