@@ -9,7 +9,7 @@
 use crate::grpc_incoming::accepted;
 use crate::oip::{self, OipModel, ParsedInfer};
 use crate::oip_core::{self, ModelInfo, ModelStats, OipCore, OipError};
-use crate::serve::{ConnCaps, ServeLimits};
+use crate::serve::ServeLimits;
 use crate::tcp_tls::TlsAcceptor;
 use hyper::StatusCode;
 use serde_json::{Map, Value};
@@ -66,7 +66,7 @@ pub async fn serve<C: OipCore>(
         // asked): gRPC clients advertise gzip by default, and compressing every float tensor
         // costs CPU for little gain.
         .accept_compressed(CompressionEncoding::Gzip);
-    let incoming = accepted(listener, ConnCaps::new(&limits), tls);
+    let incoming = accepted(listener, &limits, tls);
     let r = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(svc)

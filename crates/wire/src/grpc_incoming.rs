@@ -1,86 +1,80 @@
-//! The gRPC listener's incoming connections: accepted within the connection caps, secured
-//! by the shared TLS path ([`crate::tcp_tls::secure`]) when configured, handed to tonic.
+//! The gRPC listener's incoming connections: accepted as the HTTP listener's are (caps,
+//! back-off, descriptor reserve and idle shedding, silent connections closed: [`Acceptor`]),
+//! secured by the shared TLS path ([`crate::tcp_tls::secure`]) when configured, handed to
+//! tonic.
 
-use crate::serve::{ConnCaps, ConnSlot};
+use crate::serve::{Acceptor, ConnSlot, Guarded, ServeLimits};
 use crate::tcp_tls::{MaybeTls, TlsAcceptor};
-use std::sync::Arc;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 /// Accepted (and, with `tls`, secured) connections as a stream. The accept loop runs in a
 /// task of its own and each TLS handshake in another, so that a slow handshake never holds up
 /// the next accept; the loop ends when the server drops the stream.
 pub(crate) fn accepted(
     listener: TcpListener,
-    caps: Arc<ConnCaps>,
+    limits: &ServeLimits,
     tls: Option<TlsAcceptor>,
-) -> impl futures_util::Stream<Item = std::io::Result<Capped>> {
+) -> impl futures_util::Stream<Item = std::io::Result<Capped>> + use<> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Capped>(64);
-    tokio::spawn(accept_loop(listener, caps, tls, tx));
+    tokio::spawn(accept_loop(
+        Acceptor::new(listener, limits, "gRPC"),
+        tls,
+        tx,
+    ));
     futures_util::stream::unfold(
         rx,
         |mut rx| async move { rx.recv().await.map(|c| (Ok(c), rx)) },
     )
 }
 
-/// Accepts until `tx` closes, backing off when `accept` fails (as the HTTP loop does).
-/// Connections over the caps are closed at once.
+/// Accepts until `tx` closes.
 async fn accept_loop(
-    listener: TcpListener,
-    caps: Arc<ConnCaps>,
+    mut acceptor: Acceptor,
     tls: Option<TlsAcceptor>,
     tx: tokio::sync::mpsc::Sender<Capped>,
 ) {
-    let log = crate::rate_log::RateLimitedLog::new(std::time::Duration::from_secs(1));
-    let mut backoff = crate::serve::AcceptBackoff::default();
-    loop {
-        let r = tokio::select! {
-            r = listener.accept() => r,
-            _ = tx.closed() => return,
+    while let Some(a) = acceptor.next(tx.closed()).await {
+        let info = tonic::transport::server::TcpConnectInfo {
+            local_addr: a.local,
+            remote_addr: Some(a.peer),
         };
-        match r {
-            Ok((s, peer)) => {
-                backoff.reset();
-                let Some(slot) = caps.admit(peer.ip()) else {
-                    continue;
-                };
-                let _ = s.set_nodelay(true);
-                if tls.is_none() {
-                    let io = MaybeTls::Plain(s);
-                    let _ = tx.send(Capped { io, _slot: slot }).await;
-                    continue;
-                }
-                let (tls, tx) = (tls.clone(), tx.clone());
-                tokio::spawn(async move {
-                    if let Some(io) = crate::tcp_tls::secure(tls.as_ref(), s, peer).await {
-                        let _ = tx.send(Capped { io, _slot: slot }).await;
-                    }
-                });
-            }
-            Err(e) => {
-                let wait = backoff.fail();
-                if let Some(suppressed) = log.allow() {
-                    tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
-                    suppressed, "gRPC accept failed");
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
-                    _ = tx.closed() => return,
-                }
-            }
+        if tls.is_none() {
+            let io = MaybeTls::Plain(a.io);
+            let _ = tx
+                .send(Capped {
+                    io,
+                    info,
+                    _slot: a.slot,
+                })
+                .await;
+            continue;
         }
+        let (tls, tx) = (tls.clone(), tx.clone());
+        tokio::spawn(async move {
+            if let Some(io) = crate::tcp_tls::secure(tls.as_ref(), a.io, a.peer).await {
+                let _ = tx
+                    .send(Capped {
+                        io,
+                        info,
+                        _slot: a.slot,
+                    })
+                    .await;
+            }
+        });
     }
 }
 
 /// A gRPC connection holding its place under the connection caps until it closes.
 pub(crate) struct Capped {
-    io: MaybeTls,
+    io: MaybeTls<Guarded<TcpStream>>,
+    info: tonic::transport::server::TcpConnectInfo,
     _slot: ConnSlot,
 }
 
 impl tonic::transport::server::Connected for Capped {
     type ConnectInfo = tonic::transport::server::TcpConnectInfo;
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.io.tcp().connect_info()
+        self.info.clone()
     }
 }
 

@@ -1,15 +1,18 @@
 //! The HTTP serve loop the worker and the gateway share, hardened against hostile clients:
-//! header and body read timeouts, a global and a per-IP connection cap, back-off (with a
-//! rate-limited log line) when `accept` fails, descriptors held in reserve and idle connections
-//! shed when the process runs out of file descriptors (module `conns`), header size and count
+//! header and body read timeouts (a connection silent from its start is closed at the header
+//! timeout), a global and a per-IP connection cap, back-off (with a rate-limited log line) when
+//! `accept` fails, descriptors held in reserve and idle connections shed when the process runs
+//! out of file descriptors (modules `accept` and `conns`, shared with gRPC), header size and count
 //! limits answered with a JSON 431, and request bodies read within a byte limit that applies
 //! after `gzip`/`deflate` decompression (other encodings get 415); a body not received within
 //! its timeout is answered 408 with `Connection: close` and its connection is closed.
 
+mod accept;
 mod conns;
 
 pub use crate::rate_log::RateLimitedLog;
-pub(crate) use conns::{ConnCaps, ConnSlot};
+pub(crate) use accept::Acceptor;
+pub(crate) use conns::{ConnSlot, Guarded};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -48,8 +51,10 @@ pub struct ServeLimits {
     /// (assumption: 40× a batch of 8 images of 3×64×64 FP32, room for JSON tensors).
     #[serde(default = "default_max_body")]
     pub max_body_bytes: usize,
-    /// Longest time a client may take to send a request's headers, ms. assumption: 10 s,
-    /// far above any honest client on the networks of the topologies here.
+    /// Longest time a client may take to send a request's headers, ms; also the longest a new
+    /// connection (HTTP or gRPC) may stay silent before its first byte, and an HTTP/1.1
+    /// connection kept alive between requests. assumption: 10 s, far above any honest client
+    /// on the networks of the topologies here.
     #[serde(default = "default_header_timeout")]
     pub header_read_timeout_ms: u64,
     /// Longest time a client may take to send a request's body, ms. assumption: 30 s, an
@@ -192,56 +197,22 @@ pub async fn serve_tls_with<H, F>(
     H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = Result<Resp, Infallible>> + Send + 'static,
 {
-    let caps = ConnCaps::new(&limits);
-    let accept_log = RateLimitedLog::new(Duration::from_secs(1));
-    let cap_log = RateLimitedLog::new(Duration::from_secs(1));
-    let mut backoff = AcceptBackoff::default();
-    let mut reserve = conns::Reserve::new(RESERVED_FDS);
+    let mut acceptor = accept::Acceptor::new(listener, &limits, "HTTP");
     let limits = Arc::new(limits);
     loop {
-        let (tcp, peer) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(x) => { backoff.reset(); reserve.refill(); x }
-                Err(e) if conns::out_of_descriptors(&e) => {
-                    // Free one descriptor at once for the connection waiting, and shed idle
-                    // connections for the ones behind it.
-                    let shed = caps.shed_idle(SHED_PER_FAILURE);
-                    let freed = reserve.release_one();
-                    if let Some(suppressed) = accept_log.allow() {
-                        tracing::warn!(error = %e, shed, suppressed,
-                            "accept failed: out of descriptors, shedding idle connections");
-                    }
-                    let wait = if freed || shed > 0 { Duration::from_millis(1) } else { backoff.fail() };
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = stop.changed() => break,
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    let wait = backoff.fail();
-                    if let Some(suppressed) = accept_log.allow() {
-                        tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64,
-                            suppressed, "accept failed");
-                    }
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = stop.changed() => break,
-                    }
-                    continue;
-                }
-            },
-            _ = stop.changed() => break,
+        let Some(accept::Admitted {
+            io: tcp,
+            slot,
+            peer,
+            ..
+        }) = acceptor
+            .next(async {
+                let _ = stop.changed().await;
+            })
+            .await
+        else {
+            break;
         };
-        let Some(slot) = caps.admit(peer.ip()) else {
-            if let Some(suppressed) = cap_log.allow() {
-                tracing::warn!(peer = %peer.ip(), suppressed, "connection refused: over the connection cap");
-            }
-            drop(tcp);
-            continue;
-        };
-        let _ = tcp.set_nodelay(true);
-        let tcp = slot.guard(tcp);
         let conn_state = slot.state();
         let handler = handler.clone();
         let limits = limits.clone();
@@ -290,11 +261,6 @@ pub async fn serve_tls_with<H, F>(
         });
     }
 }
-
-/// Descriptors held in reserve for an `accept` that runs out of them.
-const RESERVED_FDS: usize = 2;
-/// Idle connections shed for each `accept` that runs out of descriptors.
-const SHED_PER_FAILURE: usize = 4;
 
 /// A 408 (the body was not received in time) closes its connection: hyper then neither keeps it
 /// alive nor waits for the rest of the body.

@@ -331,16 +331,6 @@ pub enum MaybeTls<IO = TcpStream> {
     Tls(Box<tokio_rustls::server::TlsStream<IO>>),
 }
 
-impl MaybeTls<TcpStream> {
-    /// The TCP connection underneath.
-    pub fn tcp(&self) -> &TcpStream {
-        match self {
-            Self::Plain(s) => s,
-            Self::Tls(s) => s.get_ref().0,
-        }
-    }
-}
-
 impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for MaybeTls<IO> {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -259,6 +259,64 @@ async fn slow_clients_time_out_and_connections_are_capped() {
     l.stop().await;
 }
 
+/// How long a raw TCP connection to `a` stays open (capped at `cap`) after sending `first`
+/// (nothing when empty) and then nothing.
+async fn held_open(a: SocketAddr, first: &[u8], cap: Duration) -> Duration {
+    let mut s = tokio::net::TcpStream::connect(a).await.unwrap();
+    let t = Instant::now();
+    if !first.is_empty() {
+        s.write_all(first).await.unwrap();
+    }
+    let mut buf = [0u8; 4096];
+    while t.elapsed() < cap {
+        match tokio::time::timeout(cap.saturating_sub(t.elapsed()), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return t.elapsed(),
+            Ok(Ok(_)) | Err(_) => {}
+        }
+    }
+    t.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_idle_connections_are_closed_at_the_header_timeout() {
+    let limits = json!({"listen": "127.0.0.1:0", "header_read_timeout_ms": 400});
+    let w = start(config(
+        &[("s1", "cnn-s", 1, 0.0)],
+        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
+    ))
+    .await;
+    let l = live(
+        false,
+        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
+    )
+    .await;
+    let cap = Duration::from_secs(4);
+    let keep_alive = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (what, a) in [
+        ("worker HTTP", w.http_addr()),
+        ("worker gRPC", w.grpc_addr().unwrap()),
+        ("gateway HTTP", l.addr()),
+        ("gateway gRPC", l.gw.grpc_addr().unwrap()),
+    ] {
+        // Never a byte: no request line, no HTTP/2 preface.
+        let open = held_open(a, b"", cap).await;
+        assert!(
+            open >= Duration::from_millis(300) && open < Duration::from_millis(2500),
+            "{what}: a silent connection held {open:?}"
+        );
+    }
+    for (what, a) in [("worker", w.http_addr()), ("gateway", l.addr())] {
+        // One request answered, then silence on the kept-alive connection.
+        let open = held_open(a, keep_alive, cap).await;
+        assert!(
+            open < Duration::from_millis(2500),
+            "{what}: an idle kept-alive connection held {open:?}"
+        );
+    }
+    w.shutdown().await;
+    l.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_headers_get_a_json_431() {
     let w = start(config(&[("s1", "cnn-s", 1, 0.0)], json!({}))).await;

@@ -7,13 +7,14 @@
 
 use dashmap::DashMap;
 use futures_util::task::AtomicWaker;
+use std::future::Future;
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Semaphore;
 
@@ -91,10 +92,13 @@ impl ConnSlot {
 
     /// `io` made sheddable: once this connection is shed its reads and writes fail, which ends
     /// the connection and closes the descriptor; bytes read are recorded for the shed order.
-    pub(crate) fn guard<T>(&self, io: T) -> Guarded<T> {
+    /// Reads also fail when no byte has arrived `first_byte` after this call: a silent client
+    /// (no request line, no TLS hello, no HTTP/2 preface) does not keep its descriptor.
+    pub(crate) fn guard<T>(&self, io: T, first_byte: Duration) -> Guarded<T> {
         Guarded {
             io,
             state: self.state.clone(),
+            first_byte: Some(Box::pin(tokio::time::sleep(first_byte))),
         }
     }
 }
@@ -178,10 +182,19 @@ impl ConnCaps {
     }
 }
 
-/// A connection's I/O that fails once the connection is shed.
+/// A connection's I/O that fails once the connection is shed, or when its first byte is late.
 pub(crate) struct Guarded<T> {
     io: T,
     state: Arc<ConnState>,
+    /// Until the first byte arrives: when it must have arrived by.
+    first_byte: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+fn silent_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "connection closed: no byte within the header read timeout",
+    )
 }
 
 fn shed_error() -> io::Error {
@@ -207,6 +220,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for Guarded<T> {
             let now = self.state.now_ms();
             self.state.last_read_ms.store(now, Ordering::Release);
             self.state.read_any.store(true, Ordering::Release);
+            self.first_byte = None;
+        } else if r.is_pending()
+            && let Some(late) = self.first_byte.as_mut()
+            && late.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(silent_error()));
         }
         r
     }
