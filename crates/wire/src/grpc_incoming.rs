@@ -38,29 +38,20 @@ async fn accept_loop(
             local_addr: a.local,
             remote_addr: Some(a.peer),
         };
-        if tls.is_none() {
-            let io = MaybeTls::Plain(a.io);
-            let _ = tx
-                .send(Capped {
-                    io,
-                    info,
-                    _slot: a.slot,
-                })
-                .await;
-            continue;
-        }
+        let plain = tls.is_none();
         let (tls, tx) = (tls.clone(), tx.clone());
-        tokio::spawn(async move {
+        // Plaintext needs no handshake (`secure` returns at once): handed over in order here.
+        let hand_over = async move {
             if let Some(io) = crate::tcp_tls::secure(tls.as_ref(), a.io, a.peer).await {
-                let _ = tx
-                    .send(Capped {
-                        io,
-                        info,
-                        _slot: a.slot,
-                    })
-                    .await;
+                let _slot = a.slot;
+                let _ = tx.send(Capped { io, info, _slot }).await;
             }
-        });
+        };
+        if plain {
+            hand_over.await;
+        } else {
+            tokio::spawn(hand_over);
+        }
     }
 }
 
