@@ -506,6 +506,38 @@ fn loadgen_quic_options_are_checked_before_any_request() {
     assert!(e.contains("binary tensors"), "{e}");
 }
 
+/// The binary checks the TLS flags towards the gateway before any request, naming the flag.
+#[test]
+fn loadgen_gateway_tls_options_are_checked_before_any_request() {
+    let with = |extra: &[&str]| {
+        let mut a = vec![
+            "loadgen",
+            "--profiles",
+            "profiles/local.yaml",
+            "--workload",
+            "workloads/live.yaml",
+        ];
+        a.extend_from_slice(extra);
+        fails(&a)
+    };
+    let e = with(&["--gateway", "https://127.0.0.1:8443"]);
+    assert!(e.contains("https needs --gateway-ca"), "{e}");
+    let e = with(&["--gateway-ca", "Cargo.toml"]);
+    assert!(e.contains("--gateway-ca: only with an https://"), "{e}");
+    let e = with(&["--gateway-cert", "a.pem"]);
+    assert!(e.contains("--gateway-cert: expected --gateway-key"), "{e}");
+    let e = with(&[
+        "--gateway",
+        "https://127.0.0.1:8443",
+        "--gateway-ca",
+        "no/such.pem",
+    ]);
+    assert!(
+        e.contains("--gateway-ca no/such.pem: cannot read it"),
+        "{e}"
+    );
+}
+
 /// `continuum compare … | head -1`: the reader goes away after one line; the command stops
 /// quietly (status 0, no panic message) instead of panicking on the broken pipe.
 #[test]

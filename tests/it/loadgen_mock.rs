@@ -1,6 +1,6 @@
 //! The load generator against a tiny in-process mock gateway that follows the gateway's client
 //! API: every query offered ends as exactly one outcome, refused streams' queries are counted
-//! as rejected, and late answers are failures.
+//! as rejected, and late answers are failures. Last, against a real gateway serving HTTPS.
 
 use bytes::Bytes;
 use continuum_core::profiles::Profiles;
@@ -289,4 +289,73 @@ async fn warm_up_guarantees_its_clients_and_an_empty_run_is_named() {
     assert_eq!(r.streams.arrived, 3, "{:?}", r.streams);
     assert!(r.queries.conserved(), "{:?}", r.queries);
     assert!(loadgen::no_traffic(&r, &o).is_none());
+}
+
+/// A real gateway serving HTTPS and verifying client certificates: the load generator, given
+/// the gateway's CA and a client certificate, runs its load over TLS (HTTP/1.1, then HTTP/2
+/// by ALPN); without the client certificate, or trusting another CA, it stops before any
+/// stream with an error that says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_load_generator_runs_over_tls_against_a_gateway_that_verifies_clients() {
+    use continuum_testkit::gateway::{live, repo};
+    use continuum_wire::dev_pki;
+    use continuum_wire::tcp_tls::ClientTls;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = dev_pki::generate(dir.path(), "").unwrap();
+    let tls = json!({"cert": pki.server_cert, "key": pki.server_key, "client_ca": pki.ca});
+    let l = live(
+        false,
+        json!({"http": {"listen": "127.0.0.1:0", "tls": tls}}),
+    )
+    .await;
+    let profiles = Profiles::load(&repo("profiles/local.yaml")).unwrap();
+    let mut workload = Workload::load(&repo("workloads/live.yaml"), &profiles).unwrap();
+    // assumption: 60 clients/min for 2 s, two of them at once, offers tens of queries.
+    workload.lambda = Lambda::Constant(60.0);
+    let url = format!("https://127.0.0.1:{}", l.addr().port());
+    let mut o = LoadOptions::new(&url, workload, &profiles).unwrap();
+    o.duration_s = 2.0;
+    o.warm_up = 2;
+    o.seed = 7;
+    let client = |ca: &Path, with_cert: bool| ClientTls {
+        ca: ca.to_path_buf(),
+        cert: with_cert.then(|| pki.client_cert.clone()),
+        key: with_cert.then(|| pki.client_key.clone()),
+    };
+    for http2 in [false, true] {
+        o.http2 = http2;
+        o.gateway_tls = Some(client(&pki.ca, true));
+        let r = loadgen::run(&o).await.unwrap();
+        let summary = format!("http2 {http2}: {}", r.to_text_table());
+        assert!(r.queries.conserved(), "{summary}");
+        assert!(r.errors.is_empty(), "{:?} {summary}", r.errors);
+        assert!(r.streams.opened >= 2, "{summary}");
+        assert_eq!(r.open_status.get("201").copied(), Some(r.streams.opened));
+        assert!(r.sent > 10, "{summary}");
+        let answered = r.infer_status.get("200").copied().unwrap_or(0);
+        assert!(answered > 10, "{summary}");
+        assert!(r.queries.success > 0, "{summary}");
+    }
+    o.http2 = false;
+    // The gateway refuses a client without a certificate.
+    o.gateway_tls = Some(client(&pki.ca, false));
+    let e = format!("{:#}", loadgen::run(&o).await.unwrap_err());
+    assert!(
+        e.contains("cannot reach the gateway") && e.contains("CertificateRequired"),
+        "{e}"
+    );
+    // The load generator refuses a gateway whose certificate another CA signed.
+    let other = dev_pki::generate(dir.path(), "other-").unwrap();
+    o.gateway_tls = Some(client(&other.ca, true));
+    let e = format!("{:#}", loadgen::run(&o).await.unwrap_err());
+    assert!(
+        e.contains("cannot reach the gateway") && e.contains("invalid peer certificate"),
+        "{e}"
+    );
+    // And plain http:// to the TLS listener gets no answer.
+    o.gateway_tls = None;
+    o.set_gateways(&[format!("http://127.0.0.1:{}", l.addr().port())])
+        .unwrap();
+    assert!(loadgen::run(&o).await.is_err());
+    l.stop().await;
 }

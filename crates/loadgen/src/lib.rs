@@ -39,8 +39,10 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use continuum_core::profiles::Profiles;
 use continuum_core::workload::{Lambda, Workload};
+use continuum_wire::tcp_tls::{self, ClientTls};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Output formats of the report on standard output.
@@ -55,9 +57,9 @@ pub enum ReportFormat {
 /// Options of `continuum loadgen`.
 #[derive(Debug, Clone, Args)]
 pub struct LoadgenArgs {
-    /// Gateway base URL (http://host:port); several, comma-separated or repeated, make a
-    /// fleet sharing one stream key: streams are spread over them (--assign) and move to the
-    /// next one when theirs stops answering.
+    /// Gateway base URL (http://host:port, or https://host:port with --gateway-ca); several,
+    /// comma-separated or repeated, make a fleet sharing one stream key: streams are spread over
+    /// them (--assign) and move to the next one when theirs stops answering.
     #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:8080")]
     pub gateway: Vec<String>,
     /// Which gateway of --gateway each new stream opens at: `spread` (client i at gateway
@@ -116,9 +118,21 @@ pub struct LoadgenArgs {
     /// transmission), which the simulator includes and a local network does not.
     #[arg(long)]
     pub add_radio_delay: bool,
-    /// Speak HTTP/2 (prior knowledge) instead of HTTP/1.1.
+    /// Speak HTTP/2 (prior knowledge; over https, ALPN h2) instead of HTTP/1.1.
     #[arg(long)]
     pub http2: bool,
+    /// PEM certificates of the authorities that sign the gateway's certificate: required for
+    /// an https:// --gateway (the gateway's `http.tls`), refused with http:// ones. The
+    /// gateway's certificate must name --gateway's host (an IP address needs an IP SAN).
+    #[arg(long, value_name = "FILE")]
+    pub gateway_ca: Option<PathBuf>,
+    /// PEM client certificate chain presented to an https:// --gateway that verifies clients
+    /// (its `http.tls.client_ca`); with --gateway-key and --gateway-ca.
+    #[arg(long, value_name = "FILE")]
+    pub gateway_cert: Option<PathBuf>,
+    /// PEM private key of --gateway-cert.
+    #[arg(long, value_name = "FILE")]
+    pub gateway_key: Option<PathBuf>,
     /// Send queries as QUIC frames to the gateway's QUIC endpoint at this host:port (its
     /// `quic.listen`); streams still open and close over HTTP at --gateway.
     #[arg(long, value_name = "HOST:PORT")]
@@ -255,6 +269,9 @@ pub struct LoadOptions {
     pub add_radio_delay: bool,
     /// HTTP/2 with prior knowledge.
     pub http2: bool,
+    /// TLS towards https:// gateways (`--gateway-ca`, `--gateway-cert`, `--gateway-key`):
+    /// required when one is https://, refused when none is ([`LoadOptions::gateway_tls_config`]).
+    pub gateway_tls: Option<ClientTls>,
     /// Queries as QUIC frames to the gateway's QUIC endpoint, when set.
     pub quic: Option<QuicTarget>,
     /// Period of progress lines on standard error.
@@ -299,7 +316,8 @@ impl QuicTarget {
 
 impl LoadOptions {
     /// Options with defaults for `workload` against `gateway`: 60 s, seed 1, scheduler 0,
-    /// binary bodies, 10 s timeout, no stream cap, no progress lines.
+    /// binary bodies, 10 s timeout, no stream cap, no progress lines. An https:// gateway also
+    /// needs [`LoadOptions::gateway_tls`] (checked by [`LoadOptions::gateway_tls_config`]).
     pub fn new(gateway: &str, workload: Workload, profiles: &Profiles) -> anyhow::Result<Self> {
         let gateway = check_gateway(gateway)?;
         Ok(Self {
@@ -320,6 +338,7 @@ impl LoadOptions {
             full_streams: false,
             add_radio_delay: false,
             http2: false,
+            gateway_tls: None,
             quic: None,
             progress: None,
         })
@@ -336,7 +355,7 @@ impl LoadOptions {
             let u = u.as_ref().trim();
             if u.is_empty() {
                 bail!(
-                    "--gateway: entry {} of the list is empty (expected http://host:port[,http://host:port…])",
+                    "--gateway: entry {} of the list is empty (expected http[s]://host:port[,http[s]://host:port…])",
                     i + 1
                 );
             }
@@ -384,6 +403,7 @@ impl LoadOptions {
         if quic.is_some() && args.body == BodyFormat::Json {
             bail!("--body json: QUIC frames carry binary tensors; leave --body out with --quic");
         }
+        let gateway_tls = gateway_tls_args(args)?;
         let (progress, warning) = args.progress_lines(std::io::stderr().is_terminal())?;
         if let Some(w) = warning {
             eprintln!("{w}");
@@ -408,9 +428,45 @@ impl LoadOptions {
         o.full_streams = args.full_streams;
         o.add_radio_delay = args.add_radio_delay;
         o.http2 = args.http2;
+        o.gateway_tls = gateway_tls;
         o.quic = quic;
         o.progress = progress;
+        // Reads the TLS files now: a bad one must not wait for the first request.
+        o.gateway_tls_config()?;
         Ok(o)
+    }
+
+    /// The rustls client configuration towards the gateways (no ALPN: the HTTP connector sets
+    /// it), `None` when every gateway is plain http://. An https:// gateway without
+    /// `gateway_tls`, `gateway_tls` without an https:// gateway, and unreadable files are
+    /// refused naming the flag.
+    pub fn gateway_tls_config(&self) -> anyhow::Result<Option<Arc<rustls::ClientConfig>>> {
+        let https = self.gateways.iter().find(|g| g.starts_with("https://"));
+        let tls = match (&self.gateway_tls, https) {
+            (None, None) => return Ok(None),
+            (None, Some(g)) => bail!(
+                "--gateway {g}: https needs --gateway-ca FILE (the PEM authorities that sign \
+                 the gateway's certificate)"
+            ),
+            (Some(_), None) => bail!(
+                "--gateway-ca: only with an https:// --gateway (got {})",
+                self.gateways.join(",")
+            ),
+            (Some(t), Some(_)) => t,
+        };
+        tcp_tls::read_certs(&tls.ca)
+            .with_context(|| format!("--gateway-ca {}: cannot read it", tls.ca.display()))?;
+        let config = tls
+            .client_config(&[])
+            .with_context(|| match (&tls.cert, &tls.key) {
+                (Some(c), Some(k)) => format!(
+                    "--gateway-cert {} and --gateway-key {}: not a usable client certificate",
+                    c.display(),
+                    k.display()
+                ),
+                _ => format!("--gateway-ca {}: not usable", tls.ca.display()),
+            })?;
+        Ok(Some(config))
     }
 
     /// What the report echoes of these options.
@@ -435,16 +491,41 @@ impl LoadOptions {
     }
 }
 
-/// Checks a gateway URL (`http://host[:port]`, no path) and drops a trailing slash.
+/// The TLS flags towards the gateway: `--gateway-cert` and `--gateway-key` come together, and
+/// only with `--gateway-ca`.
+fn gateway_tls_args(args: &LoadgenArgs) -> anyhow::Result<Option<ClientTls>> {
+    match (&args.gateway_ca, &args.gateway_cert, &args.gateway_key) {
+        (_, Some(_), None) => {
+            bail!("--gateway-cert: expected --gateway-key with it (both or neither)")
+        }
+        (_, None, Some(_)) => {
+            bail!("--gateway-key: expected --gateway-cert with it (both or neither)")
+        }
+        (None, Some(_), Some(_)) => {
+            bail!(
+                "--gateway-cert: expected --gateway-ca too (the authorities of the gateway's certificate)"
+            )
+        }
+        (None, None, None) => Ok(None),
+        (Some(ca), cert, key) => Ok(Some(ClientTls {
+            ca: ca.clone(),
+            cert: cert.clone(),
+            key: key.clone(),
+        })),
+    }
+}
+
+/// Checks a gateway URL (`http[s]://host[:port]`, no path) and drops a trailing slash; whether
+/// https has its CA is [`LoadOptions::gateway_tls_config`]'s check.
 fn check_gateway(url: &str) -> anyhow::Result<String> {
     let base = url.trim_end_matches('/');
     let uri: hyper::Uri = base
         .parse()
         .with_context(|| format!("--gateway {url}: not a URL"))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some(s) => bail!("--gateway {url}: scheme {s} is not supported, use http://"),
-        None => bail!("--gateway {url}: expected http://host:port"),
+        Some("http" | "https") => {}
+        Some(s) => bail!("--gateway {url}: scheme {s} is not supported, use http:// or https://"),
+        None => bail!("--gateway {url}: expected http://host:port or https://host:port"),
     }
     if uri.host().is_none_or(str::is_empty) {
         bail!("--gateway {url}: no host");

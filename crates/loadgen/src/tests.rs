@@ -286,15 +286,128 @@ fn gateway_urls_are_checked() {
         "http://127.0.0.1:8080"
     );
     assert_eq!(check_gateway("http://gw").unwrap(), "http://gw");
+    assert_eq!(check_gateway("https://gw:443/").unwrap(), "https://gw:443");
     for bad in [
-        "https://gw:443",
+        "ftp://gw:21",
         "127.0.0.1:8080",
         "http://gw/v2",
+        "https://gw/v2",
         "not a url",
         "",
     ] {
         assert!(check_gateway(bad).is_err(), "{bad}");
     }
+    // https is accepted only with the authorities of the gateway's certificate.
+    let sc = fixtures::scenario(fixtures::TOPOLOGY, WORKLOAD);
+    let mut o = LoadOptions::new("https://gw:443", sc.workload.clone(), &sc.profiles).unwrap();
+    let e = o.gateway_tls_config().unwrap_err().to_string();
+    assert!(
+        e.contains("https://gw:443") && e.contains("--gateway-ca"),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pki = continuum_wire::dev_pki::generate(dir.path(), "").unwrap();
+    o.gateway_tls = Some(ClientTls {
+        ca: pki.ca.clone(),
+        cert: None,
+        key: None,
+    });
+    let cfg = o
+        .gateway_tls_config()
+        .unwrap()
+        .expect("a TLS configuration");
+    assert!(cfg.alpn_protocols.is_empty(), "the connector sets ALPN");
+    // …and a CA only with an https gateway.
+    o.set_gateways(&["http://gw:80"]).unwrap();
+    let e = o.gateway_tls_config().unwrap_err().to_string();
+    assert!(e.starts_with("--gateway-ca: only with an https://"), "{e}");
+    o.gateway_tls = None;
+    assert!(o.gateway_tls_config().unwrap().is_none());
+}
+
+/// `--gateway`, `--gateway-ca`, `--gateway-cert` and `--gateway-key` as `from_args` checks
+/// them, before any request: each error names its flag.
+#[test]
+fn gateway_tls_flags_are_checked_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = continuum_wire::dev_pki::generate(dir.path(), "").unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let (ca, cert, key) = (
+        pki.ca.to_str().unwrap(),
+        pki.client_cert.to_str().unwrap(),
+        pki.client_key.to_str().unwrap(),
+    );
+    let opts = |extra: &[&str]| {
+        let profiles = format!("{root}/profiles/local.yaml");
+        let workload = format!("{root}/workloads/live.yaml");
+        let mut argv = vec!["--profiles", &profiles, "--workload", &workload, "--quiet"];
+        argv.extend_from_slice(extra);
+        LoadOptions::from_args(&gateway_args(&argv).unwrap())
+    };
+    let err = |extra: &[&str]| format!("{:#}", opts(extra).unwrap_err());
+    let https = ["--gateway", "https://127.0.0.1:8443"];
+    fn with<'a>(more: &[&'a str]) -> Vec<&'a str> {
+        [&["--gateway", "https://127.0.0.1:8443"][..], more].concat()
+    }
+    let e = err(&https);
+    assert!(e.contains("https needs --gateway-ca"), "{e}");
+    let e = err(&["--gateway", "http://127.0.0.1:8080", "--gateway-ca", ca]);
+    assert!(e.starts_with("--gateway-ca: only with an https://"), "{e}");
+    let e = err(&with(&["--gateway-ca", ca, "--gateway-cert", cert]));
+    assert!(
+        e.starts_with("--gateway-cert: expected --gateway-key"),
+        "{e}"
+    );
+    let e = err(&with(&["--gateway-ca", ca, "--gateway-key", key]));
+    assert!(
+        e.starts_with("--gateway-key: expected --gateway-cert"),
+        "{e}"
+    );
+    let e = err(&with(&["--gateway-cert", cert, "--gateway-key", key]));
+    assert!(e.contains("expected --gateway-ca"), "{e}");
+    let e = err(&with(&["--gateway-ca", "no/such.pem"]));
+    assert!(
+        e.starts_with("--gateway-ca no/such.pem: cannot read it"),
+        "{e}"
+    );
+    // A key is no certificate; a certificate is no key.
+    let e = err(&with(&["--gateway-ca", key]));
+    assert!(
+        e.starts_with("--gateway-ca") && e.contains("no certificate"),
+        "{e}"
+    );
+    let e = err(&with(&[
+        "--gateway-ca",
+        ca,
+        "--gateway-cert",
+        cert,
+        "--gateway-key",
+        ca,
+    ]));
+    assert!(
+        e.starts_with("--gateway-cert") && e.contains("--gateway-key"),
+        "{e}"
+    );
+    // The whole set, with a fleet of two https gateways.
+    let o = opts(&[
+        "--gateway",
+        "https://127.0.0.1:8443,https://localhost:8444",
+        "--gateway-ca",
+        ca,
+        "--gateway-cert",
+        cert,
+        "--gateway-key",
+        key,
+        "--http2",
+    ])
+    .unwrap();
+    assert_eq!(o.gateways.len(), 2);
+    let t = o.gateway_tls.as_ref().unwrap();
+    assert_eq!(
+        (t.ca.as_path(), t.cert.as_deref()),
+        (pki.ca.as_path(), Some(pki.client_cert.as_path()))
+    );
+    assert!(o.gateway_tls_config().unwrap().is_some());
 }
 
 /// Two app classes with random rates and durations, on the tiny fixture profiles.

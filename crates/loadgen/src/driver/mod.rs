@@ -1,5 +1,6 @@
 //! The run itself: client arrivals on the wall clock, one task per stream (open, emit at its
-//! times, close), one task per query, all over one pooled HTTP client.
+//! times, close), one task per query, all over one pooled HTTP client (plain http://, or TLS
+//! towards https:// gateways).
 
 use super::LoadOptions;
 use super::answer::Answer;
@@ -15,6 +16,7 @@ use continuum_wire::QuicClient;
 use http_body_util::{BodyExt, Full};
 use hyper::header::CONTENT_TYPE;
 use hyper::{Method, Request};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -30,7 +32,7 @@ mod query;
 
 use query::{Judge, query, quic_query};
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// The gateway's header with its own judgement of a query.
 const OUTCOME_HEADER: &str = "x-continuum-outcome";
@@ -162,6 +164,34 @@ async fn signatures_at(
     Ok(out)
 }
 
+/// The one client every request to the gateways goes through: plain http:// passes through,
+/// https:// takes TLS with `opts`' authorities (and client certificate), offering ALPN h2 with
+/// --http2 and none (HTTP/1.1) without, as the connector sets it.
+fn http_client(opts: &LoadOptions) -> anyhow::Result<HttpClient> {
+    let tls = match opts.gateway_tls_config()? {
+        Some(t) => t,
+        // Every gateway is http://: a configuration is needed all the same.
+        None => continuum_wire::tcp_tls::trust_nothing()?,
+    };
+    // The connector sets ALPN itself and refuses a configuration that has some.
+    let mut tls = (*tls).clone();
+    tls.alpn_protocols.clear();
+    let mut conn = HttpConnector::new();
+    conn.set_nodelay(true);
+    conn.enforce_http(false);
+    let builder = HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http();
+    let connector = if opts.http2 {
+        builder.enable_http2().wrap_connector(conn)
+    } else {
+        builder.enable_http1().wrap_connector(conn)
+    };
+    Ok(Client::builder(TokioExecutor::new())
+        .http2_only(opts.http2)
+        .build(connector))
+}
+
 /// Runs a load against the gateway of `opts` and returns its report.
 pub async fn run(opts: &LoadOptions) -> anyhow::Result<LoadReport> {
     run_until(opts, std::future::pending()).await
@@ -173,11 +203,7 @@ pub async fn run_until(
     opts: &LoadOptions,
     stop: impl Future<Output = ()>,
 ) -> anyhow::Result<LoadReport> {
-    let mut conn = HttpConnector::new();
-    conn.set_nodelay(true);
-    let client: HttpClient = Client::builder(TokioExecutor::new())
-        .http2_only(opts.http2)
-        .build(conn);
+    let client = http_client(opts)?;
     let sigs = signatures(&client, opts).await?;
     let bodies = sigs
         .iter()
