@@ -185,6 +185,13 @@ fn parse<M: OipModel + ?Sized>(
         (None, Some(v)) => {
             let mut out = Vec::with_capacity(elems.min(1 << 24));
             flatten(v, &mut out)?;
+            if out.len() != elems {
+                return Err(bad(format!(
+                    "input `{}`: shape {shape:?} needs {elems} values, got {}",
+                    input.name,
+                    out.len()
+                )));
+            }
             out
         }
         (None, None) => {
@@ -474,5 +481,24 @@ mod tests {
         let json = br#"{"inputs":[{"name":"in","datatype":"FP32","shape":[1,2],"data":[1,2]}]}"#;
         let p = parse_infer_relay(json, None, &M).unwrap();
         assert_eq!((p.data, p.raw), (vec![1.0, 2.0], None));
+    }
+
+    #[test]
+    fn json_data_must_fill_the_shape_exactly() {
+        let body = |data: &str| {
+            format!(
+                r#"{{"inputs":[{{"name":"in","datatype":"FP32","shape":[2,2],"data":{data}}}]}}"#
+            )
+        };
+        for (data, n) in [("[1,2,3]", 3), ("[[1,2],[3,4],[5,6]]", 6), ("[]", 0)] {
+            let e = parse_infer(body(data).as_bytes(), None, &M).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains(&format!("shape [2, 2] needs 4 values, got {n}")),
+                "{data}: {e}"
+            );
+        }
+        let p = parse_infer(body("[[1,2],[3,4]]").as_bytes(), None, &M).unwrap();
+        assert_eq!(p.data, [1.0, 2.0, 3.0, 4.0]);
     }
 }

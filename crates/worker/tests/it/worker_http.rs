@@ -107,8 +107,11 @@ async fn bad_inputs_get_clear_errors() {
     let infer = "/v2/models/s2/infer";
     let mut wrong_shape = infer_json(1);
     wrong_shape["inputs"][0]["shape"] = json!([1, 3, 32, 128]);
+    // Three whole items (data and shape agree; zeros keep the body small) for a variant of
+    // batch 1 or 2.
     let mut too_many = infer_json(1);
     too_many["inputs"][0]["shape"] = json!([3, 3, 64, 64]);
+    too_many["inputs"][0]["data"] = json!(vec![0u8; 3 * 3 * 64 * 64]);
     let mut wrong_type = infer_json(1);
     wrong_type["inputs"][0]["datatype"] = json!("INT64");
     let mut wrong_name = infer_json(1);
