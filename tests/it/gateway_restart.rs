@@ -1,6 +1,7 @@
 //! Streams survive a gateway restart: the gateway process (the real binary) is killed with
 //! SIGKILL under load and started again on the same address with the same stream key; the
-//! clients' existing stream tokens keep working, with no `404 unknown stream`.
+//! clients' existing stream tokens keep working, with no `404 unknown stream`. And the binary
+//! obeys its signals: SIGHUP reloads its settings with the streams kept, SIGTERM stops it cleanly.
 
 use crate::gateway_support::*;
 use serde_json::json;
@@ -123,6 +124,76 @@ async fn streams_survive_a_gateway_kill_and_restart() {
         "answered after the restart: {ok} of {}",
         after.len()
     );
+    co.shutdown().await;
+    cloud.shutdown().await;
+}
+
+/// Sends `sig` to the child process.
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill(2) on a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_reloads_the_binary_with_streams_kept_and_sigterm_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let co = start(co_config(dir.path(), "127.0.0.1:0")).await;
+    let cloud = start(cloud_config(dir.path(), "127.0.0.1:0")).await;
+    let a = free_addr(false);
+    let settings = |policy: &str| {
+        gateway_json(
+            dir.path(),
+            &co,
+            &cloud,
+            false,
+            json!({"http": {"listen": a}, "policy": policy}),
+        )
+    };
+    let path = dir.path().join("gateway.yaml");
+    write_json(&path, &settings("least-impedance"));
+    let mut gw = spawn_gateway(&path);
+    wait_ready(a).await;
+    let s = open(a, &stream_req(2000.0, 0.2)).await;
+    assert_eq!(s["policy"], "least-impedance");
+    let infer = format!("/v1/streams/{}/infer", s["stream_id"].as_str().unwrap());
+
+    // The file changes; nothing happens until SIGHUP, then the new policy binds.
+    write_json(&path, &settings("closest"));
+    signal(&gw, libc::SIGHUP);
+    let t = Instant::now();
+    loop {
+        let p = open(a, &stream_req(2000.0, 0.2)).await["policy"].clone();
+        if p == "closest" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "never reloaded: {p}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (st, _, _) = http(a, post_json(a, &infer, &infer_json(1))).await;
+    assert_eq!(
+        st, 200,
+        "the stream opened before the reload is still served"
+    );
+
+    // A bad file on SIGHUP keeps the running settings.
+    std::fs::write(&path, "policy: [").unwrap();
+    signal(&gw, libc::SIGHUP);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(open(a, &stream_req(2000.0, 0.2)).await["policy"], "closest");
+
+    signal(&gw, libc::SIGTERM);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = gw.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "SIGTERM did not stop it"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
     co.shutdown().await;
     cloud.shutdown().await;
 }
