@@ -12,6 +12,10 @@
 #   ALLOC_ENV=MIMALLOC_PURGE_DELAY=0 live/soak.sh           # a mimalloc option, every process
 #   BIN=glibc-build ALLOC_ENV=MALLOC_ARENA_MAX=2 live/soak.sh   # a build without mimalloc
 #   ALLOC_ENV=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 BIN=glibc-build live/soak.sh
+#   WORKER_WRAP="heaptrack -o target/soak/co" BIN=glibc-build live/soak.sh   # trace worker-co's heap
+# (glibc-build: `cargo build --release --no-default-features`, the binary on the system
+# allocator, which heap profilers can hook; with WORKER_WRAP, worker-co's RSS column is the
+# wrapper's.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-1800}
@@ -23,17 +27,19 @@ BASE=${BASE_PORT:-18000}
 WORKER_ENV=${WORKER_ENV:-}   # the workers only, e.g. WORKER_ENV=CONTINUUM_BACKEND=tract
 ALLOC_ENV=${ALLOC_ENV:-}     # every continuum process, e.g. ALLOC_ENV=MALLOC_ARENA_MAX=2
 WARMUP=${WARMUP:-600}        # growth "after warm-up" is fitted from this many seconds on
+WORKER_WRAP=${WORKER_WRAP:-} # a command worker-co runs under, e.g. a heap profiler
 mkdir -p "$OUT"
 [ -x "$BIN" ] || { echo "no $BIN: cargo build --release first" >&2; exit 1; }
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+# Children first: a wrapped worker (WORKER_WRAP) is the wrapper's child.
+cleanup() { for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
 co_cert="$OUT/worker-co.der"; cloud_cert="$OUT/worker-cloud.der"
 rm -f "$co_cert" "$cloud_cert"
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 10)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 11)) \
-  CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
+  CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $ALLOC_ENV $WORKER_ENV $WORKER_WRAP "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
 pids+=($!); co=$!
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 20)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 21)) \
   CONTINUUM_QUIC__DEV_CERT_OUT=$cloud_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-cloud.yaml 2>"$OUT/worker-cloud.log" &

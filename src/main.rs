@@ -1,10 +1,10 @@
 //! The `continuum` binary.
 
 /// mimalloc instead of glibc malloc, for the binary only (libraries and tests keep the system
-/// allocator): glibc keeps freed pages in per-thread arenas, so a worker whose query buffers are
-/// allocated on one thread and freed on another grew by 13–30 MiB/h in a 30-minute soak with a
-/// flat live heap; mimalloc frees to the owning page and returns unused memory to the system
-/// (docs/soak.md). Without the `mimalloc` feature (`--no-default-features`), the system allocator.
+/// allocator): glibc keeps freed pages in per-thread arenas, so a gateway whose buffers are
+/// allocated on one thread and freed on another grew by ~15 MiB/h in a 30-minute soak; mimalloc
+/// frees to the owning page and returns unused memory to the system (docs/soak.md). Without the
+/// `mimalloc` feature (`--no-default-features`), the system allocator.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
