@@ -39,10 +39,10 @@ trap cleanup EXIT
 co_cert="$OUT/worker-co.der"; cloud_cert="$OUT/worker-cloud.der"
 rm -f "$co_cert" "$cloud_cert"
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 10)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 11)) \
-  CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $ALLOC_ENV $WORKER_ENV $WORKER_WRAP "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
+  CONTINUUM_GRPC__LISTEN=127.0.0.1:$((BASE + 12)) CONTINUUM_QUIC__DEV_CERT_OUT=$co_cert env $ALLOC_ENV $WORKER_ENV $WORKER_WRAP "$BIN" worker --config config/worker-co.yaml 2>"$OUT/worker-co.log" &
 pids+=($!); co=$!
 CONTINUUM_HTTP__LISTEN=127.0.0.1:$((BASE + 20)) CONTINUUM_QUIC__LISTEN=127.0.0.1:$((BASE + 21)) \
-  CONTINUUM_QUIC__DEV_CERT_OUT=$cloud_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-cloud.yaml 2>"$OUT/worker-cloud.log" &
+  CONTINUUM_GRPC__LISTEN=127.0.0.1:$((BASE + 22)) CONTINUUM_QUIC__DEV_CERT_OUT=$cloud_cert env $ALLOC_ENV $WORKER_ENV "$BIN" worker --config config/worker-cloud.yaml 2>"$OUT/worker-cloud.log" &
 pids+=($!); cloud=$!
 for _ in $(seq 100); do [ -s "$co_cert" ] && [ -s "$cloud_cert" ] && break; sleep 0.2; done
 
