@@ -282,3 +282,35 @@ pub async fn metrics_of(a: SocketAddr) -> String {
     let (_, _, body) = http(a, get(a, "/metrics")).await;
     String::from_utf8(body.to_vec()).unwrap()
 }
+
+/// A KServe gRPC inference of one reference item of the gateway's task (`object-detection`),
+/// with the request `parameters` given (e.g. `stream_id`).
+pub fn grpc_infer_request(
+    parameters: Vec<(
+        &str,
+        continuum_wire::grpc::pb::infer_parameter::ParameterChoice,
+    )>,
+) -> continuum_wire::grpc::pb::ModelInferRequest {
+    use continuum_wire::grpc::pb;
+    let x = continuum_wire::reference_input(1, &ITEM);
+    pb::ModelInferRequest {
+        model_name: "object-detection".into(),
+        inputs: vec![pb::model_infer_request::InferInputTensor {
+            name: "input".into(),
+            datatype: "FP32".into(),
+            shape: vec![1, 3, 64, 64],
+            ..Default::default()
+        }],
+        raw_input_contents: vec![x.iter().flat_map(|f| f.to_le_bytes()).collect()],
+        parameters: parameters
+            .into_iter()
+            .map(|(k, v)| {
+                let p = pb::InferParameter {
+                    parameter_choice: Some(v),
+                };
+                (k.to_string(), p)
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,6 +1,6 @@
 //! The live path against hostile and unusual clients, on a worker and a gateway: Triton's
 //! tooling routes, batch-aware one-shot binding, compressed bodies, 404 for unknown paths,
-//! unrepresentable deadlines, slow clients, connection caps, oversized headers, bounded metric
+//! unrepresentable deadlines, oversized headers, bounded metric
 //! labels, unguessable stream ids, and bounded property tests over OIP bodies and stream
 //! requests (no answer but a JSON one, never a dropped connection).
 
@@ -12,8 +12,6 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn body_json(b: &[u8]) -> Value {
     serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(b)))
@@ -153,167 +151,6 @@ async fn gateway_one_shot_binds_on_the_request_batch() {
     r["items"] = json!(2);
     let s = open(a, &r).await;
     assert_eq!(s["variant"], "cnn-l-b4");
-    l.stop().await;
-}
-
-/// Opens a raw TCP connection and sends `head`, then one byte every `gap` until the server
-/// closes it; returns how long it stayed open (capped at `cap`).
-async fn trickle(a: SocketAddr, head: &[u8], gap: Duration, cap: Duration) -> Duration {
-    let mut s = tokio::net::TcpStream::connect(a).await.unwrap();
-    let t = Instant::now();
-    s.write_all(head).await.unwrap();
-    let mut buf = [0u8; 1024];
-    while t.elapsed() < cap {
-        tokio::select! {
-            r = s.read(&mut buf) => match r {
-                Ok(0) | Err(_) => return t.elapsed(),
-                Ok(_) => {}
-            },
-            _ = tokio::time::sleep(gap) => {
-                if s.write_all(b"x").await.is_err() {
-                    return t.elapsed();
-                }
-            }
-        }
-    }
-    t.elapsed()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slow_clients_time_out_and_connections_are_capped() {
-    let limits = json!({"listen": "127.0.0.1:0", "header_read_timeout_ms": 400,
-                        "body_read_timeout_ms": 400, "max_connections_per_ip": 4});
-    let w = start(config(
-        &[("s1", "cnn-s", 1, 0.0)],
-        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
-    ))
-    .await;
-    let l = live(false, json!({"http": {"listen": "127.0.0.1:0", "header_read_timeout_ms": 400,
-                                         "body_read_timeout_ms": 400, "max_connections_per_ip": 4}}))
-    .await;
-    for (a, model) in [(w.http_addr(), "s1"), (l.addr(), "object-detection")] {
-        // Headers one byte at a time: closed at the header timeout, not after 3 s.
-        let open = trickle(
-            a,
-            b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Slow: ",
-            Duration::from_millis(100),
-            Duration::from_secs(3),
-        )
-        .await;
-        assert!(
-            open < Duration::from_millis(2500),
-            "slow headers held {open:?}"
-        );
-        // A body one byte at a time: answered 408 (or closed) at the body timeout.
-        let head = format!(
-            "POST /v2/models/{model}/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{{"
-        );
-        let open = trickle(
-            a,
-            head.as_bytes(),
-            Duration::from_millis(100),
-            Duration::from_secs(3),
-        )
-        .await;
-        assert!(
-            open < Duration::from_millis(2500),
-            "slow body held {open:?}"
-        );
-        // The per-IP cap: 4 idle connections are held, the 5th is closed at once. The slow
-        // connections' slots are released when their tasks end, which a loaded machine may
-        // delay past the client seeing the close: wait for that first.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let mut held = Vec::new();
-        for _ in 0..4 {
-            let s = tokio::net::TcpStream::connect(a).await.unwrap();
-            held.push(s);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut extra = tokio::net::TcpStream::connect(a).await.unwrap();
-        let mut buf = [0u8; 16];
-        let r = tokio::time::timeout(Duration::from_secs(2), extra.read(&mut buf)).await;
-        assert!(
-            matches!(r, Ok(Ok(0)) | Ok(Err(_))),
-            "5th connection not closed: {r:?}"
-        );
-        drop(held);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let (st, _, _) = http(a, get(a, "/v2/health/live")).await;
-        assert_eq!(st, 200, "served again once connections closed");
-    }
-    // The gRPC endpoint holds to the same per-IP cap.
-    let g = w.grpc_addr().unwrap();
-    let mut held = Vec::new();
-    for _ in 0..4 {
-        held.push(tokio::net::TcpStream::connect(g).await.unwrap());
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut extra = tokio::net::TcpStream::connect(g).await.unwrap();
-    let mut buf = [0u8; 16];
-    let r = tokio::time::timeout(Duration::from_secs(2), extra.read(&mut buf)).await;
-    assert!(
-        matches!(r, Ok(Ok(0)) | Ok(Err(_))),
-        "5th gRPC connection not closed: {r:?}"
-    );
-    w.shutdown().await;
-    l.stop().await;
-}
-
-/// How long a raw TCP connection to `a` stays open (capped at `cap`) after sending `first`
-/// (nothing when empty) and then nothing.
-async fn held_open(a: SocketAddr, first: &[u8], cap: Duration) -> Duration {
-    let mut s = tokio::net::TcpStream::connect(a).await.unwrap();
-    let t = Instant::now();
-    if !first.is_empty() {
-        s.write_all(first).await.unwrap();
-    }
-    let mut buf = [0u8; 4096];
-    while t.elapsed() < cap {
-        match tokio::time::timeout(cap.saturating_sub(t.elapsed()), s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return t.elapsed(),
-            Ok(Ok(_)) | Err(_) => {}
-        }
-    }
-    t.elapsed()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn silent_and_idle_connections_are_closed_at_the_header_timeout() {
-    let limits = json!({"listen": "127.0.0.1:0", "header_read_timeout_ms": 400});
-    let w = start(config(
-        &[("s1", "cnn-s", 1, 0.0)],
-        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
-    ))
-    .await;
-    let l = live(
-        false,
-        json!({"http": limits, "grpc": {"listen": "127.0.0.1:0"}}),
-    )
-    .await;
-    let cap = Duration::from_secs(4);
-    let keep_alive = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n";
-    for (what, a) in [
-        ("worker HTTP", w.http_addr()),
-        ("worker gRPC", w.grpc_addr().unwrap()),
-        ("gateway HTTP", l.addr()),
-        ("gateway gRPC", l.gw.grpc_addr().unwrap()),
-    ] {
-        // Never a byte: no request line, no HTTP/2 preface.
-        let open = held_open(a, b"", cap).await;
-        assert!(
-            open >= Duration::from_millis(300) && open < Duration::from_millis(2500),
-            "{what}: a silent connection held {open:?}"
-        );
-    }
-    for (what, a) in [("worker", w.http_addr()), ("gateway", l.addr())] {
-        // One request answered, then silence on the kept-alive connection.
-        let open = held_open(a, keep_alive, cap).await;
-        assert!(
-            open < Duration::from_millis(2500),
-            "{what}: an idle kept-alive connection held {open:?}"
-        );
-    }
-    w.shutdown().await;
     l.stop().await;
 }
 
@@ -537,29 +374,7 @@ async fn grpc_queries_reach_open_streams_and_errors_carry_grpc_codes() {
     let token = s["stream_id"].as_str().unwrap().to_string();
     let url = format!("http://{}", l.gw.grpc_addr().unwrap());
     let mut c = GrpcInferenceServiceClient::connect(url).await.unwrap();
-    let x = continuum_wire::reference_input(1, &ITEM);
-    let req = |params: Vec<(&str, pb::infer_parameter::ParameterChoice)>| pb::ModelInferRequest {
-        model_name: "object-detection".into(),
-        inputs: vec![pb::model_infer_request::InferInputTensor {
-            name: "input".into(),
-            datatype: "FP32".into(),
-            shape: vec![1, 3, 64, 64],
-            ..Default::default()
-        }],
-        raw_input_contents: vec![x.iter().flat_map(|f| f.to_le_bytes()).collect()],
-        parameters: params
-            .into_iter()
-            .map(|(k, v)| {
-                (
-                    k.to_string(),
-                    pb::InferParameter {
-                        parameter_choice: Some(v),
-                    },
-                )
-            })
-            .collect(),
-        ..Default::default()
-    };
+    let req = grpc_infer_request;
     use pb::infer_parameter::ParameterChoice as P;
     // A query of the open stream goes to its binding (accuracy 0.5: the cloud's cnn-l).
     let r = c

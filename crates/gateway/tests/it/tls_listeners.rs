@@ -121,27 +121,8 @@ fn infer_req(addr: SocketAddr, path: &str, body: &Value) -> Request<Full<Bytes>>
 
 /// A gRPC inference of one reference item of the gateway's task, on stream `token`.
 fn grpc_infer(token: &str) -> pb::ModelInferRequest {
-    let x = continuum_wire::reference_input(1, &ITEM);
-    pb::ModelInferRequest {
-        model_name: "object-detection".into(),
-        inputs: vec![pb::model_infer_request::InferInputTensor {
-            name: "input".into(),
-            datatype: "FP32".into(),
-            shape: vec![1, 3, 64, 64],
-            ..Default::default()
-        }],
-        raw_input_contents: vec![x.iter().flat_map(|f| f.to_le_bytes()).collect()],
-        parameters: [(
-            "stream_id".to_string(),
-            pb::InferParameter {
-                parameter_choice: Some(pb::infer_parameter::ParameterChoice::StringParam(
-                    token.into(),
-                )),
-            },
-        )]
-        .into(),
-        ..Default::default()
-    }
+    use pb::infer_parameter::ParameterChoice as P;
+    grpc_infer_request(vec![("stream_id", P::StringParam(token.into()))])
 }
 
 /// The worker (cloud) verifies client certificates on HTTP and gRPC.
