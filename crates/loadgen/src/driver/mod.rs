@@ -155,13 +155,30 @@ async fn signatures_at(
             } => serde_json::from_slice::<serde_json::Value>(&body)
                 .with_context(|| format!("GET {url}: invalid JSON"))?,
             a @ Answer::Response { .. } => bail!("GET {url}: {}", a.describe()),
-            a => bail!("GET {url}: cannot reach the gateway: {}", a.describe()),
+            a => bail!(
+                "GET {url}: cannot reach the gateway: {}{}",
+                a.describe(),
+                no_client_cert_hint(opts, base)
+            ),
         };
         let sig = ModelSignature::from_metadata(&meta)
             .with_context(|| format!("GET {url}: model metadata of task {name}"))?;
         out[task] = Some(sig);
     }
     Ok(out)
+}
+
+/// A hint for an https:// gateway reached without a client certificate: under TLS 1.3 a
+/// server that requires one refuses it after the handshake, so the refusal may arrive as the
+/// alert (`CertificateRequired`) or only as a closed connection, depending on timing.
+fn no_client_cert_hint(opts: &LoadOptions, base: &str) -> &'static str {
+    let without_cert = opts.gateway_tls.as_ref().is_some_and(|t| t.cert.is_none());
+    if base.starts_with("https://") && without_cert {
+        " (no client certificate was offered: if the gateway verifies clients, give \
+         --gateway-cert and --gateway-key)"
+    } else {
+        ""
+    }
 }
 
 /// The one client every request to the gateways goes through: plain http:// passes through,
