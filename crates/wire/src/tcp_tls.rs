@@ -7,6 +7,7 @@
 use crate::rate_log::RateLimitedLog;
 use anyhow::{Context, Result, bail};
 use arc_swap::ArcSwap;
+use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
@@ -145,9 +146,42 @@ pub fn server_config(tls: &ServerTls, alpn: &[&[u8]]) -> Result<Arc<rustls::Serv
     Ok(Arc::new(cfg))
 }
 
+/// The connector of an HTTP client whose servers may be `http://` or `https://`.
+pub type HttpsOrHttp = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The one connector of every HTTP client (the gateway to its workers, the load generator to its
+/// gateways): plain `http://` passes through; `https://` takes `tls`, or trusts no server when
+/// `tls` is `None`. It offers ALPN `h2` when `http2` and none (HTTP/1.1) otherwise, setting
+/// ALPN itself (any in `tls` is dropped); `TCP_NODELAY` on, `connect_timeout` when given.
+pub fn https_or_http(
+    tls: Option<Arc<rustls::ClientConfig>>,
+    http2: bool,
+    connect_timeout: Option<Duration>,
+) -> Result<HttpsOrHttp> {
+    let tls = match tls {
+        Some(t) => t,
+        None => trust_nothing()?,
+    };
+    // hyper-rustls refuses a configuration that already has ALPN protocols.
+    let mut tls = (*tls).clone();
+    tls.alpn_protocols.clear();
+    let mut tcp = HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.set_connect_timeout(connect_timeout);
+    tcp.enforce_http(false);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http();
+    Ok(if http2 {
+        builder.enable_http2().wrap_connector(tcp)
+    } else {
+        builder.enable_http1().wrap_connector(tcp)
+    })
+}
+
 /// A client configuration that trusts no server (for a connector that serves plain `http://`
 /// only, yet needs one).
-pub fn trust_nothing() -> Result<Arc<rustls::ClientConfig>> {
+fn trust_nothing() -> Result<Arc<rustls::ClientConfig>> {
     Ok(Arc::new(
         rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()

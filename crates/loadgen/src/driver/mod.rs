@@ -13,12 +13,11 @@ use bytes::Bytes;
 use continuum_core::workload::StreamParams;
 use continuum_core::workload::emission::{Client as Arrival, ClientArrivals, Emission};
 use continuum_wire::QuicClient;
+use continuum_wire::tcp_tls;
 use http_body_util::{BodyExt, Full};
 use hyper::header::CONTENT_TYPE;
 use hyper::{Method, Request};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,7 +31,7 @@ mod query;
 
 use query::{Judge, query, quic_query};
 
-type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+type HttpClient = Client<tcp_tls::HttpsOrHttp, Full<Bytes>>;
 
 /// The gateway's header with its own judgement of a query.
 const OUTCOME_HEADER: &str = "x-continuum-outcome";
@@ -185,25 +184,7 @@ fn no_client_cert_hint(opts: &LoadOptions, base: &str) -> &'static str {
 /// https:// takes TLS with `opts`' authorities (and client certificate), offering ALPN h2 with
 /// --http2 and none (HTTP/1.1) without, as the connector sets it.
 fn http_client(opts: &LoadOptions) -> anyhow::Result<HttpClient> {
-    let tls = match opts.gateway_tls_config()? {
-        Some(t) => t,
-        // Every gateway is http://: a configuration is needed all the same.
-        None => continuum_wire::tcp_tls::trust_nothing()?,
-    };
-    // The connector sets ALPN itself and refuses a configuration that has some.
-    let mut tls = (*tls).clone();
-    tls.alpn_protocols.clear();
-    let mut conn = HttpConnector::new();
-    conn.set_nodelay(true);
-    conn.enforce_http(false);
-    let builder = HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http();
-    let connector = if opts.http2 {
-        builder.enable_http2().wrap_connector(conn)
-    } else {
-        builder.enable_http1().wrap_connector(conn)
-    };
+    let connector = tcp_tls::https_or_http(opts.gateway_tls_config()?, opts.http2, None)?;
     Ok(Client::builder(TokioExecutor::new())
         .http2_only(opts.http2)
         .build(connector))

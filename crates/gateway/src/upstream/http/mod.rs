@@ -37,9 +37,7 @@ use continuum_wire::oip::HEADER_LEN;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
-use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -60,7 +58,7 @@ pub(crate) const MAX_ANSWER_BYTES: usize = 256 << 20;
 /// Connections are pooled (HTTP/1.1 keep-alive, `TCP_NODELAY`), so one value serves any number
 /// of concurrent calls; share it behind an `Arc`.
 pub struct HttpUpstream {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<continuum_wire::tcp_tls::HttpsOrHttp, Full<Bytes>>,
     /// `http(s)://host:port[/prefix]`, without a trailing slash.
     base: String,
     metrics: Uri,
@@ -302,24 +300,9 @@ impl HttpUpstream {
                 .parse()
                 .context("cannot form the metrics address")?,
         };
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
-        // Plain http:// passes through; https:// needs `tls` (without it, an empty trust store
-        // refuses every server, but parse_http_uri has refused https already).
-        connector.enforce_http(false);
-        let tls = match tls {
-            Some(t) => t,
-            None => continuum_wire::tcp_tls::trust_nothing()?,
-        };
-        // The connector sets ALPN itself (HTTP/1.1) and refuses a configuration that has some.
-        let mut tls = (*tls).clone();
-        tls.alpn_protocols.clear();
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(connector);
+        // Plain http:// passes through; https:// needs `tls` (parse_http_uri has refused
+        // https without it); HTTP/1.1.
+        let connector = continuum_wire::tcp_tls::https_or_http(tls, false, Some(timeout))?;
         let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Self {
             client,
