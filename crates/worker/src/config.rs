@@ -68,7 +68,9 @@ pub struct VariantConfig {
     /// Emulates a slower device: every batch holds the session at least this long, ms (the
     /// batching thread sleeps what the computation left), so that the variant's capacity here is
     /// that of the device its profile describes — the worker's counterpart of the gateway's
-    /// `inject_delays`. 0 (default): as fast as this machine computes.
+    /// `inject_delays`. The hold is counted on the emulated device's clock: a batch that waited
+    /// for the one before starts as that one ends on the device, however late the host's thread
+    /// reaches it. 0 (default): as fast as this machine computes.
     #[serde(default)]
     pub min_batch_ms: f64,
 }
