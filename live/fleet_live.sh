@@ -9,14 +9,14 @@
 # Then experiments/live_fleet.py prints the table. Loopback only; ephemeral ports.
 #
 #   cargo build --release --example sim_to_live
-#   live/fleet_live.sh                                   # seeds 101–103, 120 s: about 26 minutes
-#   SEEDS="101 102 103 104 105" live/fleet_live.sh
+#   live/fleet_live.sh                                   # seeds 101–105, 120 s: about 40 minutes
+#   SEEDS="101 102 103" live/fleet_live.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EX=${EX:-target/release/examples/sim_to_live}
 BIN=${BIN:-target/release/continuum}
 OUT=${OUT:-target/live-fleet}
-SEEDS=${SEEDS:-101 102 103}
+SEEDS=${SEEDS:-101 102 103 104 105}
 DURATION=${DURATION:-120}
 LAMBDA=${LAMBDA:-12}          # clients/min per antenna: the slice's emulated workers are loaded, the machine is not
 AGENT=${AGENT:-models/live-fleet-heuristics.dqn}
